@@ -1,0 +1,21 @@
+package dev.runlater;
+
+/** Machine-readable reason the server attaches to an error (mirrors {@code runlater.v1.ErrorReason}). */
+public enum ErrorReason {
+  /** No particular reason, or none was attached. */
+  UNSPECIFIED,
+  /** The named queue does not exist. */
+  QUEUE_NOT_FOUND,
+  /** A queue name is empty, too long or has characters other than letters, digits, underscores. */
+  INVALID_QUEUE_NAME,
+  /** A priority outside 1..priorities. */
+  INVALID_PRIORITY,
+  /** A body larger than the queue's max_body_bytes. */
+  BODY_TOO_LARGE,
+  /** Too many items in one request. */
+  BATCH_TOO_LARGE,
+  /** Any other invalid field. */
+  INVALID_ARGUMENT,
+  /** The server is shutting down; retry on another node or later. */
+  SHUTTING_DOWN
+}

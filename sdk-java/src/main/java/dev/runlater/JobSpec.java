@@ -1,0 +1,70 @@
+package dev.runlater;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One job to enqueue. Start with {@link #of(String, byte[])} and refine with the {@code with*}
+ * methods; zero, null and empty values mean "the queue's default".
+ *
+ * @param queue queue name (the queue must exist)
+ * @param body opaque payload, stored byte for byte
+ * @param priority 1 is the highest; 0 means the queue's default (1)
+ * @param runAfter earliest time the job may run; null means now
+ * @param attemptsAllowed attempts in all; 0 means the queue's default_attempts_allowed
+ * @param idempotencyKey a repeat enqueue with this key returns the first job's id; empty: none
+ * @param customStatus initial custom status; empty: none
+ */
+public record JobSpec(
+    String queue,
+    byte[] body,
+    int priority,
+    Instant runAfter,
+    int attemptsAllowed,
+    String idempotencyKey,
+    String customStatus) {
+
+  /** Validates only what Java can catch early; the server validates the rest. */
+  public JobSpec {
+    Objects.requireNonNull(queue, "queue");
+    body = body == null ? new byte[0] : body;
+    idempotencyKey = idempotencyKey == null ? "" : idempotencyKey;
+    customStatus = customStatus == null ? "" : customStatus;
+  }
+
+  /** A job for {@code queue} with this body and every other field defaulted. */
+  public static JobSpec of(String queue, byte[] body) {
+    return new JobSpec(queue, body, 0, null, 0, "", "");
+  }
+
+  /** A job for {@code queue} whose body is {@code body} encoded as UTF-8. */
+  public static JobSpec of(String queue, String body) {
+    return of(queue, body.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** This job with another priority (1 is the highest). */
+  public JobSpec withPriority(int priority) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+  }
+
+  /** This job, not to run before {@code runAfter}. */
+  public JobSpec withRunAfter(Instant runAfter) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+  }
+
+  /** This job with {@code attemptsAllowed} attempts in all. */
+  public JobSpec withAttemptsAllowed(int attemptsAllowed) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+  }
+
+  /** This job with an idempotency key. */
+  public JobSpec withIdempotencyKey(String idempotencyKey) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+  }
+
+  /** This job with an initial custom status. */
+  public JobSpec withCustomStatus(String customStatus) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+  }
+}

@@ -1,0 +1,289 @@
+package dev.runlater;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import runlater.v1.Errors;
+import runlater.v1.JobOuterClass;
+import runlater.v1.QueueServiceOuterClass;
+import runlater.v1.WorkerServiceOuterClass;
+
+/**
+ * Converts between the generated runlater.v1 messages and the SDK's records. Enum mappings are
+ * switch expressions with no default, so a value added to the proto fails this file's
+ * compilation instead of drifting silently.
+ */
+final class ProtoConvert {
+  private ProtoConvert() {}
+
+  // ---- time ----
+
+  static Timestamp timestamp(Instant t) {
+    return Timestamp.newBuilder().setSeconds(t.getEpochSecond()).setNanos(t.getNano()).build();
+  }
+
+  /** Null when the field is unset, so records show "no value" rather than the epoch. */
+  static Instant instant(boolean has, Timestamp t) {
+    return has ? Instant.ofEpochSecond(t.getSeconds(), t.getNanos()) : null;
+  }
+
+  static com.google.protobuf.Duration duration(Duration d) {
+    return com.google.protobuf.Duration.newBuilder()
+        .setSeconds(d.getSeconds())
+        .setNanos(d.getNano())
+        .build();
+  }
+
+  static Duration duration(com.google.protobuf.Duration d) {
+    return Duration.ofSeconds(d.getSeconds(), d.getNanos());
+  }
+
+  // ---- enums ----
+
+  static JobOuterClass.JobState jobState(JobState s) {
+    if (s == null) {
+      return JobOuterClass.JobState.JOB_STATE_UNSPECIFIED;
+    }
+    return switch (s) {
+      case PENDING -> JobOuterClass.JobState.JOB_STATE_PENDING;
+      case RUNNING -> JobOuterClass.JobState.JOB_STATE_RUNNING;
+      case SUCCEEDED -> JobOuterClass.JobState.JOB_STATE_SUCCEEDED;
+      case FAILED -> JobOuterClass.JobState.JOB_STATE_FAILED;
+    };
+  }
+
+  static JobState jobState(JobOuterClass.JobState s) {
+    return switch (s) {
+      case JOB_STATE_PENDING -> JobState.PENDING;
+      case JOB_STATE_RUNNING -> JobState.RUNNING;
+      case JOB_STATE_SUCCEEDED -> JobState.SUCCEEDED;
+      case JOB_STATE_FAILED -> JobState.FAILED;
+      case JOB_STATE_UNSPECIFIED, UNRECOGNIZED ->
+          throw new IllegalStateException("server sent job state " + s);
+    };
+  }
+
+  static AckOutcome outcome(WorkerServiceOuterClass.Outcome o) {
+    return switch (o) {
+      case OUTCOME_ACKNOWLEDGED -> AckOutcome.ACKNOWLEDGED;
+      case OUTCOME_STALE_CLAIM -> AckOutcome.STALE_CLAIM;
+      case OUTCOME_NOT_FOUND -> AckOutcome.NOT_FOUND;
+      case OUTCOME_UNSPECIFIED, UNRECOGNIZED ->
+          throw new IllegalStateException("server sent outcome " + o);
+    };
+  }
+
+  static ErrorReason reason(Errors.ErrorReason r) {
+    return switch (r) {
+      case ERROR_REASON_UNSPECIFIED, UNRECOGNIZED -> ErrorReason.UNSPECIFIED;
+      case ERROR_REASON_QUEUE_NOT_FOUND -> ErrorReason.QUEUE_NOT_FOUND;
+      case ERROR_REASON_INVALID_QUEUE_NAME -> ErrorReason.INVALID_QUEUE_NAME;
+      case ERROR_REASON_INVALID_PRIORITY -> ErrorReason.INVALID_PRIORITY;
+      case ERROR_REASON_BODY_TOO_LARGE -> ErrorReason.BODY_TOO_LARGE;
+      case ERROR_REASON_BATCH_TOO_LARGE -> ErrorReason.BATCH_TOO_LARGE;
+      case ERROR_REASON_INVALID_ARGUMENT -> ErrorReason.INVALID_ARGUMENT;
+      case ERROR_REASON_SHUTTING_DOWN -> ErrorReason.SHUTTING_DOWN;
+    };
+  }
+
+  // ---- jobs ----
+
+  static JobOuterClass.JobSpec jobSpec(JobSpec s) {
+    JobOuterClass.JobSpec.Builder b =
+        JobOuterClass.JobSpec.newBuilder()
+            .setQueue(s.queue())
+            .setBody(ByteString.copyFrom(s.body()))
+            .setPriority(s.priority())
+            .setAttemptsAllowed(s.attemptsAllowed())
+            .setIdempotencyKey(s.idempotencyKey())
+            .setCustomStatus(s.customStatus());
+    if (s.runAfter() != null) {
+      b.setRunAfter(timestamp(s.runAfter()));
+    }
+    return b.build();
+  }
+
+  static Job job(JobOuterClass.Job j) {
+    return new Job(
+        j.getJobId(),
+        j.getQueue(),
+        jobState(j.getState()),
+        j.getPriority(),
+        j.getBody().toByteArray(),
+        instant(j.hasRunAfter(), j.getRunAfter()),
+        j.getAttemptsAllowed(),
+        j.getAttemptsRemaining(),
+        j.getCustomStatus(),
+        instant(j.hasCreatedAt(), j.getCreatedAt()),
+        instant(j.hasUpdatedAt(), j.getUpdatedAt()),
+        instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
+        instant(j.hasFinishedAt(), j.getFinishedAt()));
+  }
+
+  static DequeuedJob dequeuedJob(String queue, WorkerServiceOuterClass.DequeuedJob j) {
+    return new DequeuedJob(
+        queue,
+        j.getJobId(),
+        j.getBody().toByteArray(),
+        j.getPriority(),
+        j.getAttempt(),
+        j.getAttemptsAllowed(),
+        j.getClaimToken(),
+        instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
+        instant(j.hasCreatedAt(), j.getCreatedAt()),
+        j.getCustomStatus());
+  }
+
+  static List<JobOutcome> outcomes(List<WorkerServiceOuterClass.JobOutcome> results) {
+    List<JobOutcome> out = new ArrayList<>(results.size());
+    for (WorkerServiceOuterClass.JobOutcome r : results) {
+      out.add(new JobOutcome(r.getJobId(), outcome(r.getOutcome())));
+    }
+    return out;
+  }
+
+  /**
+   * Successes first, then failures: the server answers in that order, so callers that keep the
+   * request order of {@code acks} should expect outcomes regrouped this way.
+   */
+  static WorkerServiceOuterClass.AckRequest ackRequest(String queue, List<Ack> acks) {
+    WorkerServiceOuterClass.AckRequest.Builder b =
+        WorkerServiceOuterClass.AckRequest.newBuilder().setQueue(queue);
+    for (Ack a : acks) {
+      if (a.succeeded()) {
+        b.addSucceeded(
+            WorkerServiceOuterClass.JobSuccess.newBuilder()
+                .setJobId(a.jobId())
+                .setClaimToken(a.claimToken())
+                .setCustomStatus(a.customStatus()));
+      } else {
+        WorkerServiceOuterClass.JobFailure.Builder f =
+            WorkerServiceOuterClass.JobFailure.newBuilder()
+                .setJobId(a.jobId())
+                .setClaimToken(a.claimToken())
+                .setCustomStatus(a.customStatus())
+                .setNoRetry(a.noRetry());
+        if (a.retryDelay() != null) {
+          f.setRetryDelay(duration(a.retryDelay()));
+        }
+        b.addFailed(f);
+      }
+    }
+    return b.build();
+  }
+
+  static WorkerServiceOuterClass.JobCheckpoint checkpoint(Checkpoint c) {
+    WorkerServiceOuterClass.JobCheckpoint.Builder b =
+        WorkerServiceOuterClass.JobCheckpoint.newBuilder()
+            .setJobId(c.jobId())
+            .setClaimToken(c.claimToken())
+            .setMoveToPending(c.moveToPending())
+            .setAttemptsAllowed(c.attemptsAllowed())
+            .setCustomStatus(c.customStatus());
+    if (c.extendClaimBy() != null) {
+      b.setExtendClaimBy(duration(c.extendClaimBy()));
+    }
+    if (c.newBody() != null) {
+      b.setNewBody(ByteString.copyFrom(c.newBody()));
+    }
+    if (c.runAfter() != null) {
+      b.setRunAfter(timestamp(c.runAfter()));
+    }
+    return b.build();
+  }
+
+  // ---- queues ----
+
+  /** The proto config and, alongside, the field-mask paths of the fields that were set. */
+  static QueueServiceOuterClass.QueueConfig queueConfig(QueueConfig c, List<String> setPaths) {
+    QueueServiceOuterClass.QueueConfig.Builder b = QueueServiceOuterClass.QueueConfig.newBuilder();
+    if (c.priorities() != null) {
+      b.setPriorities(c.priorities());
+      setPaths.add("priorities");
+    }
+    if (c.claimTimeout() != null) {
+      b.setClaimTimeout(duration(c.claimTimeout()));
+      setPaths.add("claim_timeout");
+    }
+    if (c.retryPolicy() != null) {
+      QueueRetryPolicy p = c.retryPolicy();
+      QueueServiceOuterClass.RetryPolicy.Builder rp =
+          QueueServiceOuterClass.RetryPolicy.newBuilder().setLinearSteps(p.linearSteps());
+      if (p.initialDelay() != null) {
+        rp.setInitialDelay(duration(p.initialDelay()));
+      }
+      if (p.maxDelay() != null) {
+        rp.setMaxDelay(duration(p.maxDelay()));
+      }
+      b.setRetryPolicy(rp);
+      setPaths.add("retry_policy");
+    }
+    if (c.defaultAttemptsAllowed() != null) {
+      b.setDefaultAttemptsAllowed(c.defaultAttemptsAllowed());
+      setPaths.add("default_attempts_allowed");
+    }
+    if (c.maxDequeuePerSecond() != null) {
+      b.setMaxDequeuePerSecond(c.maxDequeuePerSecond());
+      setPaths.add("max_dequeue_per_second");
+    }
+    if (c.paused() != null) {
+      b.setPaused(c.paused());
+      setPaths.add("paused");
+    }
+    if (c.succeededRetention() != null) {
+      b.setSucceededRetention(duration(c.succeededRetention()));
+      setPaths.add("succeeded_retention");
+    }
+    if (c.failedRetention() != null) {
+      b.setFailedRetention(duration(c.failedRetention()));
+      setPaths.add("failed_retention");
+    }
+    if (c.fifo() != null) {
+      b.setFifo(c.fifo());
+      setPaths.add("fifo");
+    }
+    if (c.partitions() != null) {
+      b.setPartitions(c.partitions());
+      setPaths.add("partitions");
+    }
+    if (c.maxBodyBytes() != null) {
+      b.setMaxBodyBytes(c.maxBodyBytes());
+      setPaths.add("max_body_bytes");
+    }
+    return b.build();
+  }
+
+  static QueueConfig queueConfig(QueueServiceOuterClass.QueueConfig c) {
+    QueueServiceOuterClass.RetryPolicy rp = c.getRetryPolicy();
+    return new QueueConfig(
+        c.getPriorities(),
+        duration(c.getClaimTimeout()),
+        new QueueRetryPolicy(
+            duration(rp.getInitialDelay()), rp.getLinearSteps(), duration(rp.getMaxDelay())),
+        c.getDefaultAttemptsAllowed(),
+        c.getMaxDequeuePerSecond(),
+        c.getPaused(),
+        duration(c.getSucceededRetention()),
+        duration(c.getFailedRetention()),
+        c.getFifo(),
+        c.getPartitions(),
+        c.getMaxBodyBytes());
+  }
+
+  static Queue queue(QueueServiceOuterClass.Queue q) {
+    QueueServiceOuterClass.QueueStats s = q.getStats();
+    return new Queue(
+        q.getName(),
+        queueConfig(q.getConfig()),
+        new QueueStats(
+            s.getPending(),
+            s.getScheduled(),
+            s.getRunning(),
+            s.getSucceeded(),
+            s.getFailed(),
+            duration(s.getOldestPendingAge())));
+  }
+}

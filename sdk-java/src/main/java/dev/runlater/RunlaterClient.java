@@ -1,0 +1,399 @@
+package dev.runlater;
+
+import com.google.protobuf.FieldMask;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.StatusRuntimeException;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import runlater.v1.JobServiceGrpc;
+import runlater.v1.JobServiceOuterClass;
+import runlater.v1.QueueServiceGrpc;
+import runlater.v1.QueueServiceOuterClass;
+import runlater.v1.WorkerServiceGrpc;
+import runlater.v1.WorkerServiceOuterClass;
+
+/**
+ * A client for one runlater server: jobs (enqueue, look up, scan, count, retry, delete), queue
+ * administration, and the worker calls (dequeue, ack, checkpoint). It speaks gRPC over plaintext
+ * HTTP/2 (h2c). Thread-safe; make one per process and {@link #close()} it at shutdown.
+ *
+ * <pre>{@code
+ * try (RunlaterClient client = RunlaterClient.builder("127.0.0.1:8080").build()) {
+ *   client.createQueue("emails", QueueConfig.defaults());
+ *   String id = client.enqueue(JobSpec.of("emails", "hello"));
+ * }
+ * }</pre>
+ *
+ * <p>Every failed call throws {@link RunlaterException}.
+ */
+public final class RunlaterClient implements AutoCloseable {
+  private final ManagedChannel channel;
+  private final Duration defaultDeadline;
+  private final JobServiceGrpc.JobServiceBlockingStub jobs;
+  private final QueueServiceGrpc.QueueServiceBlockingStub queues;
+  private final WorkerServiceGrpc.WorkerServiceBlockingStub workers;
+
+  private RunlaterClient(ManagedChannel channel, Duration defaultDeadline) {
+    this.channel = channel;
+    this.defaultDeadline = defaultDeadline;
+    this.jobs = JobServiceGrpc.newBlockingStub(channel);
+    this.queues = QueueServiceGrpc.newBlockingStub(channel);
+    this.workers = WorkerServiceGrpc.newBlockingStub(channel);
+  }
+
+  /**
+   * Starts a builder for a server at {@code target}: {@code "host:port"} or {@code
+   * "http://host:port"}.
+   */
+  public static Builder builder(String target) {
+    return new Builder(target);
+  }
+
+  /** Configures a {@link RunlaterClient}. */
+  public static final class Builder {
+    private final String target;
+    private Duration defaultDeadline = Duration.ofSeconds(30);
+
+    private Builder(String target) {
+      this.target = Objects.requireNonNull(target, "target");
+    }
+
+    /** Deadline of each call (a long-polling dequeue gets its wait on top); default 30 s. */
+    public Builder defaultDeadline(Duration deadline) {
+      this.defaultDeadline = Objects.requireNonNull(deadline, "deadline");
+      return this;
+    }
+
+    /** Opens the channel (lazily: nothing connects until the first call). */
+    public RunlaterClient build() {
+      return new RunlaterClient(channelFor(target), defaultDeadline);
+    }
+
+    private static ManagedChannel channelFor(String target) {
+      if (!target.contains("://")) {
+        return ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+      }
+      URI uri = URI.create(target);
+      if (!"http".equals(uri.getScheme())) {
+        // TLS comes later; refuse rather than silently send plaintext to an https URL.
+        throw new IllegalArgumentException(
+            "unsupported scheme in " + target + ": only http:// (h2c) is supported so far");
+      }
+      int port = uri.getPort() == -1 ? 80 : uri.getPort();
+      return ManagedChannelBuilder.forAddress(uri.getHost(), port).usePlaintext().build();
+    }
+  }
+
+  // ---------------------------------------------------------------- jobs
+
+  /** Enqueues one job and returns its id. */
+  public String enqueue(JobSpec spec) {
+    return enqueue(List.of(spec)).get(0);
+  }
+
+  /**
+   * Enqueues 1 to 1,000 jobs (possibly for several queues) and returns their ids in request
+   * order. The batch is validated as a whole: one bad job rejects it and nothing is written.
+   */
+  public List<String> enqueue(List<JobSpec> specs) {
+    JobServiceOuterClass.EnqueueRequest.Builder req = JobServiceOuterClass.EnqueueRequest.newBuilder();
+    for (JobSpec s : specs) {
+      req.addJobs(ProtoConvert.jobSpec(s));
+    }
+    return call(() -> jobs().enqueue(req.build()).getJobIdsList());
+  }
+
+  /** Looks one job up; empty if no such job exists (any more). */
+  public Optional<Job> getJob(String jobId, boolean includeBody) {
+    List<Job> found = getJobs(List.of(jobId), includeBody);
+    return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+  }
+
+  /** Looks up to 1,000 jobs up; returns those found, in request order. */
+  public List<Job> getJobs(List<String> jobIds, boolean includeBody) {
+    JobServiceOuterClass.GetJobsRequest req =
+        JobServiceOuterClass.GetJobsRequest.newBuilder()
+            .addAllJobIds(jobIds)
+            .setIncludeBody(includeBody)
+            .build();
+    return call(() -> jobs().getJobs(req).getJobsList().stream().map(ProtoConvert::job).toList());
+  }
+
+  /**
+   * Lists one page of a queue's jobs matching {@code filter}, newest run_after first.
+   *
+   * @param filter which jobs
+   * @param limit page size; 0 means the server's default (100), at most 1,000
+   * @param pageToken {@link JobPage#nextPageToken()} of the previous page; empty for the first
+   * @param includeBody return bodies too
+   */
+  public JobPage scanJobs(JobFilter filter, int limit, String pageToken, boolean includeBody) {
+    JobServiceOuterClass.ScanJobsRequest.Builder req =
+        JobServiceOuterClass.ScanJobsRequest.newBuilder()
+            .setQueue(filter.queue())
+            .setState(ProtoConvert.jobState(filter.state()))
+            .setPriority(filter.priority())
+            .setBodyRegex(filter.bodyRegex())
+            .setLimit(limit)
+            .setPageToken(pageToken == null ? "" : pageToken)
+            .setIncludeBody(includeBody);
+    if (filter.future() != null) {
+      req.setFuture(filter.future());
+    }
+    JobServiceOuterClass.ScanJobsResponse resp = call(() -> jobs().scanJobs(req.build()));
+    return new JobPage(
+        resp.getJobsList().stream().map(ProtoConvert::job).toList(), resp.getNextPageToken());
+  }
+
+  /** Counts a queue's jobs matching {@code filter}. */
+  public long countJobs(JobFilter filter) {
+    JobServiceOuterClass.CountJobsRequest.Builder req =
+        JobServiceOuterClass.CountJobsRequest.newBuilder()
+            .setQueue(filter.queue())
+            .setState(ProtoConvert.jobState(filter.state()))
+            .setPriority(filter.priority())
+            .setBodyRegex(filter.bodyRegex());
+    if (filter.future() != null) {
+      req.setFuture(filter.future());
+    }
+    return call(() -> jobs().countJobs(req.build()).getCount());
+  }
+
+  /** Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts. */
+  public long retryFailedJobs(String queue) {
+    return retryFailedJobs(queue, 0, 0, null, 0);
+  }
+
+  /**
+   * Moves FAILED jobs of one queue back to PENDING.
+   *
+   * @param queue the queue
+   * @param priority only this priority; 0: every priority
+   * @param attemptsAllowed attempts the retried jobs get; 0: the queue's default
+   * @param runAfter when they become due; null: now
+   * @param limit at most this many, oldest failures first; 0: the server's default (1,000)
+   * @return how many jobs moved
+   */
+  public long retryFailedJobs(
+      String queue, int priority, int attemptsAllowed, Instant runAfter, int limit) {
+    JobServiceOuterClass.RetryFailedJobsRequest.Builder req =
+        JobServiceOuterClass.RetryFailedJobsRequest.newBuilder()
+            .setQueue(queue)
+            .setPriority(priority)
+            .setAttemptsAllowed(attemptsAllowed)
+            .setLimit(limit);
+    if (runAfter != null) {
+      req.setRunAfter(ProtoConvert.timestamp(runAfter));
+    }
+    return call(() -> jobs().retryFailedJobs(req.build()).getCount());
+  }
+
+  /**
+   * Deletes jobs matching {@code filter}, which must name a state (so no call wipes a queue by
+   * accident) and cannot filter on {@code future}.
+   *
+   * @param filter which jobs; {@link JobFilter#state()} is required
+   * @param limit at most this many; 0: the server's default (1,000)
+   * @return how many jobs were deleted
+   */
+  public long deleteJobs(JobFilter filter, int limit) {
+    if (filter.state() == null) {
+      throw new IllegalArgumentException("deleteJobs needs a state in its filter");
+    }
+    if (filter.future() != null) {
+      throw new IllegalArgumentException("deleteJobs cannot filter on future");
+    }
+    JobServiceOuterClass.DeleteJobsRequest req =
+        JobServiceOuterClass.DeleteJobsRequest.newBuilder()
+            .setQueue(filter.queue())
+            .setState(ProtoConvert.jobState(filter.state()))
+            .setPriority(filter.priority())
+            .setBodyRegex(filter.bodyRegex())
+            .setLimit(limit)
+            .build();
+    return call(() -> jobs().deleteJobs(req).getCount());
+  }
+
+  // -------------------------------------------------------------- queues
+
+  /**
+   * Creates a queue; null fields of {@code config} take the server's defaults. Idempotent: an
+   * existing queue is returned unchanged with {@code created == false}.
+   */
+  public CreateQueueResult createQueue(String name, QueueConfig config) {
+    QueueServiceOuterClass.CreateQueueRequest req =
+        QueueServiceOuterClass.CreateQueueRequest.newBuilder()
+            .setName(name)
+            .setConfig(ProtoConvert.queueConfig(config, new ArrayList<>()))
+            .build();
+    QueueServiceOuterClass.CreateQueueResponse resp = call(() -> queues().createQueue(req));
+    return new CreateQueueResult(ProtoConvert.queue(resp.getQueue()), resp.getCreated());
+  }
+
+  /**
+   * Changes the non-null fields of {@code changes} (and only those) at runtime, and returns the
+   * queue after the change. {@code priorities} may only grow; {@code partitions} and {@code fifo}
+   * are fixed at create.
+   */
+  public Queue updateQueue(String name, QueueConfig changes) {
+    List<String> paths = new ArrayList<>();
+    QueueServiceOuterClass.QueueConfig config = ProtoConvert.queueConfig(changes, paths);
+    if (paths.isEmpty()) {
+      throw new IllegalArgumentException("updateQueue needs at least one non-null field");
+    }
+    QueueServiceOuterClass.UpdateQueueRequest req =
+        QueueServiceOuterClass.UpdateQueueRequest.newBuilder()
+            .setName(name)
+            .setConfig(config)
+            .setUpdateMask(FieldMask.newBuilder().addAllPaths(paths))
+            .build();
+    return ProtoConvert.queue(call(() -> queues().updateQueue(req)).getQueue());
+  }
+
+  /** Deletes a queue and every job in it; false if there was no such queue. */
+  public boolean deleteQueue(String name) {
+    QueueServiceOuterClass.DeleteQueueRequest req =
+        QueueServiceOuterClass.DeleteQueueRequest.newBuilder().setName(name).build();
+    return call(() -> queues().deleteQueue(req).getDeleted());
+  }
+
+  /** Every queue, by name, with config and live stats. */
+  public List<Queue> listQueues() {
+    QueueServiceOuterClass.ListQueuesRequest req =
+        QueueServiceOuterClass.ListQueuesRequest.getDefaultInstance();
+    return call(
+        () -> queues().listQueues(req).getQueuesList().stream().map(ProtoConvert::queue).toList());
+  }
+
+  /** One queue with config and live stats; throws NOT_FOUND if there is none. */
+  public Queue getQueue(String name) {
+    QueueServiceOuterClass.GetQueueRequest req =
+        QueueServiceOuterClass.GetQueueRequest.newBuilder().setName(name).build();
+    return ProtoConvert.queue(call(() -> queues().getQueue(req)).getQueue());
+  }
+
+  // ------------------------------------------------------------- workers
+
+  /**
+   * Takes up to {@code limit} due jobs of {@code queue}, waiting up to {@code wait} (null or zero:
+   * return at once, at most 60 s) when none is due.
+   */
+  public List<DequeuedJob> dequeue(String queue, int limit, Duration wait) {
+    return dequeue(queue, limit, wait, "", List.of()).jobs();
+  }
+
+  /**
+   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit}
+   * due jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus
+   * the wait.
+   *
+   * @param queue queue to take jobs from
+   * @param limit at most this many jobs (1 to 1,000)
+   * @param wait long-poll time; null or zero returns at once
+   * @param workerId free text naming the worker, for the server's logs
+   * @param acks outcomes to piggy-back; may be empty
+   */
+  public DequeueResult dequeue(
+      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
+    WorkerServiceOuterClass.DequeueRequest.Builder req =
+        WorkerServiceOuterClass.DequeueRequest.newBuilder()
+            .setQueue(queue)
+            .setLimit(limit)
+            .setWorkerId(workerId == null ? "" : workerId);
+    Duration deadline = defaultDeadline;
+    if (wait != null && !wait.isZero()) {
+      req.setWait(ProtoConvert.duration(wait));
+      deadline = deadline.plus(wait);
+    }
+    if (!acks.isEmpty()) {
+      // The piggy-backed ack may leave its queue empty: the request's queue is used.
+      req.setAck(ProtoConvert.ackRequest("", acks));
+    }
+    Duration d = deadline;
+    WorkerServiceOuterClass.DequeueResponse resp =
+        call(() -> withDeadline(workers, d).dequeue(req.build()));
+    List<DequeuedJob> jobs =
+        resp.getJobsList().stream().map(j -> ProtoConvert.dequeuedJob(queue, j)).toList();
+    return new DequeueResult(jobs, ProtoConvert.outcomes(resp.getAck().getResultsList()));
+  }
+
+  /** Returns up to {@code limit} due jobs, with bodies, without claiming them (a dry run). */
+  public List<DequeuedJob> peek(String queue, int limit) {
+    WorkerServiceOuterClass.DequeueRequest req =
+        WorkerServiceOuterClass.DequeueRequest.newBuilder()
+            .setQueue(queue)
+            .setLimit(limit)
+            .setDryRun(true)
+            .build();
+    return call(() -> workers().dequeue(req)).getJobsList().stream()
+        .map(j -> ProtoConvert.dequeuedJob(queue, j))
+        .toList();
+  }
+
+  /**
+   * Reports outcomes of jobs of one queue. Each job gets its own outcome (a stale claim never
+   * fails the batch): the successes first, then the failures, each in request order.
+   */
+  public List<JobOutcome> ack(String queue, List<Ack> acks) {
+    WorkerServiceOuterClass.AckRequest req = ProtoConvert.ackRequest(queue, acks);
+    return ProtoConvert.outcomes(call(() -> workers().ack(req)).getResultsList());
+  }
+
+  /** Changes running jobs of one queue; one outcome per checkpoint, in request order. */
+  public List<JobOutcome> checkpoint(String queue, List<Checkpoint> checkpoints) {
+    WorkerServiceOuterClass.CheckpointRequest.Builder req =
+        WorkerServiceOuterClass.CheckpointRequest.newBuilder().setQueue(queue);
+    for (Checkpoint c : checkpoints) {
+      req.addCheckpoints(ProtoConvert.checkpoint(c));
+    }
+    return ProtoConvert.outcomes(call(() -> workers().checkpoint(req.build())).getResultsList());
+  }
+
+  /** Shuts the channel down, waiting briefly for calls in flight. */
+  @Override
+  public void close() {
+    channel.shutdown();
+    try {
+      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+        channel.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      channel.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ------------------------------------------------------------- helpers
+
+  private JobServiceGrpc.JobServiceBlockingStub jobs() {
+    return withDeadline(jobs, defaultDeadline);
+  }
+
+  private QueueServiceGrpc.QueueServiceBlockingStub queues() {
+    return withDeadline(queues, defaultDeadline);
+  }
+
+  private WorkerServiceGrpc.WorkerServiceBlockingStub workers() {
+    return withDeadline(workers, defaultDeadline);
+  }
+
+  private static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
+    return stub.withDeadlineAfter(d.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private static <T> T call(Supplier<T> rpc) {
+    try {
+      return rpc.get();
+    } catch (StatusRuntimeException e) {
+      throw Errors.from(e);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+package dev.runlater;
+
+import io.grpc.Status;
+
+/**
+ * The one exception type the SDK throws for a failed call. It carries the status code and, when
+ * the server attached a {@code runlater.v1.ErrorInfo} detail, its reason and field, so callers
+ * can branch without parsing messages.
+ */
+public final class RunlaterException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  private final Status.Code code;
+  private final ErrorReason reason;
+  private final String field;
+
+  /**
+   * Creates an exception.
+   *
+   * @param code the gRPC status code (Connect codes map one to one)
+   * @param reason the ErrorInfo reason, {@link ErrorReason#UNSPECIFIED} if none
+   * @param field the ErrorInfo field at fault, empty if none
+   * @param message the server's message
+   * @param cause the underlying transport exception, may be null
+   */
+  public RunlaterException(
+      Status.Code code, ErrorReason reason, String field, String message, Throwable cause) {
+    super(code + ": " + message, cause);
+    this.code = code;
+    this.reason = reason;
+    this.field = field;
+  }
+
+  /** The status code, e.g. {@code NOT_FOUND} or {@code INVALID_ARGUMENT}. */
+  public Status.Code code() {
+    return code;
+  }
+
+  /** The ErrorInfo reason, or {@link ErrorReason#UNSPECIFIED} when the server sent none. */
+  public ErrorReason reason() {
+    return reason;
+  }
+
+  /** The field at fault (proto name, e.g. {@code jobs[3].priority}), or empty. */
+  public String field() {
+    return field;
+  }
+}

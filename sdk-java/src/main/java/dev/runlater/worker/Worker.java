@@ -1,0 +1,218 @@
+package dev.runlater.worker;
+
+import dev.runlater.RunlaterClient;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Runs handlers for one or more queues: batched long-poll dequeue, a bounded thread pool,
+ * batched acks (piggy-backed on the next Dequeue or sent in batches), automatic claim renewal,
+ * and graceful shutdown.
+ *
+ * <pre>{@code
+ * Worker worker = Worker.builder(client).concurrency(8).build();
+ * worker.register("emails", job -> {
+ *   send(job.bodyUtf8());
+ *   return JobResult.success();
+ * });
+ * worker.start();
+ * // ...
+ * worker.close(); // stop dequeuing, let running jobs finish, release the rest
+ * }</pre>
+ *
+ * <p>The worker does not own the client: close the client after the worker.
+ */
+public final class Worker implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(Worker.class.getName());
+
+  /** The worker's knobs, shared with its queue runners. */
+  record Settings(
+      String workerId,
+      int concurrency,
+      Duration pollWait,
+      Duration shutdownGrace,
+      Duration ackLinger,
+      RetryPolicy retryPolicy) {}
+
+  private final RunlaterClient client;
+  private final Settings settings;
+  private final Map<String, QueueRunner> runners = new LinkedHashMap<>();
+  // Threads of a scheduled pool start with its first task, so creating it here costs nothing.
+  private final ScheduledExecutorService renewals =
+      Executors.newSingleThreadScheduledExecutor(named("runlater-renew-", true));
+  private final ClaimKeeper claimKeeper;
+  private ExecutorService handlers;
+  private boolean started;
+  private boolean closed;
+
+  private Worker(RunlaterClient client, Settings settings) {
+    this.client = client;
+    this.settings = settings;
+    this.claimKeeper = new ClaimKeeper(client, renewals);
+  }
+
+  /** Starts a builder for a worker that uses {@code client}. */
+  public static Builder builder(RunlaterClient client) {
+    return new Builder(client);
+  }
+
+  /** Configures a {@link Worker}. */
+  public static final class Builder {
+    private final RunlaterClient client;
+    private String workerId = "java-" + UUID.randomUUID().toString().substring(0, 8);
+    private int concurrency = 4;
+    private Duration pollWait = Duration.ofSeconds(5);
+    private Duration shutdownGrace = Duration.ofSeconds(10);
+    private Duration ackLinger = Duration.ofMillis(5);
+    private RetryPolicy retryPolicy;
+
+    private Builder(RunlaterClient client) {
+      this.client = Objects.requireNonNull(client, "client");
+    }
+
+    /** Names this worker in the server's logs; default {@code java-<random>}. */
+    public Builder workerId(String workerId) {
+      this.workerId = Objects.requireNonNull(workerId, "workerId");
+      return this;
+    }
+
+    /** Jobs run at once per registered queue, unless register says otherwise; default 4. */
+    public Builder concurrency(int concurrency) {
+      if (concurrency < 1) {
+        throw new IllegalArgumentException("concurrency must be at least 1");
+      }
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** How long one Dequeue long-polls when no job is due (at most 60 s); default 5 s. */
+    public Builder pollWait(Duration pollWait) {
+      this.pollWait = Objects.requireNonNull(pollWait, "pollWait");
+      return this;
+    }
+
+    /** How long {@link Worker#close()} lets running jobs finish; default 10 s. */
+    public Builder shutdownGrace(Duration grace) {
+      this.shutdownGrace = Objects.requireNonNull(grace, "grace");
+      return this;
+    }
+
+    /** How long an ack waits for others to share its Ack call; default 5 ms. */
+    public Builder ackLinger(Duration linger) {
+      this.ackLinger = Objects.requireNonNull(linger, "linger");
+      return this;
+    }
+
+    /**
+     * Delay for failures a handler throws (other than {@link RetryAfter} and {@link
+     * DoNotRetry}); default none, so the queue's own retry policy decides.
+     */
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.retryPolicy = policy;
+      return this;
+    }
+
+    /** The worker, not yet started. */
+    public Worker build() {
+      return new Worker(
+          client,
+          new Settings(workerId, concurrency, pollWait, shutdownGrace, ackLinger, retryPolicy));
+    }
+  }
+
+  /** Runs {@code handler} for jobs of {@code queue} with the worker's default concurrency. */
+  public synchronized Worker register(String queue, JobHandler handler) {
+    return register(queue, settings.concurrency(), handler);
+  }
+
+  /** Runs {@code handler} for jobs of {@code queue}, at most {@code concurrency} at once. */
+  public synchronized Worker register(String queue, int concurrency, JobHandler handler) {
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(handler, "handler");
+    if (started) {
+      throw new IllegalStateException("register handlers before start()");
+    }
+    if (concurrency < 1) {
+      throw new IllegalArgumentException("concurrency must be at least 1");
+    }
+    if (runners.containsKey(queue)) {
+      throw new IllegalStateException("a handler for " + queue + " is already registered");
+    }
+    runners.put(queue, new QueueRunner(client, queue, handler, concurrency, settings, claimKeeper));
+    return this;
+  }
+
+  /** Starts polling every registered queue. */
+  public synchronized void start() {
+    if (started) {
+      throw new IllegalStateException("already started");
+    }
+    if (runners.isEmpty()) {
+      throw new IllegalStateException("register at least one handler before start()");
+    }
+    started = true;
+    int threads = runners.values().stream().mapToInt(QueueRunner::concurrency).sum();
+    handlers = Executors.newFixedThreadPool(threads, named("runlater-handler-", false));
+    for (QueueRunner r : runners.values()) {
+      r.start(handlers);
+    }
+  }
+
+  /**
+   * Shuts down gracefully: stops dequeuing, lets running jobs finish for the grace period, then
+   * releases the rest back to PENDING (no attempt charged) and interrupts their threads, and
+   * finally flushes pending acks. Idempotent.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed || !started) {
+      closed = true;
+      renewals.shutdownNow();
+      return;
+    }
+    closed = true;
+    try {
+      for (QueueRunner r : runners.values()) {
+        r.stopPolling();
+      }
+      for (QueueRunner r : runners.values()) {
+        r.awaitPoller(Duration.ofSeconds(5));
+      }
+      handlers.shutdown();
+      if (!handlers.awaitTermination(settings.shutdownGrace().toNanos(), TimeUnit.NANOSECONDS)) {
+        for (QueueRunner r : runners.values()) {
+          r.releaseInFlight();
+        }
+        handlers.shutdownNow(); // interrupt handlers whose jobs were released
+      }
+      renewals.shutdownNow();
+      for (QueueRunner r : runners.values()) {
+        r.stopAcker(Duration.ofSeconds(10));
+      }
+    } catch (InterruptedException e) {
+      LOG.log(Level.WARNING, "interrupted while closing; some jobs may wait for their claim timeout");
+      handlers.shutdownNow();
+      renewals.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static ThreadFactory named(String prefix, boolean daemon) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(daemon);
+      return t;
+    };
+  }
+}

@@ -1,0 +1,71 @@
+"""runlater: Python client and worker framework for the runlater job server."""
+
+from __future__ import annotations
+
+from ._errors import (
+    DeadlineExceededError,
+    ErrorReason,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceExhaustedError,
+    RunlaterError,
+    UnavailableError,
+)
+from ._types import (
+    DequeuedJob,
+    DequeueResult,
+    GetJobsResult,
+    Job,
+    JobCheckpoint,
+    JobFailure,
+    JobOutcome,
+    JobPage,
+    JobSpec,
+    JobState,
+    JobSuccess,
+    Outcome,
+    Queue,
+    QueueConfig,
+    QueueRetryPolicy,
+    QueueStats,
+)
+from .async_client import AsyncClient
+from .client import Client
+from .control import DoNotRetry, RetryAfter, Snooze
+from .retry import RetryPolicy
+from .worker import Worker
+
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "DeadlineExceededError",
+    "DequeueResult",
+    "DequeuedJob",
+    "DoNotRetry",
+    "ErrorReason",
+    "FailedPreconditionError",
+    "GetJobsResult",
+    "InvalidArgumentError",
+    "Job",
+    "JobCheckpoint",
+    "JobFailure",
+    "JobOutcome",
+    "JobPage",
+    "JobSpec",
+    "JobState",
+    "JobSuccess",
+    "NotFoundError",
+    "Outcome",
+    "Queue",
+    "QueueConfig",
+    "QueueRetryPolicy",
+    "QueueStats",
+    "ResourceExhaustedError",
+    "RetryAfter",
+    "RetryPolicy",
+    "RunlaterError",
+    "Snooze",
+    "UnavailableError",
+    "Worker",
+]

@@ -1,0 +1,380 @@
+"""Conversions between the SDK's plain types and the generated protobuf messages.
+
+Kept apart from the clients so the sync and async clients share every request builder
+and response parser and differ only in how they call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import fields
+from datetime import datetime, timedelta, timezone
+
+from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
+
+from ._gen.v1 import job_pb2, job_service_pb2, queue_service_pb2, worker_service_pb2
+from ._types import (
+    DequeuedJob,
+    DequeueResult,
+    Job,
+    JobCheckpoint,
+    JobFailure,
+    JobOutcome,
+    JobSpec,
+    JobState,
+    JobSuccess,
+    Outcome,
+    Queue,
+    QueueConfig,
+    QueueRetryPolicy,
+    QueueStats,
+)
+
+# --- scalars ---------------------------------------------------------------------------
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def to_timestamp(value: datetime | timedelta) -> timestamp_pb2.Timestamp:
+    """A datetime (naive means UTC) or a delay from now, as a Timestamp."""
+    if isinstance(value, timedelta):
+        value = utcnow() + value
+    elif value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    ts = timestamp_pb2.Timestamp()
+    ts.FromDatetime(value)
+    return ts
+
+
+def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:
+    value: datetime = ts.ToDatetime(tzinfo=timezone.utc)
+    return value
+
+
+def to_duration(value: timedelta) -> duration_pb2.Duration:
+    d = duration_pb2.Duration()
+    d.FromTimedelta(value)
+    return d
+
+
+def from_duration(d: duration_pb2.Duration) -> timedelta:
+    value: timedelta = d.ToTimedelta()
+    return value
+
+
+def _opt_ts(msg: object, name: str) -> datetime | None:
+    # Unset Timestamp fields mean "none" (e.g. claim_expires_at of a pending job).
+    if not msg.HasField(name):  # type: ignore[attr-defined]
+        return None
+    return from_timestamp(getattr(msg, name))
+
+
+# --- jobs -------------------------------------------------------------------------------
+
+
+def job_spec_to_proto(spec: JobSpec) -> job_pb2.JobSpec:
+    msg = job_pb2.JobSpec(
+        queue=spec.queue,
+        body=spec.body,
+        priority=spec.priority,
+        attempts_allowed=spec.attempts_allowed,
+        idempotency_key=spec.idempotency_key,
+        custom_status=spec.custom_status,
+    )
+    if spec.run_after is not None:
+        msg.run_after.CopyFrom(to_timestamp(spec.run_after))
+    return msg
+
+
+def get_jobs_request(job_ids: Sequence[str], include_body: bool) -> job_service_pb2.GetJobsRequest:
+    return job_service_pb2.GetJobsRequest(job_ids=list(job_ids), include_body=include_body)
+
+
+def enqueue_request(specs: Iterable[JobSpec]) -> job_service_pb2.EnqueueRequest:
+    return job_service_pb2.EnqueueRequest(jobs=[job_spec_to_proto(s) for s in specs])
+
+
+def job_from_proto(msg: job_pb2.Job) -> Job:
+    return Job(
+        job_id=msg.job_id,
+        queue=msg.queue,
+        state=_job_state(msg.state),
+        priority=msg.priority,
+        body=msg.body,
+        run_after=_opt_ts(msg, "run_after"),
+        attempts_allowed=msg.attempts_allowed,
+        attempts_remaining=msg.attempts_remaining,
+        custom_status=msg.custom_status,
+        created_at=_opt_ts(msg, "created_at"),
+        updated_at=_opt_ts(msg, "updated_at"),
+        claim_expires_at=_opt_ts(msg, "claim_expires_at"),
+        finished_at=_opt_ts(msg, "finished_at"),
+    )
+
+
+def _job_state(value: int) -> JobState:
+    try:
+        return JobState(value)
+    except ValueError:  # a state newer than this SDK
+        return JobState.UNSPECIFIED
+
+
+def state_to_proto(state: JobState | None) -> str:
+    # The enum value's proto name, which every generated constructor accepts.
+    return job_pb2.JobState.Name(int(state or JobState.UNSPECIFIED))
+
+
+# --- worker -----------------------------------------------------------------------------
+
+
+def dequeued_job_from_proto(queue: str, msg: worker_service_pb2.DequeuedJob) -> DequeuedJob:
+    return DequeuedJob(
+        queue=queue,
+        job_id=msg.job_id,
+        body=msg.body,
+        priority=msg.priority,
+        attempt=msg.attempt,
+        attempts_allowed=msg.attempts_allowed,
+        claim_token=msg.claim_token,
+        claim_expires_at=_opt_ts(msg, "claim_expires_at"),
+        created_at=_opt_ts(msg, "created_at"),
+        custom_status=msg.custom_status,
+    )
+
+
+def ack_request(
+    queue: str, succeeded: Sequence[JobSuccess], failed: Sequence[JobFailure]
+) -> worker_service_pb2.AckRequest:
+    req = worker_service_pb2.AckRequest(queue=queue)
+    for s in succeeded:
+        req.succeeded.add(job_id=s.job_id, claim_token=s.claim_token, custom_status=s.custom_status)
+    for f in failed:
+        entry = req.failed.add(
+            job_id=f.job_id,
+            claim_token=f.claim_token,
+            custom_status=f.custom_status,
+            no_retry=f.no_retry,
+        )
+        if f.retry_delay is not None:
+            entry.retry_delay.CopyFrom(to_duration(f.retry_delay))
+    return req
+
+
+def outcomes_from_proto(results: Iterable[worker_service_pb2.JobOutcome]) -> list[JobOutcome]:
+    out = []
+    for r in results:
+        try:
+            outcome = Outcome(r.outcome)
+        except ValueError:
+            outcome = Outcome.UNSPECIFIED
+        out.append(JobOutcome(job_id=r.job_id, outcome=outcome))
+    return out
+
+
+def dequeue_request(
+    queue: str,
+    limit: int,
+    wait: timedelta | None,
+    worker_id: str,
+    succeeded: Sequence[JobSuccess],
+    failed: Sequence[JobFailure],
+    dry_run: bool,
+) -> worker_service_pb2.DequeueRequest:
+    req = worker_service_pb2.DequeueRequest(
+        queue=queue, limit=limit, worker_id=worker_id, dry_run=dry_run
+    )
+    if wait is not None and wait > timedelta(0):
+        req.wait.CopyFrom(to_duration(wait))
+    if succeeded or failed:
+        # The piggy-backed ack's queue may stay empty: the server uses this request's.
+        req.ack.CopyFrom(ack_request("", succeeded, failed))
+    return req
+
+
+def dequeue_result(queue: str, resp: worker_service_pb2.DequeueResponse) -> DequeueResult:
+    return DequeueResult(
+        jobs=[dequeued_job_from_proto(queue, j) for j in resp.jobs],
+        ack_results=outcomes_from_proto(resp.ack.results) if resp.HasField("ack") else [],
+    )
+
+
+def checkpoint_request(
+    queue: str, checkpoints: Sequence[JobCheckpoint]
+) -> worker_service_pb2.CheckpointRequest:
+    req = worker_service_pb2.CheckpointRequest(queue=queue)
+    for c in checkpoints:
+        entry = req.checkpoints.add(
+            job_id=c.job_id,
+            claim_token=c.claim_token,
+            move_to_pending=c.move_to_pending,
+            attempts_allowed=c.attempts_allowed,
+            custom_status=c.custom_status,
+        )
+        if c.extend_claim_by is not None:
+            entry.extend_claim_by.CopyFrom(to_duration(c.extend_claim_by))
+        if c.new_body is not None:
+            entry.new_body = c.new_body
+        if c.run_after is not None:
+            entry.run_after.CopyFrom(to_timestamp(c.run_after))
+    return req
+
+
+# --- queues -----------------------------------------------------------------------------
+
+
+def queue_config_to_proto(config: QueueConfig) -> tuple[queue_service_pb2.QueueConfig, list[str]]:
+    """The config message and the names of the fields that were set (the update mask)."""
+    msg = queue_service_pb2.QueueConfig()
+    mask: list[str] = []
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if value is None:
+            continue
+        mask.append(f.name)
+        if isinstance(value, timedelta):
+            getattr(msg, f.name).CopyFrom(to_duration(value))
+        elif isinstance(value, QueueRetryPolicy):
+            _retry_policy_to_proto(value, msg.retry_policy)
+        else:
+            setattr(msg, f.name, value)
+    return msg, mask
+
+
+def _retry_policy_to_proto(policy: QueueRetryPolicy, msg: queue_service_pb2.RetryPolicy) -> None:
+    msg.SetInParent()
+    if policy.initial_delay is not None:
+        msg.initial_delay.CopyFrom(to_duration(policy.initial_delay))
+    if policy.linear_steps is not None:
+        msg.linear_steps = policy.linear_steps
+    if policy.max_delay is not None:
+        msg.max_delay.CopyFrom(to_duration(policy.max_delay))
+
+
+def update_queue_request(name: str, config: QueueConfig) -> queue_service_pb2.UpdateQueueRequest:
+    msg, mask = queue_config_to_proto(config)
+    return queue_service_pb2.UpdateQueueRequest(
+        name=name, config=msg, update_mask=field_mask_pb2.FieldMask(paths=mask)
+    )
+
+
+def queue_from_proto(msg: queue_service_pb2.Queue) -> Queue:
+    c = msg.config
+    rp = c.retry_policy
+    s = msg.stats
+    return Queue(
+        name=msg.name,
+        config=QueueConfig(
+            priorities=c.priorities,
+            claim_timeout=from_duration(c.claim_timeout),
+            retry_policy=QueueRetryPolicy(
+                initial_delay=from_duration(rp.initial_delay),
+                linear_steps=rp.linear_steps,
+                max_delay=from_duration(rp.max_delay),
+            ),
+            default_attempts_allowed=c.default_attempts_allowed,
+            max_dequeue_per_second=c.max_dequeue_per_second,
+            paused=c.paused,
+            succeeded_retention=from_duration(c.succeeded_retention),
+            failed_retention=from_duration(c.failed_retention),
+            fifo=c.fifo,
+            partitions=c.partitions,
+            max_body_bytes=c.max_body_bytes,
+        ),
+        stats=QueueStats(
+            pending=s.pending,
+            scheduled=s.scheduled,
+            running=s.running,
+            succeeded=s.succeeded,
+            failed=s.failed,
+            oldest_pending_age=from_duration(s.oldest_pending_age),
+        ),
+    )
+
+
+# --- job queries ------------------------------------------------------------------------
+
+
+def scan_request(
+    queue: str,
+    state: JobState | None,
+    priority: int,
+    future: bool | None,
+    body_regex: str,
+    limit: int,
+    page_token: str,
+    include_body: bool,
+) -> job_service_pb2.ScanJobsRequest:
+    req = job_service_pb2.ScanJobsRequest(
+        queue=queue,
+        state=state_to_proto(state),
+        priority=priority,
+        body_regex=body_regex,
+        limit=limit,
+        page_token=page_token,
+        include_body=include_body,
+    )
+    if future is not None:  # proto3 optional: unset means "every job"
+        req.future = future
+    return req
+
+
+def count_request(
+    queue: str, state: JobState | None, priority: int, future: bool | None, body_regex: str
+) -> job_service_pb2.CountJobsRequest:
+    req = job_service_pb2.CountJobsRequest(
+        queue=queue, state=state_to_proto(state), priority=priority, body_regex=body_regex
+    )
+    if future is not None:
+        req.future = future
+    return req
+
+
+def retry_request(
+    queue: str,
+    priority: int,
+    attempts_allowed: int,
+    run_after: datetime | timedelta | None,
+    limit: int,
+) -> job_service_pb2.RetryFailedJobsRequest:
+    req = job_service_pb2.RetryFailedJobsRequest(
+        queue=queue, priority=priority, attempts_allowed=attempts_allowed, limit=limit
+    )
+    if run_after is not None:
+        req.run_after.CopyFrom(to_timestamp(run_after))
+    return req
+
+
+def delete_request(
+    queue: str, state: JobState, priority: int, body_regex: str, limit: int
+) -> job_service_pb2.DeleteJobsRequest:
+    return job_service_pb2.DeleteJobsRequest(
+        queue=queue,
+        state=state_to_proto(state),
+        priority=priority,
+        body_regex=body_regex,
+        limit=limit,
+    )
+
+
+def create_queue_request(
+    name: str, config: QueueConfig | None
+) -> queue_service_pb2.CreateQueueRequest:
+    req = queue_service_pb2.CreateQueueRequest(name=name)
+    if config is not None:
+        msg, _ = queue_config_to_proto(config)
+        req.config.CopyFrom(msg)
+    return req
+
+
+def delete_queue_request(name: str) -> queue_service_pb2.DeleteQueueRequest:
+    return queue_service_pb2.DeleteQueueRequest(name=name)
+
+
+def list_queues_request() -> queue_service_pb2.ListQueuesRequest:
+    return queue_service_pb2.ListQueuesRequest()
+
+
+def get_queue_request(name: str) -> queue_service_pb2.GetQueueRequest:
+    return queue_service_pb2.GetQueueRequest(name=name)

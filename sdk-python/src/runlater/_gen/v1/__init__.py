@@ -1,0 +1,1 @@
+"""Generated from proto/runlater/v1 by scripts/generate.sh. Do not edit."""

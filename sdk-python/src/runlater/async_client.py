@@ -1,0 +1,279 @@
+"""AsyncClient: the asyncio runlater client; same methods as Client, awaitable.
+
+Kept as a mirror of client.py rather than generated from it: each method is two lines of
+request building (shared in _convert) and one awaited call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import TypeVar
+
+from connectrpc.errors import ConnectError
+
+from . import _convert as cv
+from ._errors import translate
+from ._transport import DEFAULT_TIMEOUT, Options, Protocol, async_stubs
+from ._types import (
+    DequeueResult,
+    GetJobsResult,
+    Job,
+    JobCheckpoint,
+    JobFailure,
+    JobOutcome,
+    JobPage,
+    JobSpec,
+    JobState,
+    JobSuccess,
+    Queue,
+    QueueConfig,
+)
+
+_Req = TypeVar("_Req")
+_Res = TypeVar("_Res")
+
+
+class AsyncClient:
+    """asyncio client for every runlater call. Use it from one event loop.
+
+    >>> async with AsyncClient("http://127.0.0.1:8080") as client:
+    ...     job_id = await client.enqueue("emails", b"hello")
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        protocol: Protocol = "connect",
+        timeout: timedelta | None = DEFAULT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.options = Options(url.rstrip("/"), protocol, timeout, dict(headers or {}))
+        self._stubs = async_stubs(self.options)
+
+    async def close(self) -> None:
+        await self._stubs.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _call(
+        self,
+        method: Callable[..., Awaitable[_Res]],
+        request: _Req,
+        extra_timeout: timedelta | None = None,
+    ) -> _Res:
+        try:
+            return await method(
+                request,
+                headers=self.options.headers or None,
+                timeout_ms=self.options.timeout_ms(extra_timeout),
+            )
+        except ConnectError as err:
+            raise translate(err) from err
+
+    # --- JobService -----------------------------------------------------------------
+
+    async def enqueue(
+        self,
+        queue: str,
+        body: bytes | str = b"",
+        *,
+        priority: int = 0,
+        run_after: datetime | timedelta | None = None,
+        attempts_allowed: int = 0,
+        idempotency_key: str = "",
+        custom_status: str = "",
+    ) -> str:
+        """Enqueues one job and returns its id. A str body is encoded as UTF-8."""
+        spec = JobSpec(
+            queue=queue,
+            body=body.encode() if isinstance(body, str) else body,
+            priority=priority,
+            run_after=run_after,
+            attempts_allowed=attempts_allowed,
+            idempotency_key=idempotency_key,
+            custom_status=custom_status,
+        )
+        return (await self.enqueue_many([spec]))[0]
+
+    async def enqueue_many(self, jobs: Iterable[JobSpec]) -> list[str]:
+        """Enqueues up to 1,000 jobs atomically (one bad job rejects all); ids in order."""
+        resp = await self._call(self._stubs.jobs.enqueue, cv.enqueue_request(jobs))
+        return list(resp.job_ids)
+
+    async def get_jobs(self, job_ids: Sequence[str], *, include_body: bool = False) -> GetJobsResult:
+        """Looks jobs up by id; unknown ids are listed, not raised."""
+        req = cv.get_jobs_request(job_ids, include_body)
+        resp = await self._call(self._stubs.jobs.get_jobs, req)
+        return GetJobsResult(
+            jobs=[cv.job_from_proto(j) for j in resp.jobs],
+            not_found_job_ids=list(resp.not_found_job_ids),
+        )
+
+    async def get_job(self, job_id: str, *, include_body: bool = False) -> Job | None:
+        """One job by id, or None if it does not exist (any more)."""
+        jobs = (await self.get_jobs([job_id], include_body=include_body)).jobs
+        return jobs[0] if jobs else None
+
+    async def scan_jobs(
+        self,
+        queue: str,
+        *,
+        state: JobState | None = None,
+        priority: int = 0,
+        future: bool | None = None,
+        body_regex: str = "",
+        limit: int = 0,
+        page_token: str = "",
+        include_body: bool = False,
+    ) -> JobPage:
+        """One page of a queue's jobs, newest run_after first."""
+        req = cv.scan_request(
+            queue, state, priority, future, body_regex, limit, page_token, include_body
+        )
+        resp = await self._call(self._stubs.jobs.scan_jobs, req)
+        return JobPage([cv.job_from_proto(j) for j in resp.jobs], resp.next_page_token)
+
+    async def iter_jobs(
+        self,
+        queue: str,
+        *,
+        state: JobState | None = None,
+        priority: int = 0,
+        future: bool | None = None,
+        body_regex: str = "",
+        page_size: int = 0,
+        include_body: bool = False,
+    ) -> AsyncIterator[Job]:
+        """Every matching job, fetching pages as needed."""
+        token = ""
+        while True:
+            page = await self.scan_jobs(
+                queue,
+                state=state,
+                priority=priority,
+                future=future,
+                body_regex=body_regex,
+                limit=page_size,
+                page_token=token,
+                include_body=include_body,
+            )
+            for job in page.jobs:
+                yield job
+            token = page.next_page_token
+            if not token:
+                return
+
+    async def count_jobs(
+        self,
+        queue: str,
+        *,
+        state: JobState | None = None,
+        priority: int = 0,
+        future: bool | None = None,
+        body_regex: str = "",
+    ) -> int:
+        """Number of a queue's jobs matching the filters."""
+        req = cv.count_request(queue, state, priority, future, body_regex)
+        return (await self._call(self._stubs.jobs.count_jobs, req)).count
+
+    async def retry_failed_jobs(
+        self,
+        queue: str,
+        *,
+        priority: int = 0,
+        attempts_allowed: int = 0,
+        run_after: datetime | timedelta | None = None,
+        limit: int = 0,
+    ) -> int:
+        """Moves FAILED jobs back to PENDING; returns how many moved."""
+        req = cv.retry_request(queue, priority, attempts_allowed, run_after, limit)
+        return (await self._call(self._stubs.jobs.retry_failed_jobs, req)).count
+
+    async def delete_jobs(
+        self,
+        queue: str,
+        state: JobState,
+        *,
+        priority: int = 0,
+        body_regex: str = "",
+        limit: int = 0,
+    ) -> int:
+        """Deletes jobs of one state; returns how many were deleted."""
+        req = cv.delete_request(queue, state, priority, body_regex, limit)
+        return (await self._call(self._stubs.jobs.delete_jobs, req)).count
+
+    # --- QueueService ---------------------------------------------------------------
+
+    async def create_queue(self, name: str, config: QueueConfig | None = None) -> tuple[Queue, bool]:
+        """Creates a queue (idempotent). Returns the queue and whether it was created."""
+        resp = await self._call(self._stubs.queues.create_queue, cv.create_queue_request(name, config))
+        return cv.queue_from_proto(resp.queue), resp.created
+
+    async def update_queue(self, name: str, config: QueueConfig) -> Queue:
+        """Changes the fields of config that are not None; returns the queue after."""
+        resp = await self._call(self._stubs.queues.update_queue, cv.update_queue_request(name, config))
+        return cv.queue_from_proto(resp.queue)
+
+    async def delete_queue(self, name: str) -> bool:
+        """Deletes a queue and all its jobs; False if there was no such queue."""
+        req = cv.delete_queue_request(name)
+        return (await self._call(self._stubs.queues.delete_queue, req)).deleted
+
+    async def list_queues(self) -> list[Queue]:
+        """Every queue with config and stats, by name."""
+        resp = await self._call(self._stubs.queues.list_queues, cv.list_queues_request())
+        return [cv.queue_from_proto(q) for q in resp.queues]
+
+    async def get_queue(self, name: str) -> Queue:
+        """One queue; raises NotFoundError if it does not exist."""
+        req = cv.get_queue_request(name)
+        return cv.queue_from_proto((await self._call(self._stubs.queues.get_queue, req)).queue)
+
+    # --- WorkerService --------------------------------------------------------------
+
+    async def dequeue(
+        self,
+        queue: str,
+        *,
+        limit: int = 1,
+        wait: timedelta | None = None,
+        worker_id: str = "",
+        succeeded: Sequence[JobSuccess] = (),
+        failed: Sequence[JobFailure] = (),
+        dry_run: bool = False,
+    ) -> DequeueResult:
+        """Takes up to `limit` due jobs, long-polling up to `wait` when none is due.
+
+        `succeeded`/`failed` are the previous batch's outcomes, applied first.
+        """
+        req = cv.dequeue_request(queue, limit, wait, worker_id, succeeded, failed, dry_run)
+        resp = await self._call(self._stubs.worker.dequeue, req, extra_timeout=wait)
+        return cv.dequeue_result(queue, resp)
+
+    async def ack(
+        self,
+        queue: str,
+        *,
+        succeeded: Sequence[JobSuccess] = (),
+        failed: Sequence[JobFailure] = (),
+    ) -> list[JobOutcome]:
+        """Reports outcomes; one JobOutcome per job (successes first, then failures)."""
+        resp = await self._call(self._stubs.worker.ack, cv.ack_request(queue, succeeded, failed))
+        return cv.outcomes_from_proto(resp.results)
+
+    async def checkpoint(self, queue: str, checkpoints: Sequence[JobCheckpoint]) -> list[JobOutcome]:
+        """Extends claims, replaces bodies or releases running jobs back to PENDING."""
+        resp = await self._call(self._stubs.worker.checkpoint, cv.checkpoint_request(queue, checkpoints))
+        return cv.outcomes_from_proto(resp.results)

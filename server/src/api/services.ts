@@ -1,0 +1,149 @@
+/**
+ * Connect handlers for JobService, WorkerService and QueueService: parse, call the
+ * engine, map the result. No business logic here.
+ */
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
+import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { type AckRequest, WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import type { AckInput, Engine } from "../engine/engine.js";
+import { invalidArgument } from "../engine/errors.js";
+import { durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto, timestampToMs } from "./convert.js";
+
+/** Leave this much of the caller's deadline for the response to travel back. */
+const DEADLINE_MARGIN_MS = 50;
+
+export function registerServices(router: ConnectRouter, engine: Engine): ConnectRouter {
+  return router
+    .service(JobService, {
+      async enqueue(req) {
+        const ids = await engine.enqueue(
+          req.jobs.map((j) => ({
+            queue: j.queue,
+            body: j.body,
+            priority: j.priority,
+            runAfter: timestampToMs(j.runAfter),
+            attemptsAllowed: j.attemptsAllowed,
+            idempotencyKey: j.idempotencyKey,
+            customStatus: j.customStatus,
+          })),
+        );
+        return { jobIds: ids };
+      },
+      async getJobs(req) {
+        const found = await engine.getJobs(req.jobIds);
+        return {
+          jobs: found.flatMap((job) => (job ? [jobToProto(job, req.includeBody)] : [])),
+          notFoundJobIds: req.jobIds.filter((_, i) => !found[i]),
+        };
+      },
+      async scanJobs(req) {
+        const page = await engine.scanJobs({
+          queue: req.queue,
+          filter: { state: stateFromProto(req.state), priority: req.priority, future: req.future, bodyRegex: req.bodyRegex },
+          limit: req.limit,
+          pageToken: req.pageToken,
+        });
+        return { jobs: page.jobs.map((j) => jobToProto(j, req.includeBody)), nextPageToken: page.nextPageToken };
+      },
+      async countJobs(req) {
+        const count = await engine.countJobs({
+          queue: req.queue,
+          filter: { state: stateFromProto(req.state), priority: req.priority, future: req.future, bodyRegex: req.bodyRegex },
+        });
+        return { count: BigInt(count) };
+      },
+      async retryFailedJobs(req) {
+        const count = await engine.retryFailedJobs({
+          queue: req.queue,
+          priority: req.priority,
+          attemptsAllowed: req.attemptsAllowed,
+          runAfter: timestampToMs(req.runAfter),
+          limit: req.limit,
+        });
+        return { count: BigInt(count) };
+      },
+      async deleteJobs(req) {
+        const count = await engine.deleteJobs({
+          queue: req.queue,
+          filter: { state: stateFromProto(req.state), priority: req.priority, bodyRegex: req.bodyRegex },
+          limit: req.limit,
+        });
+        return { count: BigInt(count) };
+      },
+    })
+    .service(WorkerService, {
+      async dequeue(req, ctx) {
+        const result = await engine.dequeue({
+          queue: req.queue,
+          limit: req.limit,
+          waitMs: Math.min(durationToMs(req.wait, "wait") ?? 0, deadlineLeft(ctx)),
+          signal: ctx.signal,
+          dryRun: req.dryRun,
+          ack: req.ack ? ackFromProto(req.ack) : undefined,
+        });
+        return {
+          jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
+          ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
+        };
+      },
+      async ack(req) {
+        if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
+        return { results: outcomesToProto(await engine.ack(ackFromProto(req))) };
+      },
+      async checkpoint(req) {
+        const results = await engine.checkpoint({
+          queue: req.queue,
+          items: req.checkpoints.map((c, i) => ({
+            jobId: c.jobId,
+            claimToken: c.claimToken,
+            extendClaimByMs: durationToMs(c.extendClaimBy, `checkpoints[${i}].extend_claim_by`),
+            newBody: c.newBody,
+            moveToPending: c.moveToPending,
+            runAfter: timestampToMs(c.runAfter),
+            attemptsAllowed: c.attemptsAllowed,
+            customStatus: c.customStatus,
+          })),
+        });
+        return { results: outcomesToProto(results) };
+      },
+    })
+    .service(QueueService, {
+      async createQueue(req) {
+        const { view, created } = await engine.createQueue(req.name, queueConfigFromProto(req.config));
+        return { queue: queueToProto(view), created };
+      },
+      async updateQueue(req) {
+        const view = await engine.updateQueue(req.name, queueConfigFromProto(req.config), req.updateMask?.paths ?? []);
+        return { queue: queueToProto(view) };
+      },
+      async deleteQueue(req) {
+        return { deleted: await engine.deleteQueue(req.name) };
+      },
+      async listQueues() {
+        return { queues: (await engine.listQueues()).map(queueToProto) };
+      },
+      async getQueue(req) {
+        return { queue: queueToProto(await engine.getQueue(req.name)) };
+      },
+    });
+}
+
+function ackFromProto(req: AckRequest): AckInput {
+  return {
+    queue: req.queue,
+    succeeded: req.succeeded.map((s) => ({ jobId: s.jobId, claimToken: s.claimToken, customStatus: s.customStatus })),
+    failed: req.failed.map((f, i) => ({
+      jobId: f.jobId,
+      claimToken: f.claimToken,
+      customStatus: f.customStatus,
+      retryDelayMs: durationToMs(f.retryDelay, `failed[${i}].retry_delay`),
+      noRetry: f.noRetry,
+    })),
+  };
+}
+
+function deadlineLeft(ctx: HandlerContext): number {
+  const left = ctx.timeoutMs();
+  return left === undefined ? Number.POSITIVE_INFINITY : Math.max(0, left - DEADLINE_MARGIN_MS);
+}

@@ -1,0 +1,294 @@
+/**
+ * The broker: owns queue partitions through leases with epochs, prefetches due jobs in
+ * batches into bounded in-memory buffers, and serves Dequeue from memory (Pacer).
+ *
+ * - A buffer is refilled with one batched claim when it runs low, when a job is
+ *   announced due (enqueue, retry, timer on the next run_after), or when a better
+ *   priority than the buffered ones arrives (the worse ones are released first).
+ * - Long-poll waiters are woken by refills and announcements, never by a fixed tick.
+ * - The rate limit is charged per job handed out.
+ * - Handing out writes RUNNING, the claim token and the expiry in one batched, epoch-
+ *   fenced store call; only then are jobs returned.
+ */
+import type { Logger } from "pino";
+import type { Clock } from "../engine/clock.js";
+import { queueNotFound } from "../engine/errors.js";
+import { newClaimToken } from "../engine/job-id.js";
+import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+import type { QueueConfig } from "../engine/queue-config.js";
+import { retryDelayMs } from "../engine/retry-policy.js";
+import type { HandOutPlan } from "../engine/transitions.js";
+import type { Store } from "../store/store.js";
+import { PartitionBuffer } from "./partition-buffer.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { Waiters } from "./waiters.js";
+
+export interface BrokerOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** This broker's identity in leases. */
+  owner: string;
+  /** Jobs buffered per partition. */
+  bufferSize: number;
+  leaseTtlMs: number;
+}
+
+export interface DequeueParams {
+  queue: string;
+  limit: number;
+  waitMs: number;
+  signal?: AbortSignal;
+}
+
+interface QueueState {
+  config: QueueConfig;
+  partitions: PartitionBuffer[];
+  limiter: RateLimiter;
+  waiters: Waiters;
+}
+
+export class Broker {
+  private readonly queues = new Map<string, Promise<QueueState>>();
+  private cancelRenewal: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(private readonly o: BrokerOptions) {}
+
+  start(): void {
+    const renew = () => {
+      void this.renewLeases().finally(() => {
+        if (!this.stopped) this.cancelRenewal = this.o.clock.setTimer(this.o.leaseTtlMs / 3, renew);
+      });
+    };
+    this.cancelRenewal = this.o.clock.setTimer(this.o.leaseTtlMs / 3, renew);
+  }
+
+  /** Hands out up to `limit` jobs, waiting up to `waitMs` for one to become due. */
+  async dequeue(p: DequeueParams): Promise<JobRecord[]> {
+    const deadline = this.o.clock.now() + p.waitMs;
+    for (;;) {
+      const q = await this.queue(p.queue);
+      let waitCap = Number.POSITIVE_INFINITY;
+      if (!q.config.paused && !this.stopped) {
+        const now = this.o.clock.now();
+        const granted = q.limiter.take(p.limit, now);
+        if (granted > 0) {
+          const jobs = await this.take(p.queue, q, granted);
+          q.limiter.refund(granted - jobs.length);
+          if (jobs.length > 0) return jobs;
+        } else {
+          waitCap = q.limiter.msUntilNext(now);
+        }
+      }
+      const left = deadline - this.o.clock.now();
+      if (left <= 0 || p.signal?.aborted || this.stopped) return [];
+      await q.waiters.wait(Math.min(left, waitCap), p.signal, this.o.clock.setTimer);
+    }
+  }
+
+  /**
+   * A job of `queue`/`partition` is (or will be, at `dueAt`) pending: wake waiters, or
+   * set a timer for when it becomes due. `priority` undefined means unknown.
+   */
+  notify(queue: string, partition: number, dueAt: number, priority?: number): void {
+    const state = this.queues.get(queue);
+    if (!state) return; // Nobody has dequeued here yet: the first Dequeue claims from the store.
+    void state.then((q) => {
+      const buffer = q.partitions[partition];
+      if (!buffer) return;
+      if (dueAt <= this.o.clock.now()) this.markDue(q, buffer, priority ?? 0);
+      else this.armDueTimer(q, buffer, dueAt);
+    }, () => {});
+  }
+
+  /** The queue's config changed (rate limit, pause, ...): apply it at once. */
+  onQueueUpdated(name: string, config: QueueConfig): void {
+    void this.queues.get(name)?.then((q) => {
+      q.config = config;
+      q.limiter.setRate(config.maxDequeuePerSecond, this.o.clock.now());
+      q.waiters.wakeAll();
+    }, () => {});
+  }
+
+  onQueueDeleted(name: string): void {
+    const state = this.queues.get(name);
+    this.queues.delete(name);
+    void state?.then((q) => {
+      for (const b of q.partitions) b.cancelDueTimer?.();
+      q.waiters.wakeAll();
+    }, () => {});
+  }
+
+  /** Stops serving: releases every buffered job back to pending and gives up leases. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelRenewal?.();
+    const states = await Promise.allSettled([...this.queues.values()]);
+    for (const s of states) {
+      if (s.status !== "fulfilled") continue;
+      s.value.waiters.wakeAll();
+      for (const buffer of s.value.partitions) {
+        buffer.cancelDueTimer?.();
+        await buffer.refilling?.catch(() => {});
+        await this.release(buffer, buffer.drain());
+        if (buffer.epoch !== undefined) {
+          await this.o.store.leaseRelease({ queue: buffer.queue, partition: buffer.partition, owner: this.o.owner, epoch: buffer.epoch });
+        }
+      }
+    }
+    this.queues.clear();
+  }
+
+  /** Buffered jobs per queue, for stats and tests. */
+  bufferedCount(queue: string): Promise<number> {
+    const state = this.queues.get(queue);
+    return state ? state.then((q) => q.partitions.reduce((n, b) => n + b.size, 0)) : Promise.resolve(0);
+  }
+
+  // ---- internals
+
+  private queue(name: string): Promise<QueueState> {
+    let state = this.queues.get(name);
+    if (!state) {
+      state = this.load(name);
+      this.queues.set(name, state);
+      state.catch(() => this.queues.delete(name));
+    }
+    return state;
+  }
+
+  private async load(name: string): Promise<QueueState> {
+    const record = await this.o.store.queueGet({ name });
+    if (!record) throw queueNotFound(name);
+    const config = record.config;
+    return {
+      config,
+      partitions: Array.from({ length: config.partitions }, (_, i) => new PartitionBuffer(name, i)),
+      limiter: new RateLimiter(config.maxDequeuePerSecond, this.o.clock.now()),
+      waiters: new Waiters(),
+    };
+  }
+
+  /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
+  private async take(queue: string, q: QueueState, count: number): Promise<JobRecord[]> {
+    await Promise.all(
+      q.partitions.map((b) => {
+        const needsJobs = b.size === 0 && !b.exhausted;
+        const betterArrived = b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
+        return needsJobs || betterArrived ? this.refill(q, b) : undefined;
+      }),
+    );
+    const picked = new Map<PartitionBuffer, JobRecord[]>();
+    let total = 0;
+    while (total < count) {
+      let best: PartitionBuffer | undefined;
+      for (const b of q.partitions) {
+        const head = b.peek();
+        if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
+      }
+      if (!best) break;
+      const list = picked.get(best) ?? [];
+      list.push(best.shift()!);
+      picked.set(best, list);
+      total++;
+    }
+    for (const b of q.partitions) {
+      if (b.size < this.o.bufferSize / 4 && !b.exhausted) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
+    }
+    const started = await Promise.all([...picked].map(([b, jobs]) => this.startJobs(q, b, jobs)));
+    return started.flat().sort(compareForDequeue);
+  }
+
+  private async startJobs(q: QueueState, buffer: PartitionBuffer, jobs: JobRecord[]): Promise<JobRecord[]> {
+    const now = this.o.clock.now();
+    const plans: HandOutPlan[] = jobs.map((job) => ({
+      id: job.id,
+      claimToken: newClaimToken(),
+      claimExpiresAt: now + q.config.claimTimeoutMs,
+      retryDelayMs: retryDelayMs(q.config.retryPolicy, job.attempt + 1),
+    }));
+    if (buffer.epoch === undefined) return [];
+    return this.o.store.jobStartMany({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, plans, now });
+  }
+
+  private refill(q: QueueState, b: PartitionBuffer): Promise<void> {
+    if (!b.refilling) {
+      b.refilling = this.doRefill(q, b).finally(() => {
+        b.refilling = undefined;
+      });
+    }
+    return b.refilling;
+  }
+
+  private async doRefill(q: QueueState, b: PartitionBuffer): Promise<void> {
+    const now = this.o.clock.now();
+    if (!(await this.ensureLease(b, now))) return;
+    const dirty = b.dirtyPriority;
+    b.dirtyPriority = Number.POSITIVE_INFINITY;
+    if (b.size >= this.o.bufferSize && dirty < b.worstPriority()) {
+      // Full of worse jobs while better ones wait in the store: make room for them.
+      await this.release(b, b.removeWorseThan(dirty));
+    }
+    const room = this.o.bufferSize - b.size;
+    if (room <= 0) return;
+    const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, now });
+    b.add(claimed);
+    b.exhausted = claimed.length < room;
+    if (claimed.length > 0) q.waiters.wakeAll();
+    if (b.exhausted) {
+      const next = await this.o.store.jobNextDueAt({ queue: b.queue, partition: b.partition });
+      if (next !== undefined) this.armDueTimer(q, b, next);
+    }
+  }
+
+  private markDue(q: QueueState, b: PartitionBuffer, priority: number): void {
+    b.exhausted = false;
+    b.dirtyPriority = Math.min(b.dirtyPriority, priority);
+    if (q.waiters.size > 0) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
+  }
+
+  private armDueTimer(q: QueueState, b: PartitionBuffer, at: number): void {
+    if (at >= b.dueTimerAt) return;
+    b.cancelDueTimer?.();
+    b.dueTimerAt = at;
+    b.cancelDueTimer = this.o.clock.setTimer(at - this.o.clock.now(), () => {
+      b.dueTimerAt = Number.POSITIVE_INFINITY;
+      b.cancelDueTimer = undefined;
+      this.markDue(q, b, 0);
+    });
+  }
+
+  /** Makes sure this broker holds the partition's lease; a new epoch resets old buffers. */
+  private async ensureLease(b: PartitionBuffer, now: number): Promise<boolean> {
+    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true;
+    const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
+    if (!lease) {
+      b.epoch = undefined;
+      b.drain();
+      return false;
+    }
+    if (lease.epoch !== b.epoch) {
+      b.drain(); // Jobs buffered under an older epoch are no longer ours to hand out.
+      // Invariant 4: a new owner first returns what older epochs buffered, charging nothing.
+      await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch: lease.epoch, now });
+    }
+    b.epoch = lease.epoch;
+    b.leaseExpiresAt = lease.expiresAt;
+    return true;
+  }
+
+  private async renewLeases(): Promise<void> {
+    for (const state of [...this.queues.values()]) {
+      const q = await state.catch(() => undefined);
+      for (const b of q?.partitions ?? []) {
+        if (b.epoch !== undefined) await this.ensureLease(b, this.o.clock.now()).catch((err) => this.o.log.warn({ err }, "lease renewal failed"));
+      }
+    }
+  }
+
+  private async release(b: PartitionBuffer, jobs: JobRecord[]): Promise<void> {
+    if (jobs.length === 0 || b.epoch === undefined) return;
+    await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, epoch: b.epoch, ids: jobs.map((j) => j.id), now: this.o.clock.now() });
+  }
+}

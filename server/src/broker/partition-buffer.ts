@@ -1,0 +1,67 @@
+import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+
+/**
+ * The in-memory prefetch buffer of one owned partition: jobs claimed from the store as
+ * BUFFERED under the lease epoch, kept in dequeue order, handed out from the front.
+ */
+export class PartitionBuffer {
+  /** Lease epoch the buffered jobs were claimed under; undefined while not owned. */
+  epoch: number | undefined;
+  leaseExpiresAt = 0;
+  /** The store had no more due jobs at the last refill (until notified otherwise). */
+  exhausted = false;
+  /** Best priority of jobs announced as due since the last refill (Infinity: none). */
+  dirtyPriority = Number.POSITIVE_INFINITY;
+  refilling: Promise<void> | undefined;
+  cancelDueTimer: (() => void) | undefined;
+  dueTimerAt = Number.POSITIVE_INFINITY;
+  private jobs: JobRecord[] = [];
+  private head = 0;
+
+  constructor(
+    readonly queue: string,
+    readonly partition: number,
+  ) {}
+
+  get size(): number {
+    return this.jobs.length - this.head;
+  }
+
+  peek(): JobRecord | undefined {
+    return this.jobs[this.head];
+  }
+
+  shift(): JobRecord | undefined {
+    const job = this.jobs[this.head];
+    if (job) this.head++;
+    return job;
+  }
+
+  /** Priority of the worst job buffered (Infinity when empty). */
+  worstPriority(): number {
+    return this.size === 0 ? Number.POSITIVE_INFINITY : this.jobs[this.jobs.length - 1]!.priority;
+  }
+
+  add(claimed: JobRecord[]): void {
+    if (claimed.length === 0) return;
+    this.jobs = this.jobs.slice(this.head).concat(claimed).sort(compareForDequeue);
+    this.head = 0;
+  }
+
+  /** Removes and returns the buffered jobs of a priority worse than `priority`. */
+  removeWorseThan(priority: number): JobRecord[] {
+    const keep = this.jobs.slice(this.head).filter((j) => j.priority <= priority);
+    const removed = this.jobs.slice(this.head).filter((j) => j.priority > priority);
+    this.jobs = keep;
+    this.head = 0;
+    return removed;
+  }
+
+  /** Empties the buffer, returning what it held. */
+  drain(): JobRecord[] {
+    const all = this.jobs.slice(this.head);
+    this.jobs = [];
+    this.head = 0;
+    return all;
+  }
+}

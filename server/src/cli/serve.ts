@@ -1,0 +1,44 @@
+import type { Command } from "commander";
+import { createLogger } from "../log.js";
+import { startServer } from "../server.js";
+import { openStore } from "../store/open-store.js";
+import { intOption } from "./options.js";
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("run a runlater server (frontend and broker) on one port: Connect, gRPC and gRPC-Web")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on; 0 picks a free one (printed on stdout)", intOption, 8080)
+    .option("--store <url>", "store URL: memory (default); repeat for several shards", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
+    .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
+    .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
+    .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
+    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number }) => {
+      const log = createLogger(opts.logLevel);
+      const store = await openStore(opts.store);
+      const server = await startServer({
+        store,
+        host: opts.host,
+        port: opts.port,
+        log,
+        maxRequestBytes: opts.maxRequestBytes,
+        bufferSize: opts.bufferSize,
+        shutdownGraceMs: opts.shutdownGrace,
+      });
+      process.stdout.write(`runlater listening on ${server.url}\n`);
+      const stop = (signal: string) => {
+        log.info({ signal }, "signal received");
+        server.stop().then(
+          () => process.exit(0),
+          (err) => {
+            log.error({ err }, "shutdown failed");
+            process.exit(1);
+          },
+        );
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
+}

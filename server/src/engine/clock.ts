@@ -1,0 +1,69 @@
+/**
+ * Time is injected everywhere (engine, broker, maintenance) so tests can drive claim
+ * timeouts, run_after and backoff without sleeping. All times are epoch milliseconds.
+ */
+export interface Clock {
+  now(): number;
+  /** Runs `fn` once `ms` have passed on this clock. Returns a function that cancels it. */
+  setTimer(ms: number, fn: () => void): () => void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref?.();
+    return () => clearTimeout(handle);
+  },
+};
+
+interface ManualTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/** A clock that only moves when told to; timers fire, in time order, inside advance(). */
+export class ManualClock implements Clock {
+  private current: number;
+  private timers: ManualTimer[] = [];
+  private seq = 0;
+
+  constructor(start = Date.UTC(2030, 0, 1)) {
+    this.current = start;
+  }
+
+  now(): number {
+    return this.current;
+  }
+
+  setTimer(ms: number, fn: () => void): () => void {
+    const timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((t) => t !== timer);
+    };
+  }
+
+  /** Moves time forward, firing due timers in order, and lets their async work settle. */
+  async advance(ms: number): Promise<void> {
+    const target = this.current + ms;
+    for (;;) {
+      const due = this.timers
+        .filter((t) => t.at <= target)
+        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((t) => t !== due);
+      this.current = Math.max(this.current, due.at);
+      due.fn();
+      await settle();
+    }
+    this.current = target;
+    await settle();
+  }
+}
+
+/** Lets pending promise callbacks and immediates run. */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,381 @@
+/**
+ * The engine: validates requests, fills defaults, and drives the store and the broker.
+ * The API layer calls it with domain values; it knows nothing about Connect.
+ */
+import { createHash } from "node:crypto";
+import type { Broker } from "../broker/broker.js";
+import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
+import type { Clock } from "./clock.js";
+import { batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
+import { newJobId, parseJobId } from "./job-id.js";
+import type { JobRecord, NewJob, Outcome } from "./job-record.js";
+import { limits } from "./limits.js";
+import { type QueueConfigInput, resolveQueueConfig, updateQueueConfig, validateQueueName, type QueueConfig } from "./queue-config.js";
+import { appendStatus } from "./transitions.js";
+
+export interface JobSpecInput {
+  queue: string;
+  body: Uint8Array;
+  priority: number;
+  /** Absolute ms; undefined = now. */
+  runAfter?: number;
+  attemptsAllowed: number;
+  idempotencyKey: string;
+  customStatus: string;
+}
+
+export interface QueueView {
+  queue: QueueRecord;
+  stats: QueueStatsRecord;
+}
+
+export interface FilterInput {
+  state?: JobFilter["state"];
+  priority: number;
+  future?: boolean;
+  bodyRegex: string;
+}
+
+export interface AckInput {
+  queue: string;
+  succeeded: Array<{ jobId: string; claimToken: string; customStatus: string }>;
+  failed: Array<{ jobId: string; claimToken: string; customStatus: string; retryDelayMs?: number; noRetry: boolean }>;
+}
+
+export interface CheckpointItemInput {
+  jobId: string;
+  claimToken: string;
+  extendClaimByMs?: number;
+  newBody?: Uint8Array;
+  moveToPending: boolean;
+  runAfter?: number;
+  attemptsAllowed: number;
+  customStatus: string;
+}
+
+export interface JobOutcome {
+  jobId: string;
+  outcome: Outcome;
+}
+
+export interface EngineOptions {
+  store: Store;
+  broker: Broker;
+  clock: Clock;
+}
+
+export class Engine {
+  private readonly store: Store;
+  private readonly broker: Broker;
+  private readonly clock: Clock;
+  private readonly roundRobin = new Map<string, number>();
+
+  constructor(o: EngineOptions) {
+    this.store = o.store;
+    this.broker = o.broker;
+    this.clock = o.clock;
+  }
+
+  // ---- queues
+
+  async createQueue(name: string, input: QueueConfigInput): Promise<{ view: QueueView; created: boolean }> {
+    validateQueueName(name, "name");
+    const config = resolveQueueConfig(input);
+    const { queue, created } = await this.store.queueCreate({ name, config, now: this.clock.now() });
+    return { view: await this.view(queue), created };
+  }
+
+  async updateQueue(name: string, input: QueueConfigInput, mask: string[]): Promise<QueueView> {
+    const current = await this.queueRecord(name, "name");
+    const config = updateQueueConfig(current.config, input, mask);
+    const updated = await this.store.queueUpdate({ name, config });
+    if (!updated) throw queueNotFound(name);
+    this.broker.onQueueUpdated(name, config);
+    return this.view(updated);
+  }
+
+  async deleteQueue(name: string): Promise<boolean> {
+    validateQueueName(name, "name");
+    const deleted = await this.store.queueDelete({ name });
+    this.broker.onQueueDeleted(name);
+    return deleted;
+  }
+
+  async listQueues(): Promise<QueueView[]> {
+    const queues = await this.store.queueList();
+    return Promise.all(queues.map((q) => this.view(q)));
+  }
+
+  async getQueue(name: string): Promise<QueueView> {
+    return this.view(await this.queueRecord(name, "name"));
+  }
+
+  // ---- jobs
+
+  async enqueue(specs: JobSpecInput[]): Promise<string[]> {
+    if (specs.length === 0) throw invalidArgument("jobs", "jobs is empty: send at least one JobSpec");
+    if (specs.length > limits.enqueueBatchMax) throw batchTooLarge("jobs", specs.length, limits.enqueueBatchMax);
+    const configs = new Map<string, QueueConfig>();
+    for (const [i, spec] of specs.entries()) {
+      validateQueueName(spec.queue, `jobs[${i}].queue`);
+      if (!configs.has(spec.queue)) configs.set(spec.queue, (await this.queueRecord(spec.queue, `jobs[${i}].queue`)).config);
+    }
+    const now = this.clock.now();
+    // Validate the whole batch before writing anything.
+    const jobs: NewJob[] = specs.map((spec, i) => this.newJob(spec, configs.get(spec.queue)!, i, now));
+    const ids = await this.store.jobInsertMany({ jobs, now });
+    for (const job of jobs) this.broker.notify(job.queue, job.partition, job.runAfter, job.priority);
+    return ids;
+  }
+
+  async getJobs(ids: string[]): Promise<Array<JobRecord | undefined>> {
+    if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
+    return this.store.jobGetMany({ ids });
+  }
+
+  async scanJobs(p: { queue: string; filter: FilterInput; limit: number; pageToken: string }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
+    await this.queueRecord(p.queue, "queue");
+    const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
+    const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
+    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, now: this.clock.now() });
+    const page = jobs.slice(0, limit);
+    const last = page[page.length - 1];
+    return { jobs: page, nextPageToken: jobs.length > limit && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "" };
+  }
+
+  async countJobs(p: { queue: string; filter: FilterInput }): Promise<number> {
+    await this.queueRecord(p.queue, "queue");
+    return this.store.jobCount({ queue: p.queue, filter: toFilter(p.filter), now: this.clock.now() });
+  }
+
+  async retryFailedJobs(p: { queue: string; priority: number; attemptsAllowed: number; runAfter?: number; limit: number }): Promise<number> {
+    const { config } = await this.queueRecord(p.queue, "queue");
+    checkPriority(p.priority, config, "priority", true);
+    checkAttempts(p.attemptsAllowed, "attempts_allowed");
+    const now = this.clock.now();
+    const runAfter = Math.max(now, p.runAfter ?? now);
+    const count = await this.store.jobRetryFailed({
+      queue: p.queue,
+      priority: p.priority || undefined,
+      attemptsAllowed: p.attemptsAllowed || config.defaultAttemptsAllowed,
+      runAfter,
+      limit: boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit"),
+      now,
+    });
+    if (count > 0) for (let i = 0; i < config.partitions; i++) this.broker.notify(p.queue, i, runAfter);
+    return count;
+  }
+
+  async deleteJobs(p: { queue: string; filter: FilterInput; limit: number }): Promise<number> {
+    await this.queueRecord(p.queue, "queue");
+    if (!p.filter.state) throw invalidArgument("state", "state is required (PENDING, RUNNING, SUCCEEDED or FAILED); to delete everything use DeleteQueue");
+    const limit = boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit");
+    return this.store.jobDeleteMany({ queue: p.queue, filter: toFilter(p.filter), limit, now: this.clock.now() });
+  }
+
+  // ---- worker side
+
+  async dequeue(p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; dryRun: boolean; ack?: AckInput }): Promise<{ jobs: JobRecord[]; ack?: JobOutcome[] }> {
+    validateQueueName(p.queue);
+    const limit = boundedLimit(p.limit, 1, limits.dequeueLimitMax, "limit");
+    if (p.waitMs < 0) throw invalidArgument("wait", "wait must not be negative");
+    // Acks first, always: even when nothing is handed out (PinLater dropped them).
+    const ack = p.ack ? await this.ack({ ...p.ack, queue: p.ack.queue || p.queue }) : undefined;
+    if (p.dryRun) {
+      await this.queueRecord(p.queue, "queue");
+      return { jobs: await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() }), ack };
+    }
+    const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
+    const jobs = await this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal });
+    return { jobs, ack };
+  }
+
+  async ack(p: AckInput): Promise<JobOutcome[]> {
+    validateQueueName(p.queue);
+    const total = p.succeeded.length + p.failed.length;
+    if (total > limits.ackBatchMax) throw batchTooLarge("succeeded+failed", total, limits.ackBatchMax);
+    for (const [i, f] of p.failed.entries()) {
+      if (f.retryDelayMs !== undefined && f.retryDelayMs < 0) throw invalidArgument(`failed[${i}].retry_delay`, "retry_delay must not be negative");
+    }
+    await this.queueRecord(p.queue, "queue");
+    const now = this.clock.now();
+    const succeeded = this.ownIds(p.queue, p.succeeded);
+    const failed = this.ownIds(p.queue, p.failed);
+    const [okResults, failResults] = await Promise.all([
+      this.store.jobCompleteMany({
+        items: succeeded.mine.map((s) => ({ id: s.jobId, claimToken: s.claimToken, customStatus: truncateStatus(s.customStatus) })),
+        now,
+      }),
+      this.store.jobFailMany({
+        items: failed.mine.map((f) => ({ id: f.jobId, claimToken: f.claimToken, customStatus: truncateStatus(f.customStatus), retryDelayMs: f.retryDelayMs, noRetry: f.noRetry })),
+        now,
+      }),
+    ]);
+    this.announce(failed.mine.map((f) => f.jobId), failResults);
+    return [...succeeded.merge(okResults), ...failed.merge(failResults)];
+  }
+
+  async checkpoint(p: { queue: string; items: CheckpointItemInput[] }): Promise<JobOutcome[]> {
+    validateQueueName(p.queue);
+    if (p.items.length > limits.checkpointBatchMax) throw batchTooLarge("checkpoints", p.items.length, limits.checkpointBatchMax);
+    const { config } = await this.queueRecord(p.queue, "queue");
+    for (const [i, c] of p.items.entries()) {
+      if (c.extendClaimByMs !== undefined && c.extendClaimByMs < 0) throw invalidArgument(`checkpoints[${i}].extend_claim_by`, "extend_claim_by must not be negative");
+      if (c.newBody && c.newBody.length > config.maxBodyBytes) throw bodyTooLarge(`checkpoints[${i}].new_body`, c.newBody.length, config.maxBodyBytes);
+      checkAttempts(c.attemptsAllowed, `checkpoints[${i}].attempts_allowed`);
+    }
+    const now = this.clock.now();
+    const items = this.ownIds(p.queue, p.items);
+    const results = await this.store.jobCheckpointMany({
+      items: items.mine.map((c) => ({
+        id: c.jobId,
+        claimToken: c.claimToken,
+        claimExpiresAt: now + (c.extendClaimByMs ?? config.claimTimeoutMs),
+        newBody: c.newBody,
+        moveToPending: c.moveToPending,
+        runAfter: Math.max(now, c.runAfter ?? now),
+        attemptsAllowed: c.attemptsAllowed,
+        customStatus: truncateStatus(c.customStatus),
+      })),
+      now,
+    });
+    this.announce(items.mine.map((c) => c.jobId), results);
+    return items.merge(results);
+  }
+
+  /** Called by maintenance after the claim-timeout sweep moved jobs back to pending. */
+  announcePending(jobs: JobRecord[]): void {
+    for (const job of jobs) if (job.state === "pending") this.broker.notify(job.queue, job.partition, job.runAfter, job.priority);
+  }
+
+  // ---- helpers
+
+  private async queueRecord(name: string, field: string): Promise<QueueRecord> {
+    validateQueueName(name, field);
+    const record = await this.store.queueGet({ name });
+    if (!record) throw queueNotFound(name, field);
+    return record;
+  }
+
+  private async view(queue: QueueRecord): Promise<QueueView> {
+    return { queue, stats: await this.store.queueStats({ name: queue.name, now: this.clock.now() }) };
+  }
+
+  private newJob(spec: JobSpecInput, config: QueueConfig, i: number, now: number): NewJob {
+    const priority = spec.priority || 1;
+    checkPriority(priority, config, `jobs[${i}].priority`, false);
+    if (spec.body.length > config.maxBodyBytes) throw bodyTooLarge(`jobs[${i}].body`, spec.body.length, config.maxBodyBytes);
+    checkAttempts(spec.attemptsAllowed, `jobs[${i}].attempts_allowed`);
+    if (spec.idempotencyKey.length > limits.idempotencyKeyMaxLength) {
+      throw invalidArgument(`jobs[${i}].idempotency_key`, `idempotency_key is longer than ${limits.idempotencyKeyMaxLength} characters`);
+    }
+    const partition = this.pickPartition(spec, config);
+    return {
+      id: newJobId(spec.queue, partition, now),
+      queue: spec.queue,
+      partition,
+      priority,
+      body: spec.body,
+      runAfter: Math.max(now, spec.runAfter ?? now),
+      attemptsAllowed: spec.attemptsAllowed || config.defaultAttemptsAllowed,
+      customStatus: truncateStatus(spec.customStatus),
+      createdAt: now,
+      idempotencyKey: spec.idempotencyKey,
+    };
+  }
+
+  /** Jobs sharing an idempotency key share a partition, so the store can dedupe them. */
+  private pickPartition(spec: JobSpecInput, config: QueueConfig): number {
+    if (config.partitions === 1) return 0;
+    if (spec.idempotencyKey !== "") return createHash("sha1").update(spec.idempotencyKey).digest().readUInt32BE(0) % config.partitions;
+    const next = ((this.roundRobin.get(spec.queue) ?? -1) + 1) % config.partitions;
+    this.roundRobin.set(spec.queue, next);
+    return next;
+  }
+
+  /** Splits items into those whose id belongs to `queue` and the rest (reported not_found). */
+  private ownIds<T extends { jobId: string }>(queue: string, items: T[]) {
+    const mine: T[] = [];
+    const positions: number[] = [];
+    items.forEach((item, i) => {
+      if (parseJobId(item.jobId)?.queue === queue) {
+        mine.push(item);
+        positions.push(i);
+      }
+    });
+    return {
+      mine,
+      merge(results: OutcomeResult[]): JobOutcome[] {
+        const outcomes: JobOutcome[] = items.map((item) => ({ jobId: item.jobId, outcome: "not_found" }));
+        results.forEach((r, k) => {
+          outcomes[positions[k]!]!.outcome = r.outcome;
+        });
+        return outcomes;
+      },
+    };
+  }
+
+  private announce(ids: string[], results: OutcomeResult[]): void {
+    results.forEach((r, i) => {
+      const where = parseJobId(ids[i]!);
+      if (r.pendingAt !== undefined && where) this.broker.notify(where.queue, where.partition, r.pendingAt);
+    });
+  }
+}
+
+function checkPriority(priority: number, config: QueueConfig, field: string, zeroMeansAll: boolean): void {
+  if (zeroMeansAll && priority === 0) return;
+  if (!Number.isInteger(priority) || priority < 1 || priority > config.priorities) {
+    throw new RunlaterError(
+      "invalid_argument",
+      "INVALID_PRIORITY",
+      `${field} is ${priority}; this queue has priorities 1 (highest) to ${config.priorities}`,
+      field,
+    );
+  }
+}
+
+function checkAttempts(attempts: number, field: string): void {
+  if (attempts < 0 || attempts > limits.attemptsMax) throw invalidArgument(field, `${field} must be 0 (the default) to ${limits.attemptsMax}`);
+}
+
+function bodyTooLarge(field: string, size: number, max: number): RunlaterError {
+  return new RunlaterError("resource_exhausted", "BODY_TOO_LARGE", `${field} is ${size} bytes; this queue accepts at most ${max} (max_body_bytes)`, field);
+}
+
+function boundedLimit(value: number, fallback: number, max: number, field: string): number {
+  if (value === 0) return fallback;
+  if (value > max) throw batchTooLarge(field, value, max);
+  return value;
+}
+
+function truncateStatus(status: string): string {
+  return appendStatus("", status);
+}
+
+function toFilter(input: FilterInput): JobFilter {
+  let bodyRegex: RegExp | undefined;
+  if (input.bodyRegex !== "") {
+    if (input.bodyRegex.length > limits.bodyRegexMaxLength) throw invalidArgument("body_regex", `body_regex is longer than ${limits.bodyRegexMaxLength} characters`);
+    try {
+      bodyRegex = new RegExp(input.bodyRegex, "u");
+    } catch (err) {
+      throw invalidArgument("body_regex", `body_regex is not a valid regular expression: ${(err as Error).message}`);
+    }
+  }
+  return { state: input.state, priority: input.priority || undefined, future: input.future, bodyRegex };
+}
+
+function encodeCursor(c: ScanCursor): string {
+  return Buffer.from(JSON.stringify([c.runAfter, c.id])).toString("base64url");
+}
+
+function decodeCursor(token: string): ScanCursor {
+  try {
+    const [runAfter, id] = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as [unknown, unknown];
+    if (typeof runAfter === "number" && typeof id === "string") return { runAfter, id };
+  } catch {
+    // fall through
+  }
+  throw invalidArgument("page_token", "page_token is not one this server issued: pass next_page_token unchanged");
+}

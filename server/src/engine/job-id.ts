@@ -1,0 +1,31 @@
+/**
+ * Job ids name where a job lives, as PinLater's descriptors did, so ack, checkpoint and
+ * lookup go straight to it: `<queue>.<partition>.<unique>`. The unique part is a
+ * timestamp, a per-process random node tag and a counter, so ids never repeat across
+ * restarts or nodes (PinLater's AUTO_INCREMENT reuse is impossible here).
+ */
+import { randomBytes } from "node:crypto";
+
+const node = randomBytes(3).toString("hex");
+let counter = 0;
+
+export function newJobId(queue: string, partition: number, now: number): string {
+  counter = (counter + 1) % 0x1000000;
+  return `${queue}.${partition}.${now.toString(36)}${node}${counter.toString(36).padStart(5, "0")}`;
+}
+
+export interface ParsedJobId {
+  queue: string;
+  partition: number;
+}
+
+/** Returns undefined for a string that is not a runlater job id. */
+export function parseJobId(id: string): ParsedJobId | undefined {
+  const match = /^([A-Za-z0-9_]{1,64})\.(\d{1,3})\.[0-9a-z]{8,40}$/.exec(id);
+  if (!match) return undefined;
+  return { queue: match[1]!, partition: Number(match[2]) };
+}
+
+export function newClaimToken(): string {
+  return randomBytes(9).toString("base64url");
+}

@@ -1,0 +1,50 @@
+/**
+ * A job as stores keep it. Times are epoch milliseconds (0 = none).
+ *
+ * Inside a store a job is pending, buffered (claimed into a broker's memory under a
+ * partition lease epoch, not yet handed out; shown to users as PENDING), running,
+ * succeeded or failed. Only engine/transitions.ts decides how a job moves between them.
+ */
+export type StoredState = "pending" | "buffered" | "running" | "succeeded" | "failed";
+
+export interface JobRecord {
+  id: string;
+  queue: string;
+  partition: number;
+  state: StoredState;
+  priority: number;
+  body: Uint8Array;
+  runAfter: number;
+  attemptsAllowed: number;
+  /** Attempts not yet started: charged when a job is handed to a worker. */
+  attemptsRemaining: number;
+  /** Number of the current (or last) attempt, from 1; 0 before the first. */
+  attempt: number;
+  customStatus: string;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number;
+  claimToken: string;
+  claimExpiresAt: number;
+  /** Delay before the next attempt if this one fails without saying (set at hand-out). */
+  retryDelayMs: number;
+  /** Lease epoch under which the job was buffered. */
+  bufferEpoch: number;
+  idempotencyKey: string;
+  /** Enqueue order within the store: the tie-break after priority and run_after. */
+  seq: number;
+}
+
+/** What a store needs to insert a job; the engine has already decided every field. */
+export type NewJob = Pick<
+  JobRecord,
+  "id" | "queue" | "partition" | "priority" | "body" | "runAfter" | "attemptsAllowed" | "customStatus" | "createdAt" | "idempotencyKey"
+>;
+
+/** Per-job result of an ack or checkpoint (proto Outcome). */
+export type Outcome = "acknowledged" | "stale_claim" | "not_found";
+
+/** Dequeue order: priority, then run_after, then enqueue order. */
+export function compareForDequeue(a: JobRecord, b: JobRecord): number {
+  return a.priority - b.priority || a.runAfter - b.runAfter || a.seq - b.seq;
+}

@@ -1,0 +1,22 @@
+/** Hard limits enforced at the edge. Documented in docs/configuration.md. */
+export const limits = {
+  queueNameMaxLength: 64,
+  enqueueBatchMax: 1000,
+  dequeueLimitMax: 1000,
+  ackBatchMax: 10_000,
+  checkpointBatchMax: 1000,
+  getJobsMax: 1000,
+  scanLimitDefault: 100,
+  scanLimitMax: 1000,
+  bulkLimitDefault: 1000,
+  bulkLimitMax: 100_000,
+  idempotencyKeyMaxLength: 128,
+  customStatusMaxLength: 1000,
+  bodyRegexMaxLength: 256,
+  dequeueWaitMaxMs: 60_000,
+  prioritiesMax: 10,
+  partitionsMax: 256,
+  attemptsMax: 1000,
+  claimTimeoutMinMs: 100,
+  maxBodyBytesMax: 16 * 1024 * 1024,
+} as const;

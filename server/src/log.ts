@@ -1,0 +1,10 @@
+/** Structured JSON logs on stderr (stdout is kept for the CLI's own output). */
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+export function createLogger(level: string): Logger {
+  return pino({ level, base: { service: "runlater" } }, pino.destination({ fd: 2, sync: false }));
+}
+
+export const silentLogger: Logger = pino({ level: "silent" });

@@ -1,0 +1,102 @@
+/**
+ * Background upkeep, each part O(work to do), never O(queue):
+ * - the claim-timeout sweep wakes at the earliest claim expiry (and at least every
+ *   `sweepIntervalMs`), returns expired jobs to PENDING or FAILED and tells the broker;
+ * - retention GC deletes finished jobs whose retention has passed, in bounded chunks.
+ */
+import type { Logger } from "pino";
+import type { Clock } from "../engine/clock.js";
+import type { Engine } from "../engine/engine.js";
+import type { Store } from "../store/store.js";
+
+export interface MaintenanceOptions {
+  store: Store;
+  engine: Engine;
+  clock: Clock;
+  log: Logger;
+  sweepIntervalMs: number;
+  gcIntervalMs: number;
+  chunk: number;
+}
+
+export class Maintenance {
+  private cancelSweep: (() => void) | undefined;
+  private cancelGc: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(private readonly o: MaintenanceOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.scheduleSweep(0);
+    this.scheduleGc(this.o.gcIntervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelSweep?.();
+    this.cancelGc?.();
+    await this.running;
+  }
+
+  /** Expires every claim that has run out; returns how many. */
+  async sweepClaims(): Promise<{ expired: number; nextExpiryAt?: number }> {
+    let expired = 0;
+    for (;;) {
+      const result = await this.o.store.jobClaimExpire({ now: this.o.clock.now(), limit: this.o.chunk });
+      expired += result.expired.length;
+      this.o.engine.announcePending(result.expired);
+      if (result.expired.length < this.o.chunk) {
+        if (expired > 0) this.o.log.info({ expired }, "claims expired");
+        return { expired, nextExpiryAt: result.nextExpiryAt };
+      }
+    }
+  }
+
+  /** Deletes finished jobs past their queue's retention; returns how many. */
+  async collectGarbage(): Promise<number> {
+    const now = this.o.clock.now();
+    let deleted = 0;
+    for (const queue of await this.o.store.queueList()) {
+      const c = queue.config;
+      for (;;) {
+        const n = await this.o.store.jobDeleteFinished({
+          queue: queue.name,
+          succeededBefore: now - c.succeededRetentionMs,
+          failedBefore: now - c.failedRetentionMs,
+          limit: this.o.chunk,
+        });
+        deleted += n;
+        if (n < this.o.chunk) break;
+      }
+    }
+    if (deleted > 0) this.o.log.info({ deleted }, "retention gc");
+    return deleted;
+  }
+
+  private scheduleSweep(ms: number): void {
+    if (this.stopped) return;
+    this.cancelSweep?.();
+    this.cancelSweep = this.o.clock.setTimer(ms, () => {
+      this.running = this.sweepClaims()
+        .then(({ nextExpiryAt }) => {
+          const untilNext = nextExpiryAt === undefined ? this.o.sweepIntervalMs : nextExpiryAt - this.o.clock.now();
+          this.scheduleSweep(Math.max(0, Math.min(this.o.sweepIntervalMs, untilNext)));
+        })
+        .catch((err) => {
+          this.o.log.error({ err }, "claim sweep failed");
+          this.scheduleSweep(this.o.sweepIntervalMs);
+        });
+    });
+  }
+
+  private scheduleGc(ms: number): void {
+    if (this.stopped) return;
+    this.cancelGc = this.o.clock.setTimer(ms, () => {
+      this.running = this.collectGarbage()
+        .catch((err) => this.o.log.error({ err }, "retention gc failed"))
+        .then(() => this.scheduleGc(this.o.gcIntervalMs));
+    });
+  }
+}

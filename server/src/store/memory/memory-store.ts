@@ -1,0 +1,498 @@
+/**
+ * The embedded default store: everything in this process's memory, lost on exit. It is
+ * a real store, not a mock: it passes the same shared suite as Redis and MySQL.
+ *
+ * Indexes (all lazily cleaned: an index entry carries the job's generation and is
+ * skipped once the job has changed since):
+ * - per partition and priority, a heap of pending jobs ordered by (run_after, seq), so a
+ *   claim costs O(k log n) and never scans;
+ * - one heap of running claims by expiry, so the claim-timeout sweep costs O(expired);
+ * - per queue, finished jobs in finishing order, so retention GC costs O(deleted).
+ * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
+ */
+import { queueNotFound } from "../../engine/errors.js";
+import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
+import * as transitions from "../../engine/transitions.js";
+import type { JobPatch } from "../../engine/transitions.js";
+import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { Heap } from "./heap.js";
+
+interface Slot {
+  job: JobRecord;
+  gen: number;
+}
+
+interface IndexEntry {
+  /** run_after for pending entries, claim expiry for running, finished_at for finished. */
+  at: number;
+  seq: number;
+  id: string;
+  gen: number;
+}
+
+const byTimeThenSeq = (a: IndexEntry, b: IndexEntry) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+
+class PartitionIndex {
+  readonly pending: Heap<IndexEntry>[] = [];
+  readonly buffered = new Set<string>();
+
+  pendingHeap(priority: number): Heap<IndexEntry> {
+    let heap = this.pending[priority - 1];
+    if (!heap) {
+      for (let p = this.pending.length; p < priority; p++) this.pending.push(new Heap(byTimeThenSeq));
+      heap = this.pending[priority - 1]!;
+    }
+    return heap;
+  }
+}
+
+/** Finished jobs in the order they finished (a queue with a moving head). */
+class FinishedLog {
+  private items: IndexEntry[] = [];
+  private head = 0;
+
+  push(entry: IndexEntry): void {
+    this.items.push(entry);
+  }
+
+  peek(): IndexEntry | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): void {
+    this.head++;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
+class QueueData {
+  readonly partitions: PartitionIndex[];
+  readonly jobs = new Set<string>();
+  readonly idempotency = new Map<string, string>();
+  readonly finished = { succeeded: new FinishedLog(), failed: new FinishedLog() };
+  readonly counts: Record<StoredState, number> = { pending: 0, buffered: 0, running: 0, succeeded: 0, failed: 0 };
+
+  constructor(public record: QueueRecord) {
+    this.partitions = Array.from({ length: record.config.partitions }, () => new PartitionIndex());
+  }
+}
+
+export class MemoryStore implements Store {
+  readonly name = "memory";
+  private readonly queues = new Map<string, QueueData>();
+  private readonly jobs = new Map<string, Slot>();
+  private readonly running = new Heap<IndexEntry>(byTimeThenSeq);
+  private runningCount = 0;
+  private readonly leases = new Map<string, Lease>();
+  private readonly epochs = new Map<string, number>();
+  private seq = 0;
+
+  // ---- leases
+
+  async leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
+    const key = `${p.queue}/${p.partition}`;
+    const current = this.leases.get(key);
+    if (current && current.owner !== p.owner && current.expiresAt > p.now) return undefined;
+    let epoch = current?.epoch ?? this.epochs.get(key) ?? 0;
+    if (!current || current.owner !== p.owner) epoch += 1;
+    this.epochs.set(key, epoch);
+    const lease: Lease = { queue: p.queue, partition: p.partition, owner: p.owner, epoch, expiresAt: p.now + p.ttlMs };
+    this.leases.set(key, lease);
+    return { ...lease };
+  }
+
+  async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
+    const key = `${p.queue}/${p.partition}`;
+    const current = this.leases.get(key);
+    if (current && current.owner === p.owner && current.epoch === p.epoch) this.leases.delete(key);
+  }
+
+  private holdsLease(queue: string, partition: number, epoch: number): boolean {
+    return this.leases.get(`${queue}/${partition}`)?.epoch === epoch;
+  }
+
+  // ---- jobs
+
+  async jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+    const expired: JobRecord[] = [];
+    for (;;) {
+      const top = this.running.peek();
+      if (!top) break;
+      const slot = this.liveSlot(top, "running");
+      if (!slot || slot.job.claimExpiresAt !== top.at) {
+        this.running.pop();
+        continue;
+      }
+      if (top.at > p.now || expired.length >= p.limit) break;
+      this.running.pop();
+      this.apply(slot, transitions.expireClaim(slot.job, p.now));
+      expired.push({ ...slot.job });
+    }
+    return { expired, nextExpiryAt: this.running.peek()?.at };
+  }
+
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+    const q = this.queues.get(p.queue);
+    const index = q?.partitions[p.partition];
+    if (!q || !index || !this.holdsLease(p.queue, p.partition, p.epoch)) return [];
+    const claimed: JobRecord[] = [];
+    for (const heap of index.pending) {
+      while (claimed.length < p.limit) {
+        const slot = this.popDue(heap, p.now);
+        if (!slot) break;
+        this.apply(slot, transitions.claimIntoBuffer(p.epoch, p.now));
+        claimed.push({ ...slot.job });
+      }
+      if (claimed.length >= p.limit) break;
+    }
+    return claimed;
+  }
+
+  async jobCheckpointMany(p: { items: Array<transitions.CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return p.items.map((item) => this.applyToRunning(item.id, item.claimToken, (job) => transitions.checkpoint(job, item, p.now)));
+  }
+
+  async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
+    return p.items.map((item) => this.applyToRunning(item.id, item.claimToken, (job) => transitions.succeed(job, item.customStatus, p.now)));
+  }
+
+  async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
+    let count = 0;
+    for (const _ of this.matching(p.queue, p.filter, p.now)) count++;
+    return count;
+  }
+
+  async jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+    const q = this.queues.get(p.queue);
+    if (!q) return 0;
+    let deleted = 0;
+    for (const [state, before] of [["succeeded", p.succeededBefore], ["failed", p.failedBefore]] as const) {
+      const log = q.finished[state];
+      for (let entry = log.peek(); entry && entry.at < before && deleted < p.limit; entry = log.peek()) {
+        log.shift();
+        const slot = this.liveSlot(entry, state);
+        if (slot) {
+          this.remove(slot);
+          deleted++;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  async jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+    const doomed: Slot[] = [];
+    for (const slot of this.matching(p.queue, p.filter, p.now)) {
+      if (doomed.length >= p.limit) break;
+      doomed.push(slot);
+    }
+    for (const slot of doomed) this.remove(slot);
+    return doomed.length;
+  }
+
+  async jobFailMany(p: { items: Array<transitions.FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return p.items.map((item) => this.applyToRunning(item.id, item.claimToken, (job) => transitions.fail(job, item, p.now)));
+  }
+
+  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+    return p.ids.map((id) => {
+      const slot = this.jobs.get(id);
+      return slot ? { ...slot.job } : undefined;
+    });
+  }
+
+  async jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]> {
+    // Check every queue first: a batch is all or nothing.
+    for (const job of p.jobs) if (!this.queues.has(job.queue)) throw queueNotFound(job.queue);
+    return p.jobs.map((spec) => {
+      const q = this.queues.get(spec.queue)!;
+      if (spec.idempotencyKey !== "") {
+        const existing = q.idempotency.get(spec.idempotencyKey);
+        if (existing !== undefined && this.jobs.has(existing)) return existing;
+        q.idempotency.set(spec.idempotencyKey, spec.id);
+      }
+      const job: JobRecord = {
+        ...spec,
+        state: "pending",
+        attemptsRemaining: spec.attemptsAllowed,
+        attempt: 0,
+        updatedAt: p.now,
+        finishedAt: 0,
+        claimToken: "",
+        claimExpiresAt: 0,
+        retryDelayMs: 0,
+        bufferEpoch: 0,
+        seq: ++this.seq,
+      };
+      const slot: Slot = { job, gen: 0 };
+      this.jobs.set(job.id, slot);
+      q.jobs.add(job.id);
+      q.counts.pending++;
+      this.index(slot);
+      return job.id;
+    });
+  }
+
+  async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
+    const index = this.queues.get(p.queue)?.partitions[p.partition];
+    let next: number | undefined;
+    for (const heap of index?.pending ?? []) {
+      const top = this.cleanTop(heap);
+      if (top && (next === undefined || top.at < next)) next = top.at;
+    }
+    return next;
+  }
+
+  async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
+    const q = this.queues.get(p.queue);
+    if (!q) return [];
+    const found: JobRecord[] = [];
+    for (const index of q.partitions) {
+      for (const id of index.buffered) found.push({ ...this.jobs.get(id)!.job });
+      for (const heap of index.pending) {
+        const taken: Array<[IndexEntry, Slot]> = [];
+        while (taken.length < p.limit) {
+          const top = this.cleanTop(heap);
+          if (!top || top.at > p.now) break;
+          heap.pop();
+          taken.push([top, this.jobs.get(top.id)!]);
+        }
+        for (const [entry, slot] of taken) {
+          heap.push(entry);
+          found.push({ ...slot.job });
+        }
+      }
+    }
+    return found.sort(compareForDequeue).slice(0, p.limit);
+  }
+
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+    const index = this.queues.get(p.queue)?.partitions[p.partition];
+    if (!index) return 0;
+    const candidates = p.ids ?? [...index.buffered];
+    let released = 0;
+    for (const id of candidates) {
+      const slot = this.jobs.get(id);
+      if (!slot || slot.job.state !== "buffered") continue;
+      const mine = p.ids !== undefined && slot.job.bufferEpoch === p.epoch;
+      const stale = p.belowEpoch !== undefined && slot.job.bufferEpoch < p.belowEpoch;
+      if (!mine && !stale) continue;
+      this.apply(slot, transitions.unbuffer(p.now));
+      released++;
+    }
+    return released;
+  }
+
+  async jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+    const failed = [...this.matching(p.queue, { state: "failed", priority: p.priority }, p.now)]
+      .sort((a, b) => a.job.finishedAt - b.job.finishedAt || a.job.seq - b.job.seq)
+      .slice(0, p.limit);
+    for (const slot of failed) this.apply(slot, transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now));
+    return failed.length;
+  }
+
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+    const c = p.cursor;
+    const page: JobRecord[] = [];
+    for (const slot of this.matching(p.queue, p.filter, p.now)) {
+      const j = slot.job;
+      if (c && (j.runAfter > c.runAfter || (j.runAfter === c.runAfter && j.id >= c.id))) continue;
+      page.push(j);
+    }
+    page.sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return page.slice(0, p.limit).map((j) => ({ ...j }));
+  }
+
+  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<JobRecord[]> {
+    if (!this.holdsLease(p.queue, p.partition, p.epoch)) return [];
+    const started: JobRecord[] = [];
+    for (const plan of p.plans) {
+      const slot = this.jobs.get(plan.id);
+      if (!slot || slot.job.state !== "buffered" || slot.job.bufferEpoch !== p.epoch) continue;
+      this.apply(slot, transitions.handOut(slot.job, plan, p.now));
+      started.push({ ...slot.job });
+    }
+    return started;
+  }
+
+  // ---- queues
+
+  async queueCreate(p: { name: string; config: QueueRecord["config"]; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
+    const existing = this.queues.get(p.name);
+    if (existing) return { queue: cloneQueue(existing.record), created: false };
+    const record: QueueRecord = { name: p.name, config: p.config, createdAt: p.now };
+    this.queues.set(p.name, new QueueData(record));
+    return { queue: cloneQueue(record), created: true };
+  }
+
+  async queueDelete(p: { name: string }): Promise<boolean> {
+    const q = this.queues.get(p.name);
+    if (!q) return false;
+    for (const id of q.jobs) this.jobs.delete(id);
+    this.queues.delete(p.name);
+    for (const key of [...this.leases.keys()]) if (key.startsWith(`${p.name}/`)) this.leases.delete(key);
+    return true;
+  }
+
+  async queueGet(p: { name: string }): Promise<QueueRecord | undefined> {
+    const q = this.queues.get(p.name);
+    return q ? cloneQueue(q.record) : undefined;
+  }
+
+  async queueList(): Promise<QueueRecord[]> {
+    return [...this.queues.values()].map((q) => cloneQueue(q.record)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  }
+
+  async queueStats(p: { name: string; now: number }): Promise<QueueStatsRecord> {
+    const q = this.queues.get(p.name);
+    if (!q) throw queueNotFound(p.name);
+    let scheduled = 0;
+    let oldestDue: number | undefined;
+    for (const index of q.partitions) {
+      for (const id of index.buffered) oldestDue = Math.min(oldestDue ?? Infinity, this.jobs.get(id)!.job.runAfter);
+      for (const heap of index.pending) {
+        for (const entry of heap.values()) {
+          const slot = this.liveSlot(entry, "pending");
+          if (!slot) continue;
+          if (entry.at > p.now) scheduled++;
+          else oldestDue = Math.min(oldestDue ?? Infinity, entry.at);
+        }
+      }
+    }
+    return {
+      pending: q.counts.pending + q.counts.buffered,
+      scheduled,
+      running: q.counts.running,
+      succeeded: q.counts.succeeded,
+      failed: q.counts.failed,
+      oldestPendingAgeMs: oldestDue === undefined ? 0 : Math.max(0, p.now - oldestDue),
+    };
+  }
+
+  async queueUpdate(p: { name: string; config: QueueRecord["config"] }): Promise<QueueRecord | undefined> {
+    const q = this.queues.get(p.name);
+    if (!q) return undefined;
+    q.record = { ...q.record, config: p.config };
+    return cloneQueue(q.record);
+  }
+
+  async close(): Promise<void> {}
+
+  // ---- internals
+
+  /** Applies a transition's patch and re-indexes the job for its new state. */
+  private apply(slot: Slot, patch: JobPatch): void {
+    const q = this.queues.get(slot.job.queue)!;
+    const before = slot.job.state;
+    Object.assign(slot.job, patch);
+    slot.gen++;
+    const after = slot.job.state;
+    q.counts[before]--;
+    q.counts[after]++;
+    if (before === "running") this.runningCount--;
+    if (before === "buffered" && after !== "buffered") q.partitions[slot.job.partition]!.buffered.delete(slot.job.id);
+    this.index(slot);
+  }
+
+  private index(slot: Slot): void {
+    const job = slot.job;
+    const q = this.queues.get(job.queue)!;
+    const partition = q.partitions[job.partition]!;
+    switch (job.state) {
+      case "pending":
+        partition.pendingHeap(job.priority).push({ at: job.runAfter, seq: job.seq, id: job.id, gen: slot.gen });
+        break;
+      case "buffered":
+        partition.buffered.add(job.id);
+        break;
+      case "running":
+        this.runningCount++;
+        this.running.push({ at: job.claimExpiresAt, seq: job.seq, id: job.id, gen: slot.gen });
+        this.compactRunning();
+        break;
+      case "succeeded":
+      case "failed":
+        q.finished[job.state].push({ at: job.finishedAt, seq: job.seq, id: job.id, gen: slot.gen });
+        break;
+      default:
+        assertNever(job.state);
+    }
+  }
+
+  /** Extensions and acks leave stale entries behind; rebuild when they dominate. */
+  private compactRunning(): void {
+    if (this.running.size < 2 * this.runningCount + 1024) return;
+    const live = this.running.values().filter((e) => this.liveSlot(e, "running")?.job.claimExpiresAt === e.at);
+    this.running.clear();
+    for (const entry of live) this.running.push(entry);
+  }
+
+  private remove(slot: Slot): void {
+    const job = slot.job;
+    const q = this.queues.get(job.queue)!;
+    this.jobs.delete(job.id);
+    q.jobs.delete(job.id);
+    q.counts[job.state]--;
+    if (job.state === "running") this.runningCount--;
+    if (job.state === "buffered") q.partitions[job.partition]!.buffered.delete(job.id);
+    if (job.idempotencyKey !== "" && q.idempotency.get(job.idempotencyKey) === job.id) q.idempotency.delete(job.idempotencyKey);
+    slot.gen++;
+  }
+
+  private liveSlot(entry: IndexEntry, state: StoredState): Slot | undefined {
+    const slot = this.jobs.get(entry.id);
+    return slot && slot.gen === entry.gen && slot.job.state === state ? slot : undefined;
+  }
+
+  private cleanTop(heap: Heap<IndexEntry>): IndexEntry | undefined {
+    for (let top = heap.peek(); top; top = heap.peek()) {
+      if (this.liveSlot(top, "pending")) return top;
+      heap.pop();
+    }
+    return undefined;
+  }
+
+  /** Pops the best due pending job of a heap, or undefined if none is due. */
+  private popDue(heap: Heap<IndexEntry>, now: number): Slot | undefined {
+    const top = this.cleanTop(heap);
+    if (!top || top.at > now) return undefined;
+    heap.pop();
+    return this.jobs.get(top.id);
+  }
+
+  private applyToRunning(id: string, claimToken: string, decide: (job: JobRecord) => JobPatch): OutcomeResult {
+    const slot = this.jobs.get(id);
+    const outcome = transitions.checkClaim(slot?.job, claimToken);
+    if (outcome !== "acknowledged" || !slot) return { outcome };
+    this.apply(slot, decide(slot.job));
+    return { outcome, pendingAt: slot.job.state === "pending" ? slot.job.runAfter : undefined };
+  }
+
+  private *matching(queue: string, filter: JobFilter, now: number): Generator<Slot> {
+    const q = this.queues.get(queue);
+    if (!q) return;
+    for (const id of q.jobs) {
+      const slot = this.jobs.get(id)!;
+      if (matchesFilter(slot.job, filter, now)) yield slot;
+    }
+  }
+}
+
+export function matchesFilter(job: JobRecord, filter: JobFilter, now: number): boolean {
+  if (filter.state !== undefined && transitions.visibleState(job.state) !== filter.state) return false;
+  if (filter.priority !== undefined && job.priority !== filter.priority) return false;
+  if (filter.future !== undefined && job.runAfter > now !== filter.future) return false;
+  if (filter.bodyRegex && !filter.bodyRegex.test(Buffer.from(job.body).toString("utf8"))) return false;
+  return true;
+}
+
+function cloneQueue(record: QueueRecord): QueueRecord {
+  return { ...record, config: { ...record.config, retryPolicy: { ...record.config.retryPolicy } } };
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected state ${String(value)}`);
+}

@@ -1,0 +1,17 @@
+/** Opens the store named by `--store` URLs. One URL per shard. */
+import { invalidArgument } from "../engine/errors.js";
+import { MemoryStore } from "./memory/memory-store.js";
+import type { Store } from "./store.js";
+
+export async function openStore(urls: string[]): Promise<Store> {
+  const list = urls.length === 0 ? ["memory"] : urls;
+  const scheme = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]);
+  const kinds = new Set(list.map(scheme));
+  if (kinds.size > 1) throw invalidArgument("store", `every --store must be of one kind, got ${[...kinds].join(", ")}`);
+  const kind = [...kinds][0];
+  if (kind === "memory") {
+    if (list.length > 1) throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
+    return new MemoryStore();
+  }
+  throw invalidArgument("store", `unknown store "${list[0]}": use memory (redis:// and mysql:// stores are planned)`);
+}

@@ -1,0 +1,109 @@
+/**
+ * The store seam. @internal: this interface is not stable and not meant to be
+ * implemented outside this repository; it changes as the in-tree stores evolve.
+ *
+ * Rules every store follows (pinned by the shared suite in ./storetest):
+ * - Stores persist; they never decide. Every state change is one of the transitions in
+ *   engine/transitions.ts, applied atomically per job.
+ * - Batch first: each method takes many items and is one round trip / script / statement
+ *   per shard where the backend allows it.
+ * - Every write made because of partition ownership (claim, start, release) is
+ *   conditional on the lease epoch; every write about a running job is conditional on
+ *   its claim token, in the same atomic step as the write.
+ * - Methods that depend on time take `now` (epoch ms) from the caller's clock.
+ */
+import type { JobRecord, NewJob, Outcome } from "../engine/job-record.js";
+import type { QueueConfig } from "../engine/queue-config.js";
+import type { CheckpointInput, FailureInput, HandOutPlan } from "../engine/transitions.js";
+
+export interface QueueRecord {
+  name: string;
+  config: QueueConfig;
+  createdAt: number;
+}
+
+export interface QueueStatsRecord {
+  pending: number;
+  scheduled: number;
+  running: number;
+  succeeded: number;
+  failed: number;
+  /** now − run_after of the oldest due pending job; 0 when none is due. */
+  oldestPendingAgeMs: number;
+}
+
+/** Filters shared by scan, count and delete. Unset fields match everything. */
+export interface JobFilter {
+  state?: "pending" | "running" | "succeeded" | "failed";
+  priority?: number;
+  /** true: run_after > now; false: run_after ≤ now. */
+  future?: boolean;
+  bodyRegex?: RegExp;
+}
+
+export interface ScanCursor {
+  runAfter: number;
+  id: string;
+}
+
+export interface OutcomeResult {
+  outcome: Outcome;
+  /** Set when the job went (back) to pending: when it becomes due. */
+  pendingAt?: number;
+}
+
+export interface Lease {
+  queue: string;
+  partition: number;
+  owner: string;
+  epoch: number;
+  expiresAt: number;
+}
+
+export interface Store {
+  readonly name: string;
+
+  // Leases (partition ownership with fencing epochs).
+  /** Takes or renews the lease if free, expired, or already `owner`'s; a new owner gets a higher epoch. */
+  leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined>;
+  leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void>;
+
+  // Jobs.
+  /** Applies expireClaim to up to `limit` running jobs whose claim has expired; returns them (after the change) and the next expiry still ahead. */
+  jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }>;
+  /** Moves up to `limit` due pending jobs to buffered under `epoch`, best first; nothing if `epoch` is not the lease's. */
+  jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]>;
+  jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
+  jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]>;
+  jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number>;
+  /** Deletes finished jobs of `queue` whose retention has passed, oldest first. */
+  jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number>;
+  jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number>;
+  jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
+  /** Looks jobs up by id; undefined where absent. */
+  jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>>;
+  /** Inserts jobs; a job whose idempotency key is already live in its queue is not inserted and the live job's id is returned instead. */
+  jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]>;
+  /** Earliest run_after of the partition's pending jobs (due or not), or undefined if none. */
+  jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined>;
+  /** Due pending (and buffered) jobs, best first, changing nothing: the dry run. */
+  jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]>;
+  /** Moves buffered jobs back to pending: the given ids under `epoch`, or with no ids every job buffered under an epoch < `belowEpoch`. */
+  jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number>;
+  jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
+  /** Newest run_after first, ties by id descending; strictly after `cursor`. */
+  jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]>;
+  /** Buffered jobs under `epoch` (the lease's) become running per their plan; returns the started jobs. */
+  jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<JobRecord[]>;
+
+  // Queues.
+  queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }>;
+  /** Deletes the queue and every job and key it has. */
+  queueDelete(p: { name: string }): Promise<boolean>;
+  queueGet(p: { name: string }): Promise<QueueRecord | undefined>;
+  queueList(): Promise<QueueRecord[]>;
+  queueStats(p: { name: string; now: number }): Promise<QueueStatsRecord>;
+  queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined>;
+
+  close(): Promise<void>;
+}
