@@ -197,9 +197,9 @@ class Worker:
         """The worker's main coroutine: returns after a graceful shutdown."""
         if not self._registrations:
             raise RuntimeError("no handlers registered")
-        self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
         self._force = asyncio.Event()
+        self._loop = asyncio.get_running_loop()  # last: stop() works once this is set
         client, owned = self._async_client()
         threads = sum(r.concurrency for r in self._registrations.values() if not r.is_async)
         pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="runlater-job")

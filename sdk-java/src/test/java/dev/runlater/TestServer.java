@@ -1,0 +1,94 @@
+package dev.runlater;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The runlater server the tests talk to: one real server per test JVM, started on a free port
+ * with {@code <repo>/scripts/runlater serve --port 0 --host 127.0.0.1}, or an existing one named
+ * by the environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
+ */
+public final class TestServer {
+  private static final Pattern LISTENING =
+      Pattern.compile("runlater listening on http://([^\\s]+)");
+  private static String target;
+
+  private TestServer() {}
+
+  /** The server's "host:port", starting it on first use. */
+  public static synchronized String target() {
+    if (target == null) {
+      String env = System.getenv("RUNLATER_TARGET");
+      target = env != null && !env.isBlank() ? env.replaceFirst("^http://", "") : start();
+    }
+    return target;
+  }
+
+  /** A client for the test server with a short default deadline. */
+  public static RunlaterClient client() {
+    return RunlaterClient.builder(target()).defaultDeadline(java.time.Duration.ofSeconds(10)).build();
+  }
+
+  /** A fresh queue name, so tests never share state. */
+  public static String queueName(String prefix) {
+    return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+  }
+
+  private static String start() {
+    // The SDK lives at <repo>/sdk-java and Maven runs from there.
+    Path repo = Path.of("").toAbsolutePath().getParent();
+    Path script = repo.resolve("scripts/runlater");
+    if (!Files.isExecutable(script)) {
+      throw new IllegalStateException("no server script at " + script + "; set RUNLATER_TARGET");
+    }
+    try {
+      Process p =
+          new ProcessBuilder(script.toString(), "serve", "--port", "0", "--host", "127.0.0.1")
+              .directory(repo.toFile())
+              .redirectError(repo.resolve("sdk-java/target/runlater-server.log").toFile())
+              .start();
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(p)));
+      BufferedReader out =
+          new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+      CompletableFuture<String> address =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  for (String line; (line = out.readLine()) != null; ) {
+                    Matcher m = LISTENING.matcher(line);
+                    if (m.find()) {
+                      return m.group(1);
+                    }
+                  }
+                } catch (IOException e) {
+                  throw new IllegalStateException(e);
+                }
+                throw new IllegalStateException("server exited before listening; see target/runlater-server.log");
+              });
+      // Generous: the first run may install Node (scripts/node-env.sh).
+      return address.get(180, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException("could not start the runlater server", e);
+    }
+  }
+
+  private static void stop(Process p) {
+    p.destroy(); // SIGTERM: the server drains and exits
+    try {
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+    }
+  }
+}

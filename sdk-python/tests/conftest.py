@@ -1,0 +1,97 @@
+"""Fixtures: a real runlater server, clients, per-test queues and a polling helper.
+
+The server is started once per session from this checkout's scripts/runlater (found
+relative to this file, so any clone works), or RUNLATER_URL names one already running.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as queue_mod
+import secrets
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import QueueFactory
+
+from runlater import Client, QueueConfig
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVER_SCRIPT = REPO_ROOT / "scripts" / "runlater"
+STARTUP_TIMEOUT_S = 60.0  # the first start may install Node (scripts/node-env.sh)
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    if os.environ.get("RUNLATER_URL"):
+        yield os.environ["RUNLATER_URL"].rstrip("/")
+        return
+    proc = subprocess.Popen(
+        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # JSON logs; RUNLATER_URL + a manual server to see them
+        text=True,
+    )
+    try:
+        yield _read_listen_url(proc)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
+def _read_listen_url(proc: subprocess.Popen[str]) -> str:
+    """Waits for "runlater listening on URL" on the server's stdout."""
+    lines: queue_mod.Queue[str] = queue_mod.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    prefix = "runlater listening on "
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"runlater server exited with {proc.returncode} before listening")
+        try:
+            line = lines.get(timeout=0.1)
+        except queue_mod.Empty:
+            continue
+        if line.startswith(prefix):
+            return line[len(prefix) :].strip()
+    raise RuntimeError(f"runlater server did not print {prefix!r} within {STARTUP_TIMEOUT_S}s")
+
+
+@pytest.fixture
+def client(server_url: str) -> Iterator[Client]:
+    with Client(server_url) as c:
+        yield c
+
+
+@pytest.fixture
+def make_queue(client: Client, request: pytest.FixtureRequest) -> Iterator[QueueFactory]:
+    """Creates queues unique to this test (name + random suffix); deletes them after."""
+    created: list[str] = []
+    base = "".join(ch if ch.isalnum() else "_" for ch in request.node.name)[:40]
+
+    def make(**config: object) -> str:
+        name = f"t_{base}_{secrets.token_hex(4)}"
+        client.create_queue(name, QueueConfig(**config) if config else None)  # type: ignore[arg-type]
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        client.delete_queue(name)

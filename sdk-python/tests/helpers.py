@@ -1,0 +1,53 @@
+"""Test helpers shared by the test modules (tests/ is on sys.path via pyproject)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from runlater import Worker
+
+T = TypeVar("T")
+
+QueueFactory = Callable[..., str]
+
+
+def wait_for(
+    probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02
+) -> T:
+    """Polls probe() until it returns something truthy; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s (last value: {last!r})")
+
+
+@contextmanager
+def running(worker: Worker) -> Iterator[threading.Thread]:
+    """Runs a Worker in a background thread; stops it and waits for it on exit."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            worker.run(handle_signals=False)
+        except BaseException as exc:  # surfaced in the test thread below
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    try:
+        yield thread
+    finally:
+        wait_for(lambda: worker._loop is not None, timeout=5)  # noqa: SLF001 - started?
+        worker.stop()
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "worker did not stop"
+        if errors:
+            raise errors[0]

@@ -1,0 +1,70 @@
+/**
+ * Picks the @connectrpc/connect-node transport for the protocol a caller asked for.
+ * The server speaks all of them on one port, so this is a client-side choice only:
+ * Connect (JSON for debugging with curl-like tools, binary for speed), gRPC (HTTP/2
+ * only) or gRPC-Web.
+ */
+import type { Interceptor, Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+
+export type Protocol = "connect" | "grpc" | "grpc-web";
+export type HttpVersion = "1.1" | "2";
+
+export interface TransportOptions {
+  /** Wire protocol; default "connect". */
+  protocol?: Protocol;
+  /** Connect only: binary protobuf (default true) or JSON. gRPC and gRPC-Web always use binary. */
+  binary?: boolean;
+  /** "1.1" (default for Connect and gRPC-Web) or "2" (h2c or TLS; the only choice for gRPC). */
+  httpVersion?: HttpVersion;
+  /** Default deadline of every call, in ms (a call may pass its own timeoutMs). */
+  timeoutMs?: number;
+  /** Interceptors run around every call (auth headers, logging, metrics, test spies). */
+  interceptors?: Interceptor[];
+}
+
+export interface OpenedTransport {
+  transport: Transport;
+  /** Closes the HTTP/2 session, if one was opened, so the process can exit. */
+  close(): void;
+}
+
+export function openTransport(baseUrl: string, o: TransportOptions = {}): OpenedTransport {
+  const protocol = o.protocol ?? "connect";
+  const httpVersion = o.httpVersion ?? (protocol === "grpc" ? "2" : "1.1");
+  if (protocol === "grpc" && httpVersion !== "2") {
+    throw new Error('gRPC needs HTTP/2: pass httpVersion "2" (or leave it unset) with protocol "grpc"');
+  }
+  if (o.binary !== undefined && protocol !== "connect" && !o.binary) {
+    throw new Error(`binary: false (JSON) is only offered for protocol "connect", not "${protocol}"`);
+  }
+  const common = {
+    baseUrl,
+    interceptors: o.interceptors ?? [],
+    defaultTimeoutMs: o.timeoutMs,
+  };
+  if (httpVersion === "1.1") {
+    const options = { ...common, httpVersion } as const;
+    return {
+      transport: protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true }),
+      close() {},
+    };
+  }
+  // We own the HTTP/2 session so close() can end it; otherwise an idle session keeps
+  // a short script alive until its idle timeout.
+  const sessionManager = new Http2SessionManager(baseUrl);
+  const options = { ...common, httpVersion, sessionManager } as const;
+  let transport: Transport;
+  switch (protocol) {
+    case "grpc":
+      transport = createGrpcTransport(options);
+      break;
+    case "grpc-web":
+      transport = createGrpcWebTransport(options);
+      break;
+    case "connect":
+      transport = createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true });
+      break;
+  }
+  return { transport, close: () => sessionManager.abort() };
+}

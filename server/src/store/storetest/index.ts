@@ -1,0 +1,31 @@
+/**
+ * THE store suite: every store runs it unchanged through a ~20-line entry test
+ * (server/test/store/<store>.test.ts). Changing a store means extending this suite.
+ */
+import { describe } from "vitest";
+import type { Store } from "../store.js";
+import { exerciseJobAck } from "./job-ack.js";
+import { exerciseJobBulk } from "./job-bulk.js";
+import { exerciseJobCheckpoint } from "./job-checkpoint.js";
+import { exerciseJobClaim } from "./job-claim.js";
+import { exerciseJobExpire } from "./job-expire.js";
+import { exerciseJobInsert } from "./job-insert.js";
+import { exerciseJobLookup } from "./job-lookup.js";
+import { exerciseLease } from "./lease.js";
+import { exerciseQueue } from "./queue.js";
+
+export type OpenStore = () => Promise<Store>;
+
+export function exerciseStore(name: string, open: OpenStore): void {
+  describe(`store suite: ${name}`, () => {
+    exerciseQueue(open);
+    exerciseJobInsert(open);
+    exerciseJobClaim(open);
+    exerciseLease(open);
+    exerciseJobAck(open);
+    exerciseJobCheckpoint(open);
+    exerciseJobExpire(open);
+    exerciseJobLookup(open);
+    exerciseJobBulk(open);
+  });
+}

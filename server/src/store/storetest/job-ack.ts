@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { createQueue, get, handOut, insert, T0 } from "./fixtures.js";
+import type { OpenStore } from "./index.js";
+
+export function exerciseJobAck(open: OpenStore): void {
+  describe("jobCompleteMany / jobFailMany", () => {
+    it("a success ack with the current token finishes the job and appends the custom status", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ customStatus: "queued by cron" }]);
+      const [job] = await handOut(store, q);
+      const [r] = await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "sent" }], now: T0 + 10 });
+      expect(r!.outcome).toBe("acknowledged");
+      expect(await get(store, job!.id)).toMatchObject({ state: "succeeded", finishedAt: T0 + 10, customStatus: "queued by cron\nsent" });
+    });
+
+    it("refuses a stale token, a repeated ack and an unknown id, each for its own job only", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}, {}]);
+      const [a, b] = await handOut(store, q);
+      const results = await store.jobCompleteMany({
+        items: [
+          { id: a!.id, claimToken: "wrong", customStatus: "" },
+          { id: b!.id, claimToken: b!.claimToken, customStatus: "" },
+          { id: `${q}.0.zzzzzzzzzzzz`, claimToken: "x", customStatus: "" },
+        ],
+        now: T0,
+      });
+      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "acknowledged", "not_found"]);
+      expect((await get(store, a!.id))!.state).toBe("running");
+      const again = await store.jobCompleteMany({ items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }], now: T0 + 5 });
+      expect(again[0]!.outcome).toBe("stale_claim");
+      expect(await get(store, b!.id)).toMatchObject({ state: "succeeded", finishedAt: T0, customStatus: "" });
+    });
+
+    it("a failure with attempts left goes back to pending after the worker's delay", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ attemptsAllowed: 3 }]);
+      const [job] = await handOut(store, q, { retryDelayMs: 1000 });
+      const [r] = await store.jobFailMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "boom", retryDelayMs: 250, noRetry: false }], now: T0 + 10 });
+      expect(r).toEqual({ outcome: "acknowledged", pendingAt: T0 + 260 });
+      expect(await get(store, job!.id)).toMatchObject({ state: "pending", runAfter: T0 + 260, attemptsRemaining: 2, customStatus: "boom" });
+      expect(await handOut(store, q, { now: T0 + 259 })).toEqual([]);
+      const [again] = await handOut(store, q, { now: T0 + 260 });
+      expect(again).toMatchObject({ id: job!.id, attempt: 2, attemptsRemaining: 1 });
+    });
+
+    it("a failure without a delay uses the delay planned at hand-out", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}]);
+      const [job] = await handOut(store, q, { retryDelayMs: 4000 });
+      await store.jobFailMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", noRetry: false }], now: T0 });
+      expect((await get(store, job!.id))!.runAfter).toBe(T0 + 4000);
+    });
+
+    it("the last attempt's failure, or a no-retry failure, ends in failed", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [last, noRetry] = await insert(store, q, [{ attemptsAllowed: 1 }, { attemptsAllowed: 5 }]);
+      const jobs = await handOut(store, q);
+      const results = await store.jobFailMany({
+        items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: j.id === noRetry })),
+        now: T0 + 3,
+      });
+      expect(results.every((r) => r.outcome === "acknowledged" && r.pendingAt === undefined)).toBe(true);
+      expect(await get(store, last!)).toMatchObject({ state: "failed", attemptsRemaining: 0, finishedAt: T0 + 3 });
+      expect(await get(store, noRetry!)).toMatchObject({ state: "failed", attemptsRemaining: 4 });
+    });
+
+    it("a failure ack for a job that is not running changes nothing", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [id] = await insert(store, q, [{}]);
+      const [r] = await store.jobFailMany({ items: [{ id: id!, claimToken: "", customStatus: "", noRetry: false }], now: T0 });
+      expect(r!.outcome).toBe("stale_claim");
+      expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
+    });
+
+    it("cuts the custom status to its newest 1000 characters", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ customStatus: "a".repeat(900) }]);
+      const [job] = await handOut(store, q);
+      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b".repeat(300) }], now: T0 });
+      const status = (await get(store, job!.id))!.customStatus;
+      expect(status).toHaveLength(1000);
+      expect(status.endsWith("b".repeat(300))).toBe(true);
+    });
+  });
+}

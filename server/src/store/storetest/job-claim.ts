@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
+import type { OpenStore } from "./index.js";
+
+export function exerciseJobClaim(open: OpenStore): void {
+  describe("jobClaimMany / jobStartMany / jobPeekMany", () => {
+    it("claims by priority, then run_after, then enqueue order, up to the limit", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const ids = await insert(store, q, [
+        { priority: 2, runAfter: T0 - 10 }, // 0
+        { priority: 1, runAfter: T0 - 1 }, // 1
+        { priority: 1, runAfter: T0 - 5 }, // 2
+        { priority: 3, runAfter: T0 - 50 }, // 3
+        { priority: 1, runAfter: T0 - 1 }, // 4: ties with 1, enqueued later
+      ]);
+      const epoch = await lease(store, q);
+      const first = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 4, now: T0 });
+      expect(first.map((j) => j.id)).toEqual([ids[2], ids[1], ids[4], ids[0]]);
+      expect(first.every((j) => j.state === "buffered" && j.bufferEpoch === epoch)).toBe(true);
+      const rest = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 4, now: T0 });
+      expect(rest.map((j) => j.id)).toEqual([ids[3]]);
+    });
+
+    it("does not claim jobs before their run_after, and reports when the next is due", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [later] = await insert(store, q, [{ runAfter: T0 + 5000 }]);
+      const epoch = await lease(store, q);
+      expect(await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).toEqual([]);
+      expect(await store.jobNextDueAt({ queue: q, partition: 0 })).toBe(T0 + 5000);
+      const due = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 5000 });
+      expect(due.map((j) => j.id)).toEqual([later]);
+    });
+
+    it("claims only from the named partition", async () => {
+      const store = await open();
+      const q = await createQueue(store, { partitions: 2 });
+      const [p0, p1] = await insert(store, q, [{ partition: 0 }, { partition: 1 }]);
+      const epoch = await lease(store, q, 1);
+      const claimed = await store.jobClaimMany({ queue: q, partition: 1, epoch, limit: 10, now: T0 });
+      expect(claimed.map((j) => j.id)).toEqual([p1]);
+      expect((await get(store, p0!))!.state).toBe("pending");
+    });
+
+    it("refuses to claim or start under an epoch that is not the lease's", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}]);
+      const epoch = await lease(store, q);
+      expect(await store.jobClaimMany({ queue: q, partition: 0, epoch: epoch + 1, limit: 10, now: T0 })).toEqual([]);
+      const [claimed] = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      const plan = { id: claimed!.id, claimToken: "t", claimExpiresAt: T0 + 1000, retryDelayMs: 0 };
+      expect(await store.jobStartMany({ queue: q, partition: 0, epoch: epoch + 1, plans: [plan], now: T0 })).toEqual([]);
+      expect((await get(store, claimed!.id))!.state).toBe("buffered");
+    });
+
+    it("starting charges one attempt and records the claim", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ attemptsAllowed: 2 }]);
+      const [job] = await handOut(store, q, { claimMs: 700, retryDelayMs: 1234 });
+      expect(job).toMatchObject({ state: "running", attempt: 1, attemptsAllowed: 2, attemptsRemaining: 1, claimExpiresAt: T0 + 700, retryDelayMs: 1234 });
+      expect(job!.claimToken).not.toBe("");
+      expect(await handOut(store, q)).toEqual([]); // a running job is not handed out again
+    });
+
+    it("peeks due jobs, buffered ones included, without changing anything", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const ids = await insert(store, q, [{ priority: 2 }, {}, { runAfter: T0 + 1000 }]);
+      const epoch = await lease(store, q);
+      await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 1, now: T0 }); // buffers ids[1]
+      const peek1 = await store.jobPeekMany({ queue: q, limit: 10, now: T0 });
+      const peek2 = await store.jobPeekMany({ queue: q, limit: 10, now: T0 });
+      expect(peek1.map((j) => j.id)).toEqual([ids[1], ids[0]]);
+      expect(peek2.map((j) => j.id)).toEqual(peek1.map((j) => j.id));
+      expect((await get(store, ids[0]!))!.state).toBe("pending");
+      expect(Array.from(peek1[0]!.body)).toEqual([1, 2, 3]);
+    });
+
+    it("releases buffered jobs back to pending, charging nothing", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [id] = await insert(store, q, [{}]);
+      const epoch = await lease(store, q);
+      await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      expect(await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [id!], now: T0 })).toBe(1);
+      expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
+      const again = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      expect(again.map((j) => j.id)).toEqual([id]);
+    });
+  });
+}

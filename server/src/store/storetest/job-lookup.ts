@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import type { JobRecord } from "../../engine/job-record.js";
+import type { ScanCursor } from "../store.js";
+import { createQueue, handOut, insert, T0 } from "./fixtures.js";
+import type { OpenStore } from "./index.js";
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+export function exerciseJobLookup(open: OpenStore): void {
+  describe("jobGetMany / jobScan / jobCount", () => {
+    it("looks up absent ids as undefined, in request order", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [id] = await insert(store, q, [{}]);
+      const found = await store.jobGetMany({ ids: [`${q}.0.zzzzzzzzzzzz`, id!] });
+      expect(found[0]).toBeUndefined();
+      expect(found[1]!.id).toBe(id);
+    });
+
+    it("scans newest run_after first and pages through every job exactly once", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const ids = await insert(store, q, Array.from({ length: 7 }, (_, i) => ({ runAfter: T0 - 1000 + (i % 3) * 100 })));
+      const seen: JobRecord[] = [];
+      let cursor: ScanCursor | undefined;
+      for (let page = 0; page < 10; page++) {
+        const jobs = await store.jobScan({ queue: q, filter: {}, limit: 3, cursor, now: T0 });
+        seen.push(...jobs);
+        if (jobs.length < 3) break;
+        const last = jobs[jobs.length - 1]!;
+        cursor = { runAfter: last.runAfter, id: last.id };
+      }
+      expect(seen.map((j) => j.id).sort()).toEqual([...ids].sort());
+      const order = seen.map((j) => j.runAfter);
+      expect(order).toEqual([...order].sort((a, b) => b - a));
+    });
+
+    it("filters by state, priority, due or future, and body regex, in scan and count alike", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [, p2, future, match] = await insert(store, q, [
+        { body: text("alpha") },
+        { priority: 2, body: text("beta") },
+        { runAfter: T0 + 5000, body: text("gamma") },
+        { body: text("user=42") },
+      ]);
+      const [running] = await handOut(store, q, { limit: 1 });
+      const cases: Array<[Parameters<typeof store.jobCount>[0]["filter"], string[]]> = [
+        [{ state: "running" }, [running!.id]],
+        [{ priority: 2 }, [p2!]],
+        [{ future: true }, [future!]],
+        [{ bodyRegex: /user=\d+/ }, [match!]],
+        [{ state: "pending", future: false, priority: 1 }, [match!]],
+      ];
+      for (const [filter, expected] of cases) {
+        const scanned = await store.jobScan({ queue: q, filter, limit: 100, now: T0 });
+        expect(scanned.map((j) => j.id).sort()).toEqual([...expected].sort());
+        expect(await store.jobCount({ queue: q, filter, now: T0 })).toBe(expected.length);
+      }
+      expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(4);
+    });
+  });
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { resolveQueueConfig } from "../../engine/queue-config.js";
+import { createQueue, get, insert, T0 } from "./fixtures.js";
+import type { OpenStore } from "./index.js";
+
+export function exerciseQueue(open: OpenStore): void {
+  describe("queues", () => {
+    it("creates a queue idempotently without changing the first config", async () => {
+      const store = await open();
+      const name = await createQueue(store, { priorities: 5 });
+      const again = await store.queueCreate({ name, config: resolveQueueConfig({ priorities: 2 }), now: T0 });
+      expect(again.created).toBe(false);
+      expect(again.queue.config.priorities).toBe(5);
+    });
+
+    it("lists every created queue by name and gets unknown ones as undefined", async () => {
+      const store = await open();
+      const a = await createQueue(store);
+      const b = await createQueue(store);
+      const names = (await store.queueList()).map((q) => q.name);
+      expect(names).toEqual(expect.arrayContaining([a, b]));
+      expect([...names].sort()).toEqual(names);
+      expect(await store.queueGet({ name: "no_such_queue" })).toBeUndefined();
+    });
+
+    it("updates a queue's config", async () => {
+      const store = await open();
+      const name = await createQueue(store);
+      const current = (await store.queueGet({ name }))!;
+      await store.queueUpdate({ name, config: { ...current.config, paused: true, maxDequeuePerSecond: 7 } });
+      const after = (await store.queueGet({ name }))!;
+      expect(after.config.paused).toBe(true);
+      expect(after.config.maxDequeuePerSecond).toBe(7);
+      expect(await store.queueUpdate({ name: "no_such_queue", config: current.config })).toBeUndefined();
+    });
+
+    it("deletes a queue with every job in every state, idempotently", async () => {
+      const store = await open();
+      const name = await createQueue(store);
+      const [id] = await insert(store, name, [{}]);
+      expect(await store.queueDelete({ name })).toBe(true);
+      expect(await get(store, id!)).toBeUndefined();
+      expect(await store.queueGet({ name })).toBeUndefined();
+      expect(await store.queueDelete({ name })).toBe(false);
+    });
+
+    it("reports stats per state, with buffered jobs counted as pending", async () => {
+      const store = await open();
+      const name = await createQueue(store);
+      await insert(store, name, [{ runAfter: T0 - 5000 }, { runAfter: T0 + 60_000 }, {}]);
+      const stats = await store.queueStats({ name, now: T0 });
+      expect(stats).toMatchObject({ pending: 3, scheduled: 1, running: 0, succeeded: 0, failed: 0 });
+      expect(stats.oldestPendingAgeMs).toBe(5000);
+    });
+  });
+}
