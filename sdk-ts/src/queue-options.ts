@@ -2,7 +2,7 @@
  * A friendlier shape for runlater.v1.QueueConfig: durations in milliseconds instead of
  * google.protobuf.Duration. Every field is optional; unset means the server's default.
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { type QueueConfig, QueueConfigSchema } from "./gen/runlater/v1/queue_service_pb.js";
 
@@ -28,9 +28,6 @@ export interface QueueOptions {
   /** Largest body accepted; default 1 MiB. */
   maxBodyBytes?: number;
 }
-
-/** Accepts the friendly shape or a runlater.v1.QueueConfig (init) as it is. */
-export type QueueConfigInput = QueueOptions | MessageInitShape<typeof QueueConfigSchema>;
 
 export function queueConfigFromOptions(o: QueueOptions): QueueConfig {
   const ms = (v: number | undefined) => (v === undefined ? undefined : durationFromMs(v));

@@ -83,7 +83,7 @@ export class Broker {
       }
       const left = deadline - this.o.clock.now();
       if (left <= 0 || p.signal?.aborted || this.stopped) return [];
-      await q.waiters.wait(Math.min(left, waitCap), p.signal, this.o.clock.setTimer);
+      await q.waiters.wait(Math.min(left, waitCap), p.signal, (ms, fn) => this.o.clock.setTimer(ms, fn));
     }
   }
 
@@ -172,26 +172,34 @@ export class Broker {
 
   /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
   private async take(queue: string, q: QueueState, count: number): Promise<JobRecord[]> {
-    await Promise.all(
-      q.partitions.map((b) => {
-        const needsJobs = b.size === 0 && !b.exhausted;
-        const betterArrived = b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
-        return needsJobs || betterArrived ? this.refill(q, b) : undefined;
-      }),
-    );
     const picked = new Map<PartitionBuffer, JobRecord[]>();
     let total = 0;
-    while (total < count) {
-      let best: PartitionBuffer | undefined;
-      for (const b of q.partitions) {
-        const head = b.peek();
-        if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
+    // More than one round only when a request is larger than a buffer holds.
+    for (let round = 0; round < 16 && total < count; round++) {
+      const wanted = count - total;
+      await Promise.all(
+        q.partitions.map((b) => {
+          // Refill first when this partition alone cannot fill the request and the store may have more,
+          // or when a better priority than the buffered ones was announced.
+          const needsJobs = b.size < wanted && !b.exhausted;
+          const betterArrived = b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
+          return needsJobs || betterArrived ? this.refill(q, b) : undefined;
+        }),
+      );
+      const before = total;
+      while (total < count) {
+        let best: PartitionBuffer | undefined;
+        for (const b of q.partitions) {
+          const head = b.peek();
+          if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
+        }
+        if (!best) break;
+        const list = picked.get(best) ?? [];
+        list.push(best.shift()!);
+        picked.set(best, list);
+        total++;
       }
-      if (!best) break;
-      const list = picked.get(best) ?? [];
-      list.push(best.shift()!);
-      picked.set(best, list);
-      total++;
+      if (total === before) break;
     }
     for (const b of q.partitions) {
       if (b.size < this.o.bufferSize / 4 && !b.exhausted) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));

@@ -63,8 +63,9 @@ export class Maintenance {
       for (;;) {
         const n = await this.o.store.jobDeleteFinished({
           queue: queue.name,
-          succeededBefore: now - c.succeededRetentionMs,
-          failedBefore: now - c.failedRetentionMs,
+          // +1: a job is collected once its full retention has passed.
+          succeededBefore: now - c.succeededRetentionMs + 1,
+          failedBefore: now - c.failedRetentionMs + 1,
           limit: this.o.chunk,
         });
         deleted += n;

@@ -1,0 +1,26 @@
+"""A Worker app for the CLI tests, configured by environment variables.
+
+APP_QUEUE: the queue; APP_GRACE_MS: shutdown grace. A body of b"blocking" blocks for a
+minute (to be released on SIGTERM); anything else succeeds at once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import timedelta
+
+from runlater import Client, DequeuedJob, Worker
+
+app = Worker(
+    Client(os.environ["RUNLATER_URL"]),
+    poll_wait=timedelta(milliseconds=500),
+    shutdown_grace=timedelta(milliseconds=int(os.environ.get("APP_GRACE_MS", "1000"))),
+)
+
+
+@app.handler(os.environ["APP_QUEUE"])
+def handle(job: DequeuedJob) -> str:
+    if job.body == b"blocking":
+        time.sleep(60)
+    return f"{job.body.decode()} done"

@@ -1,0 +1,87 @@
+/**
+ * createRunlaterClient: the three generated service clients over one transport, plus the
+ * few conveniences nearly every producer wants (enqueue with a JS body, create a queue).
+ * Anything else is one call away on `jobs`, `worker` and `queues`.
+ */
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { type Client, createClient } from "@connectrpc/connect";
+import { encodeBody, type JobBody } from "./body.js";
+import { type JobSpec, JobSpecSchema } from "./gen/runlater/v1/job_pb.js";
+import { JobService } from "./gen/runlater/v1/job_service_pb.js";
+import { type CreateQueueResponse, QueueService } from "./gen/runlater/v1/queue_service_pb.js";
+import { WorkerService } from "./gen/runlater/v1/worker_service_pb.js";
+import { type QueueOptions, queueConfigFromOptions } from "./queue-options.js";
+import { openTransport, type TransportOptions } from "./transport.js";
+
+export type RunlaterClientOptions = TransportOptions;
+
+/** Optional settings of one job; unset means the queue's default. */
+export interface EnqueueOptions {
+  /** 1 is the highest priority; default 1. */
+  priority?: number;
+  /** Earliest time the job may run; default now. */
+  runAfter?: Date;
+  /** Attempts in all (first run plus retries); default the queue's (11). */
+  attemptsAllowed?: number;
+  /** A repeat enqueue with the same key returns the first job's id and creates nothing. */
+  idempotencyKey?: string;
+  /** Initial custom status. */
+  customStatus?: string;
+}
+
+/** One job for enqueueMany. */
+export interface EnqueueSpec extends EnqueueOptions {
+  queue: string;
+  body: JobBody;
+}
+
+export interface RunlaterClient {
+  /** runlater.v1.JobService: Enqueue, GetJobs, ScanJobs, CountJobs, RetryFailedJobs, DeleteJobs. */
+  readonly jobs: Client<typeof JobService>;
+  /** runlater.v1.WorkerService: Dequeue, Ack, Checkpoint (the Worker class drives these for you). */
+  readonly worker: Client<typeof WorkerService>;
+  /** runlater.v1.QueueService: CreateQueue, UpdateQueue, DeleteQueue, ListQueues, GetQueue. */
+  readonly queues: Client<typeof QueueService>;
+  /** Enqueues one job and returns its id. A string body is sent as UTF-8, an object as JSON. */
+  enqueue(queue: string, body: JobBody, options?: EnqueueOptions): Promise<string>;
+  /** Enqueues up to 1,000 jobs in one all-or-nothing call; ids come back in order. */
+  enqueueMany(specs: readonly EnqueueSpec[]): Promise<string[]>;
+  /** Creates a queue (idempotent: an existing queue is returned unchanged, created = false). */
+  createQueue(name: string, options?: QueueOptions): Promise<CreateQueueResponse>;
+  /** Ends the HTTP/2 session, if the client opened one. HTTP/1.1 clients need no closing. */
+  close(): void;
+}
+
+export function createRunlaterClient(baseUrl: string, options: RunlaterClientOptions = {}): RunlaterClient {
+  const { transport, close } = openTransport(baseUrl, options);
+  const jobs = createClient(JobService, transport);
+  const worker = createClient(WorkerService, transport);
+  const queues = createClient(QueueService, transport);
+  const enqueueMany = async (specs: readonly EnqueueSpec[]) => (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
+  return {
+    jobs,
+    worker,
+    queues,
+    enqueueMany,
+    async enqueue(queue, body, opts = {}) {
+      const [id] = await enqueueMany([{ ...opts, queue, body }]);
+      if (id === undefined) throw new Error("Enqueue returned no job id");
+      return id;
+    },
+    createQueue: (name, opts = {}) => queues.createQueue({ name, config: queueConfigFromOptions(opts) }),
+    close,
+  };
+}
+
+function toJobSpec(s: EnqueueSpec): JobSpec {
+  return create(JobSpecSchema, {
+    queue: s.queue,
+    body: encodeBody(s.body),
+    priority: s.priority,
+    runAfter: s.runAfter && timestampFromDate(s.runAfter),
+    attemptsAllowed: s.attemptsAllowed,
+    idempotencyKey: s.idempotencyKey,
+    customStatus: s.customStatus,
+  });
+}

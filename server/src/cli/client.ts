@@ -1,0 +1,66 @@
+/**
+ * How client commands reach a server: the global --url (or RUNLATER_URL), Connect clients
+ * over HTTP/1.1, and the per-command context (clients, io, --json).
+ *
+ * Deliberately built on @connectrpc/connect directly rather than the SDK's hand-written
+ * layer, so the CLI depends only on the generated contract.
+ */
+import { type Client, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
+import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { type Command, InvalidArgumentError } from "commander";
+import type { CliIo } from "./io.js";
+
+export const DEFAULT_URL = "http://127.0.0.1:8080";
+
+/** The global --url option, declared once on the program and visible to every command. */
+export function addUrlOption(program: Command): Command {
+  return program.option("--url <url>", `server to talk to (default: $RUNLATER_URL, else ${DEFAULT_URL})`, checkUrl);
+}
+
+function checkUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`"${value}" is not a URL: use e.g. ${DEFAULT_URL}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError(`"${value}" must start with http:// or https://`);
+  return value;
+}
+
+/** --url wins over RUNLATER_URL, which wins over the default. */
+export function resolveUrl(flag: string | undefined, env: CliIo["env"]): string {
+  if (flag) return flag;
+  const fromEnv = env["RUNLATER_URL"];
+  return fromEnv ? checkUrl(fromEnv) : DEFAULT_URL;
+}
+
+export interface Clients {
+  jobs: Client<typeof JobService>;
+  queues: Client<typeof QueueService>;
+}
+
+export function createClients(baseUrl: string): Clients {
+  const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
+  return { jobs: createClient(JobService, transport), queues: createClient(QueueService, transport) };
+}
+
+/** What a client command's action needs. */
+export interface ClientContext {
+  io: CliIo;
+  clients: Clients;
+  /** --json: print proto3 JSON instead of tables. */
+  json: boolean;
+}
+
+export function clientContext(io: CliIo, cmd: Command): ClientContext {
+  const opts = cmd.optsWithGlobals<{ url?: string; json?: boolean }>();
+  return { io, clients: createClients(resolveUrl(opts.url, io.env)), json: opts.json === true };
+}
+
+/** Every client command takes --json. */
+export function addJsonOption(cmd: Command): Command {
+  return cmd.option("--json", "print the response as proto3 JSON (for scripts) instead of text");
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import { setup } from "./harness.js";
+
+describe("dequeue order and eligibility", () => {
+  it("hands out the highest priority first, then the oldest, across partitions", async () => {
+    const t = await setup({ queue: { partitions: 3 } });
+    const [low] = await t.enqueue({ priority: 3 });
+    const [mid] = await t.enqueue({ priority: 2 });
+    const [oldHigh] = await t.enqueue({ priority: 1 });
+    await t.clock.advance(10);
+    const [newHigh] = await t.enqueue({ priority: 1 });
+    const jobs = await t.dequeue(10);
+    expect(jobs.map((j) => j.id)).toEqual([oldHigh, newHigh, mid, low]);
+  });
+
+  it("never hands out a job before its run_after; a run_after in the past means now", async () => {
+    const t = await setup();
+    const [later] = await t.enqueue({ runAfter: t.clock.now() + 5000 });
+    const [past] = await t.enqueue({ runAfter: t.clock.now() - 5000 });
+    expect((await t.dequeue()).map((j) => j.id)).toEqual([past]);
+    await t.clock.advance(4999);
+    expect(await t.dequeue()).toEqual([]);
+    await t.clock.advance(1);
+    expect((await t.dequeue()).map((j) => j.id)).toEqual([later]);
+  });
+
+  it("serves a better priority that arrives while the buffer is full of worse jobs", async () => {
+    const t = await setup({ bufferSize: 2 });
+    await t.enqueue({ priority: 3 }, { priority: 3 }, { priority: 3 }, { priority: 3 });
+    expect(await t.dequeue(1)).toHaveLength(1); // buffer now holds priority-3 jobs
+    const [urgent] = await t.enqueue({ priority: 1 });
+    expect((await t.dequeue(1)).map((j) => j.id)).toEqual([urgent]);
+    expect(await t.dequeue(10)).toHaveLength(3);
+  });
+
+  it("a dry run returns due jobs with bodies and changes nothing", async () => {
+    const t = await setup();
+    const [id] = await t.enqueue({ customStatus: "peek me" });
+    const dry = await t.engine.dequeue({ queue: t.queue, limit: 5, waitMs: 0, dryRun: true });
+    const again = await t.engine.dequeue({ queue: t.queue, limit: 5, waitMs: 0, dryRun: true });
+    expect(dry.jobs.map((j) => j.id)).toEqual([id]);
+    expect(again.jobs.map((j) => j.id)).toEqual([id]);
+    expect(new TextDecoder().decode(dry.jobs[0]!.body)).toBe("peek me");
+    expect((await t.job(id!))!.state).toBe("pending");
+    expect(await t.dequeue()).toMatchObject([{ id, attempt: 1 }]);
+  });
+});
+
+describe("long poll", () => {
+  it("returns as soon as a job is enqueued, without waiting for a tick", async () => {
+    const t = await setup();
+    const pending = t.dequeue(1, 30_000);
+    expect(await t.isSettled(pending)).toBe(false);
+    const [id] = await t.enqueue({});
+    expect(await t.isSettled(pending)).toBe(true);
+    expect((await pending).map((j) => j.id)).toEqual([id]);
+  });
+
+  it("returns when a scheduled job's run_after comes", async () => {
+    const t = await setup();
+    const [id] = await t.enqueue({ runAfter: t.clock.now() + 5000 });
+    const pending = t.dequeue(1, 30_000);
+    await t.clock.advance(4999);
+    expect(await t.isSettled(pending)).toBe(false);
+    await t.clock.advance(1);
+    expect((await pending).map((j) => j.id)).toEqual([id]);
+  });
+
+  it("returns empty when the wait runs out or the caller goes away", async () => {
+    const t = await setup();
+    const timed = t.dequeue(1, 2000);
+    await t.clock.advance(2000);
+    expect(await timed).toEqual([]);
+    const abort = new AbortController();
+    const aborted = t.dequeue(1, 30_000, abort.signal);
+    abort.abort();
+    expect(await aborted).toEqual([]);
+  });
+
+  it("wakes a waiter when a failed job's retry delay ends", async () => {
+    const t = await setup();
+    await t.enqueue({});
+    const [job] = await t.dequeue();
+    await t.fail(job!, 3000);
+    const pending = t.dequeue(1, 30_000);
+    await t.clock.advance(2999);
+    expect(await t.isSettled(pending)).toBe(false);
+    await t.clock.advance(1);
+    expect(await pending).toMatchObject([{ id: job!.id, attempt: 2 }]);
+  });
+});
+
+describe("rate limit and pause", () => {
+  it("caps jobs handed out per second, counted in jobs delivered, changeable at runtime", async () => {
+    const t = await setup({ queue: { maxDequeuePerSecond: 2 } });
+    await t.enqueue(...Array.from({ length: 10 }, () => ({})));
+    expect(await t.dequeue(10)).toHaveLength(2);
+    expect(await t.dequeue(10)).toHaveLength(0);
+    await t.clock.advance(1000);
+    expect(await t.dequeue(1)).toHaveLength(1);
+    expect(await t.dequeue(10)).toHaveLength(1);
+    await t.engine.updateQueue(t.queue, { maxDequeuePerSecond: 0 }, ["max_dequeue_per_second"]);
+    expect(await t.dequeue(10)).toHaveLength(6);
+  });
+
+  it("a paused queue hands out nothing but still applies piggy-backed acks; resuming wakes waiters", async () => {
+    const t = await setup();
+    await t.enqueue({}, {});
+    const [job] = await t.dequeue(1);
+    await t.engine.updateQueue(t.queue, { paused: true }, ["paused"]);
+    const result = await t.engine.dequeue({
+      queue: t.queue,
+      limit: 5,
+      waitMs: 0,
+      dryRun: false,
+      ack: { queue: "", succeeded: [{ jobId: job!.id, claimToken: job!.claimToken, customStatus: "" }], failed: [] },
+    });
+    expect(result.jobs).toEqual([]);
+    expect(result.ack).toEqual([{ jobId: job!.id, outcome: "acknowledged" }]);
+    expect((await t.job(job!.id))!.state).toBe("succeeded");
+    const waiting = t.dequeue(5, 30_000);
+    expect(await t.isSettled(waiting)).toBe(false);
+    await t.engine.updateQueue(t.queue, { paused: false }, ["paused"]);
+    expect(await waiting).toHaveLength(1);
+  });
+});
