@@ -68,7 +68,6 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const handler = connectNodeAdapter({
     routes: (router) => registerServices(router, engine),
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
-    maxTimeoutMs: 0,
     shutdownSignal: shutdown.signal,
     interceptors: [errorInterceptor(log)],
   });

@@ -187,6 +187,12 @@ export class Engine {
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     const jobs = await this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal });
+    if (p.signal?.aborted && jobs.length > 0) {
+      // The caller gave up while its jobs were being started: hand them back at once,
+      // charging nothing, rather than letting their claims time out.
+      await this.releaseUndelivered(jobs);
+      return { jobs: [], ack };
+    }
     return { jobs, ack };
   }
 
@@ -241,6 +247,15 @@ export class Engine {
     });
     this.announce(items.mine.map((c) => c.jobId), results);
     return items.merge(results);
+  }
+
+  private async releaseUndelivered(jobs: JobRecord[]): Promise<void> {
+    const now = this.clock.now();
+    const results = await this.store.jobCheckpointMany({
+      items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, claimExpiresAt: 0, moveToPending: true, runAfter: now, attemptsAllowed: 0, customStatus: "" })),
+      now,
+    });
+    this.announce(jobs.map((j) => j.id), results);
   }
 
   /** Called by maintenance after the claim-timeout sweep moved jobs back to pending. */

@@ -23,6 +23,23 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
   h1.keepAliveTimeout = 65_000;
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const sockets = new Set<net.Socket>();
+  // The HTTP/1.1 server never listens itself, so its own idle-connection tracking is off:
+  // count in-flight requests per socket to close idle keep-alive sockets on shutdown.
+  const inFlight = new Map<net.Socket, number>();
+  let closing = false;
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    if (closing) res.setHeader("connection", "close");
+    res.on("close", () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      inFlight.set(socket, left);
+      if (closing && left === 0) socket.destroy();
+    });
+  });
+  const closeIdleH1 = () => {
+    for (const [socket, count] of inFlight) if (count === 0) socket.destroy();
+  };
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
@@ -31,7 +48,10 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
 
   const front = net.createServer((socket) => {
     sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
+    socket.on("close", () => {
+      sockets.delete(socket);
+      inFlight.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -42,8 +62,13 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
       socket.off("data", onData);
       socket.pause();
       socket.unshift(seen);
+      // The HTTP/2 session reads what we put back from the socket's buffer itself;
+      // resuming would let those bytes flow to no listener. HTTP/1.1 needs the resume.
       (isH2 ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      if (!isH2) {
+        inFlight.set(socket, 0);
+        socket.resume();
+      }
     };
     socket.on("data", onData);
   });
@@ -56,18 +81,17 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
         port: address.port,
         close(graceMs) {
           return new Promise((done) => {
-            front.close(() => done());
-            h1.closeIdleConnections();
-            for (const session of sessions) session.close();
+            closing = true;
+            front.close(() => {
+              clearTimeout(force);
+              done();
+            });
+            closeIdleH1();
+            for (const session of sessions) session.close(); // finishes open streams, refuses new ones
             const force = setTimeout(() => {
               for (const s of sockets) s.destroy();
             }, graceMs);
             force.unref();
-            const poll = setInterval(() => {
-              h1.closeIdleConnections();
-              if (sockets.size === 0) clearInterval(poll);
-            }, 50);
-            poll.unref();
           });
         },
       });

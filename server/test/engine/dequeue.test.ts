@@ -124,3 +124,19 @@ describe("rate limit and pause", () => {
     expect(await waiting).toHaveLength(1);
   });
 });
+
+describe("abandoned dequeue", () => {
+  it("gives jobs back, charging nothing, when the caller went away while they were being started", async () => {
+    const t = await setup();
+    const [id] = await t.enqueue({ attemptsAllowed: 2 });
+    const abort = new AbortController();
+    const startMany = t.store.jobStartMany.bind(t.store);
+    t.store.jobStartMany = async (p) => {
+      const started = await startMany(p);
+      abort.abort(); // the client disconnects while the store write is in flight
+      return started;
+    };
+    expect(await t.dequeue(1, 0, abort.signal)).toEqual([]);
+    expect(await t.job(id!)).toMatchObject({ state: "pending", attemptsRemaining: 2 });
+  });
+});
