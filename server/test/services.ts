@@ -1,0 +1,25 @@
+/**
+ * URLs of the real Redis and MariaDB used by store tests. CI exports them (via
+ * scripts/services.sh); when they are missing this starts the services itself, so a
+ * plain `npx vitest` works too. Never skips: a test that needs a store gets one or fails.
+ */
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const script = fileURLToPath(new URL("../../scripts/services.sh", import.meta.url));
+
+function ensure(service: "redis" | "mariadb", variable: string): string {
+  const existing = process.env[variable];
+  if (existing) return existing;
+  const exports = execFileSync("bash", [script, service], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  for (const line of exports.split("\n")) {
+    const match = /^export (\w+)=(.*)$/.exec(line.trim());
+    if (match) process.env[match[1]!] = match[2]!;
+  }
+  const url = process.env[variable];
+  if (!url) throw new Error(`scripts/services.sh ${service} did not provide ${variable}`);
+  return url;
+}
+
+export const redisUrl = (): string => ensure("redis", "RUNLATER_TEST_REDIS_URL");
+export const mysqlUrl = (): string => ensure("mariadb", "RUNLATER_TEST_MYSQL_URL");
