@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// Sums every suite's results into one closing line `N passed, N failed`.
+// Reads .run/reports/: one sub-directory per suite holding vitest JSON reports or JUnit
+// XML (pytest, Maven Surefire), and checks.txt (one "pass NAME" / "fail NAME" a line).
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+const dir = process.argv[2] ?? ".run/reports";
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const rows = [];
+const add = (suite, p, f, s = 0) => {
+  passed += p;
+  failed += f;
+  skipped += s;
+  rows.push(`${suite.padEnd(28)} ${String(p).padStart(5)} passed ${String(f).padStart(4)} failed ${String(s).padStart(4)} skipped`);
+};
+/** Counts of one report file: [passed, failed, skipped]. */
+function count(path) {
+  if (path.endsWith(".json")) {
+    const r = JSON.parse(readFileSync(path, "utf8"));
+    let failed = (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0);
+    if (r.success === false && failed === 0) failed = 1; // e.g. a file that failed to load
+    return [r.numPassedTests ?? 0, failed, (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)];
+  }
+  if (path.endsWith(".xml")) {
+    const xml = readFileSync(path, "utf8");
+    let t = 0, f = 0, s = 0;
+    // Only leaf <testsuite> elements carry counts we want once (pytest wraps them in <testsuites>).
+    for (const m of xml.matchAll(/<testsuite\b([^>]*)>/g)) {
+      const attr = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(m[1])?.[1] ?? 0);
+      t += attr("tests");
+      f += attr("failures") + attr("errors");
+      s += attr("skipped");
+    }
+    return [t - f - s, f, s];
+  }
+  return [0, 0, 0];
+}
+
+// One suite per sub-directory of the reports dir (e.g. ts/, sdk-python/, sdk-java/).
+const entries = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)) : [];
+for (const entry of entries.filter((e) => e.isDirectory())) {
+  const totals = [0, 0, 0];
+  for (const file of readdirSync(join(dir, entry.name))) {
+    count(join(dir, entry.name, file)).forEach((n, i) => (totals[i] += n));
+  }
+  add(entry.name, ...totals);
+}
+const checks = join(dir, "checks.txt");
+if (existsSync(checks)) {
+  const lines = readFileSync(checks, "utf8").split("\n").filter(Boolean);
+  add("checks", lines.filter((l) => l.startsWith("pass ")).length, lines.filter((l) => l.startsWith("fail ")).length);
+  for (const l of lines.filter((l) => l.startsWith("fail "))) rows.push(`  failed: ${l.slice(5)}`);
+}
+console.log(rows.join("\n"));
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every check and test suite of the repository, from nothing:
+#   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
+#   proto lint/format, generated-code drift, typecheck, the TypeScript suites (server,
+#   stores, SDK, CLI), the Python SDK suite, the Java SDK suite.
+# Prints a table and a final line `N passed, N failed`; exits non-zero if anything failed.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck source=node-env.sh
+source scripts/node-env.sh
+reports="$root/.run/reports"
+rm -rf "$reports"
+mkdir -p "$reports"
+checks="$reports/checks.txt"
+: >"$checks"
+
+step() { printf '\n=== %s\n' "$*"; }
+check() {
+  local name="$1"
+  shift
+  step "$name"
+  if "$@"; then echo "pass $name" >>"$checks"; else echo "fail $name" >>"$checks"; fi
+}
+
+step "install (npm ci)"
+if [ "${CI:-}" = "true" ] || [ ! -d node_modules ]; then
+  npm ci --no-audit --no-fund || { echo "npm ci failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+step "services (Redis, MariaDB on loopback)"
+if services="$(scripts/services.sh redis mariadb)"; then
+  eval "$services"
+  echo "pass services" >>"$checks"
+else
+  echo "fail services (scripts/services.sh)" >>"$checks"
+fi
+
+check "buf lint" npx buf lint
+check "buf format" npx buf format -d --exit-code
+check "generated TypeScript is current" bash -c 'npx buf generate && git diff --exit-code --stat -- sdk-ts/src/gen'
+check "typecheck" npx tsc -p tsconfig.json
+
+step "TypeScript suites (vitest)"
+mkdir -p "$reports/ts"
+npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/ts/vitest.json"
+
+if [ -f sdk-python/ci.sh ]; then
+  step "Python SDK (sdk-python/ci.sh)"
+  mkdir -p "$reports/sdk-python"
+  bash sdk-python/ci.sh "$reports/sdk-python/junit.xml" || [ -s "$reports/sdk-python/junit.xml" ] || echo "fail sdk-python (no report)" >>"$checks"
+fi
+
+if [ -f sdk-java/ci.sh ]; then
+  step "Java SDK (sdk-java/ci.sh)"
+  mkdir -p "$reports/sdk-java"
+  bash sdk-java/ci.sh
+  cp sdk-java/target/surefire-reports/TEST-*.xml "$reports/sdk-java/" 2>/dev/null || echo "fail sdk-java (no report)" >>"$checks"
+fi
+
+step "summary"
+node scripts/summarize.mjs "$reports"
