@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from helpers import QueueFactory
 
 from runlater import Client, QueueConfig
@@ -25,6 +24,7 @@ from runlater import Client, QueueConfig
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVER_SCRIPT = REPO_ROOT / "scripts" / "runlater"
 STARTUP_TIMEOUT_S = 60.0  # the first start may install Node (scripts/node-env.sh)
+
 
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:

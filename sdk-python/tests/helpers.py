@@ -15,9 +15,7 @@ T = TypeVar("T")
 QueueFactory = Callable[..., str]
 
 
-def wait_for(
-    probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02
-) -> T:
+def wait_for(probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02) -> T:
     """Polls probe() until it returns something truthy; fails after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     last: T | None = None
@@ -37,7 +35,7 @@ def running(worker: Worker) -> Iterator[threading.Thread]:
     def target() -> None:
         try:
             worker.run(handle_signals=False)
-        except BaseException as exc:  # surfaced in the test thread below
+        except BaseException as exc:  # noqa: BLE001 - surfaced in the test thread below
             errors.append(exc)
 
     thread = threading.Thread(target=target, daemon=True)
@@ -45,7 +43,7 @@ def running(worker: Worker) -> Iterator[threading.Thread]:
     try:
         yield thread
     finally:
-        wait_for(lambda: worker._loop is not None, timeout=5)  # noqa: SLF001 - started?
+        wait_for(lambda: worker._loop is not None, timeout=5)  # started?
         worker.stop()
         thread.join(timeout=30)
         assert not thread.is_alive(), "worker did not stop"

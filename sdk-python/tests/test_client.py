@@ -248,7 +248,9 @@ def test_dequeue_hands_out_by_priority_then_age_and_ack_finishes(
     outcomes = client.ack(
         q,
         succeeded=[JobSuccess(high1, first.claim_token, "done")],
-        failed=[JobFailure(high2, got.jobs[1].claim_token, "later", retry_delay=timedelta(hours=1))],
+        failed=[
+            JobFailure(high2, got.jobs[1].claim_token, "later", retry_delay=timedelta(hours=1))
+        ],
     )
     assert [(o.job_id, o.outcome) for o in outcomes] == [
         (high1, Outcome.ACKNOWLEDGED),
@@ -352,7 +354,11 @@ def test_checkpoint_extends_replaces_body_and_releases(
 
     [ext] = client.checkpoint(
         q,
-        [JobCheckpoint(job_id, job.claim_token, extend_claim_by=timedelta(minutes=10), new_body=b"v2")],
+        [
+            JobCheckpoint(
+                job_id, job.claim_token, extend_claim_by=timedelta(minutes=10), new_body=b"v2"
+            )
+        ],
     )
     assert ext.outcome is Outcome.ACKNOWLEDGED
     extended = client.get_job(job_id, include_body=True)
@@ -365,7 +371,15 @@ def test_checkpoint_extends_replaces_body_and_releases(
 
     [rel] = client.checkpoint(
         q,
-        [JobCheckpoint(job_id, job.claim_token, move_to_pending=True, run_after=timedelta(hours=1), custom_status="snoozed")],
+        [
+            JobCheckpoint(
+                job_id,
+                job.claim_token,
+                move_to_pending=True,
+                run_after=timedelta(hours=1),
+                custom_status="snoozed",
+            )
+        ],
     )
     assert rel.outcome is Outcome.ACKNOWLEDGED
     released = client.get_job(job_id)
@@ -387,7 +401,10 @@ def test_every_protocol_round_trips(
         job_id = c.enqueue(q, b"over " + protocol.encode())
         job = c.dequeue(q).jobs[0]
         assert (job.job_id, job.body) == (job_id, b"over " + protocol.encode())
-        assert c.ack(q, succeeded=[JobSuccess(job_id, job.claim_token)])[0].outcome is Outcome.ACKNOWLEDGED
+        assert (
+            c.ack(q, succeeded=[JobSuccess(job_id, job.claim_token)])[0].outcome
+            is Outcome.ACKNOWLEDGED
+        )
         with pytest.raises(NotFoundError) as exc:
             c.get_queue(q + "_missing")
         assert exc.value.reason is ErrorReason.QUEUE_NOT_FOUND

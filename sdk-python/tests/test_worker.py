@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import subprocess
@@ -66,9 +67,11 @@ def test_sync_handler_success_sets_custom_status(client: Client, make_queue: Que
 
     ids = [client.enqueue(q, f"job{i}".encode()) for i in range(5)]
     with running(app):
-        for job_id in ids:
-            done = wait_for(lambda: _job_in(client, job_id, JobState.SUCCEEDED))
-            assert "processed job" in done.custom_status
+        done = [
+            wait_for(functools.partial(_job_in, client, job_id, JobState.SUCCEEDED))
+            for job_id in ids
+        ]
+    assert all("processed job" in j.custom_status for j in done)
     assert sorted(j.body for j in seen) == [f"job{i}".encode() for i in range(5)]
     assert all(j.queue == q and j.attempt == 1 for j in seen)
 
@@ -145,8 +148,12 @@ def test_worker_retry_policy_and_do_not_retry(client: Client, make_queue: QueueF
     assert _now() + timedelta(minutes=2) < t.run_after < _now() + timedelta(minutes=4)
 
 
-def test_failure_on_the_last_attempt_fails_the_job(client: Client, make_queue: QueueFactory) -> None:
-    q = make_queue(retry_policy=QueueRetryPolicy(timedelta(milliseconds=10), 1, timedelta(milliseconds=10)))
+def test_failure_on_the_last_attempt_fails_the_job(
+    client: Client, make_queue: QueueFactory
+) -> None:
+    q = make_queue(
+        retry_policy=QueueRetryPolicy(timedelta(milliseconds=10), 1, timedelta(milliseconds=10))
+    )
     app = _fast_worker(client)
     attempts: list[int] = []
 
@@ -180,7 +187,9 @@ def test_snooze_reschedules_without_charging_an_attempt(
     assert _now() + timedelta(minutes=29) < job.run_after < _now() + timedelta(minutes=31)
 
 
-def test_long_job_keeps_its_claim_by_checkpointing(client: Client, make_queue: QueueFactory) -> None:
+def test_long_job_keeps_its_claim_by_checkpointing(
+    client: Client, make_queue: QueueFactory
+) -> None:
     # A 300 ms claim, a 1.5 s job: without renewal the claim would time out several times.
     fast = QueueRetryPolicy(timedelta(milliseconds=10), 1, timedelta(milliseconds=10))
     q = make_queue(claim_timeout=timedelta(milliseconds=300), retry_policy=fast)
@@ -228,10 +237,12 @@ def test_stop_releases_jobs_still_running_after_the_grace(
 ) -> None:
     q = make_queue()
     app = _fast_worker(client, shutdown_grace=timedelta(milliseconds=200))
+    started = threading.Event()
     cancelled = threading.Event()
 
     @app.handler(q)
     async def handle(job: DequeuedJob) -> None:
+        started.set()
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -241,7 +252,7 @@ def test_stop_releases_jobs_still_running_after_the_grace(
     job_id = client.enqueue(q, b"x", attempts_allowed=3)
     t0 = time.monotonic()
     with running(app):
-        wait_for(lambda: _job_in(client, job_id, JobState.RUNNING))
+        assert started.wait(10)
     assert time.monotonic() - t0 < 10
     assert cancelled.is_set()
     job = client.get_job(job_id)
@@ -251,15 +262,22 @@ def test_stop_releases_jobs_still_running_after_the_grace(
 
 
 def test_sigterm_to_runlater_worker_cli_releases_the_running_job(
-    client: Client, server_url: str, make_queue: QueueFactory
+    client: Client, server_url: str, make_queue: QueueFactory, tmp_path: Path
 ) -> None:
     q = make_queue()
     job_id = client.enqueue(q, b"blocking", attempts_allowed=4)
-    env = dict(os.environ, RUNLATER_URL=server_url, APP_QUEUE=q, APP_GRACE_MS="300")
+    started = tmp_path / "started"
+    env = dict(
+        os.environ,
+        RUNLATER_URL=server_url,
+        APP_QUEUE=q,
+        APP_GRACE_MS="300",
+        APP_STARTED_FILE=str(started),
+    )
     cmd = _cli() + ["slow_app:app", "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=APPS, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: _job_in(client, job_id, JobState.RUNNING), timeout=20)
+        wait_for(started.exists, timeout=20)  # the handler is running
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=15)
     finally:
@@ -267,13 +285,16 @@ def test_sigterm_to_runlater_worker_cli_releases_the_running_job(
             proc.kill()
             proc.wait()
     assert proc.stderr is not None
-    assert code == 0, proc.stderr.read()
+    stderr = proc.stderr.read()
+    assert code == 0, stderr
     job = client.get_job(job_id)
-    assert job is not None and job.state is JobState.PENDING
-    assert job.attempts_remaining == 4
+    assert job is not None, stderr
+    assert (job.state, job.attempts_remaining) == (JobState.PENDING, 4), (job, stderr)
 
 
-def test_cli_worker_processes_jobs(client: Client, server_url: str, make_queue: QueueFactory) -> None:
+def test_cli_worker_processes_jobs(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
     q = make_queue()
     job_id = client.enqueue(q, b"quick")
     env = dict(os.environ, RUNLATER_URL=server_url, APP_QUEUE=q, APP_GRACE_MS="5000")

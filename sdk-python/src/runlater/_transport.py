@@ -101,7 +101,9 @@ def sync_stubs(opts: Options) -> SyncStubs:
     proto = _PROTOCOLS[opts.protocol]
     # Request compression off: bodies are small and the server is CPU-bound on 2 cores.
     return SyncStubs(
-        jobs=JobServiceClientSync(opts.url, protocol=proto, send_compression=None, http_client=http),
+        jobs=JobServiceClientSync(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
         queues=QueueServiceClientSync(
             opts.url, protocol=proto, send_compression=None, http_client=http
         ),
@@ -123,7 +125,11 @@ def async_stubs(opts: Options) -> AsyncStubs:
     proto = _PROTOCOLS[opts.protocol]
     return AsyncStubs(
         jobs=JobServiceClient(opts.url, protocol=proto, send_compression=None, http_client=http),
-        queues=QueueServiceClient(opts.url, protocol=proto, send_compression=None, http_client=http),
-        worker=WorkerServiceClient(opts.url, protocol=proto, send_compression=None, http_client=http),
+        queues=QueueServiceClient(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
+        worker=WorkerServiceClient(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
         transport=transport,
     )

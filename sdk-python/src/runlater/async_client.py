@@ -6,6 +6,7 @@ request building (shared in _convert) and one awaited call.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -56,7 +57,7 @@ class AsyncClient:
     async def close(self) -> None:
         await self._stubs.close()
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> AsyncClient:  # noqa: PYI034 - not meant to be subclassed
         return self
 
     async def __aexit__(
@@ -80,6 +81,10 @@ class AsyncClient:
                 timeout_ms=self.options.timeout_ms(extra_timeout),
             )
         except ConnectError as err:
+            # connectrpc turns the cancellation of the awaiting task into a CANCELED
+            # error; give asyncio its CancelledError back so task cancellation works.
+            if isinstance(err.__cause__, asyncio.CancelledError):
+                raise asyncio.CancelledError() from err
             raise translate(err) from err
 
     # --- JobService -----------------------------------------------------------------
@@ -112,7 +117,9 @@ class AsyncClient:
         resp = await self._call(self._stubs.jobs.enqueue, cv.enqueue_request(jobs))
         return list(resp.job_ids)
 
-    async def get_jobs(self, job_ids: Sequence[str], *, include_body: bool = False) -> GetJobsResult:
+    async def get_jobs(
+        self, job_ids: Sequence[str], *, include_body: bool = False
+    ) -> GetJobsResult:
         """Looks jobs up by id; unknown ids are listed, not raised."""
         req = cv.get_jobs_request(job_ids, include_body)
         resp = await self._call(self._stubs.jobs.get_jobs, req)
@@ -216,14 +223,20 @@ class AsyncClient:
 
     # --- QueueService ---------------------------------------------------------------
 
-    async def create_queue(self, name: str, config: QueueConfig | None = None) -> tuple[Queue, bool]:
+    async def create_queue(
+        self, name: str, config: QueueConfig | None = None
+    ) -> tuple[Queue, bool]:
         """Creates a queue (idempotent). Returns the queue and whether it was created."""
-        resp = await self._call(self._stubs.queues.create_queue, cv.create_queue_request(name, config))
+        resp = await self._call(
+            self._stubs.queues.create_queue, cv.create_queue_request(name, config)
+        )
         return cv.queue_from_proto(resp.queue), resp.created
 
     async def update_queue(self, name: str, config: QueueConfig) -> Queue:
         """Changes the fields of config that are not None; returns the queue after."""
-        resp = await self._call(self._stubs.queues.update_queue, cv.update_queue_request(name, config))
+        resp = await self._call(
+            self._stubs.queues.update_queue, cv.update_queue_request(name, config)
+        )
         return cv.queue_from_proto(resp.queue)
 
     async def delete_queue(self, name: str) -> bool:
@@ -273,7 +286,11 @@ class AsyncClient:
         resp = await self._call(self._stubs.worker.ack, cv.ack_request(queue, succeeded, failed))
         return cv.outcomes_from_proto(resp.results)
 
-    async def checkpoint(self, queue: str, checkpoints: Sequence[JobCheckpoint]) -> list[JobOutcome]:
+    async def checkpoint(
+        self, queue: str, checkpoints: Sequence[JobCheckpoint]
+    ) -> list[JobOutcome]:
         """Extends claims, replaces bodies or releases running jobs back to PENDING."""
-        resp = await self._call(self._stubs.worker.checkpoint, cv.checkpoint_request(queue, checkpoints))
+        resp = await self._call(
+            self._stubs.worker.checkpoint, cv.checkpoint_request(queue, checkpoints)
+        )
         return cv.outcomes_from_proto(resp.results)

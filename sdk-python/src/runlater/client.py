@@ -52,7 +52,7 @@ class Client:
     def close(self) -> None:
         self._stubs.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Client:  # noqa: PYI034 - not meant to be subclassed
         return self
 
     def __exit__(

@@ -25,11 +25,19 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 from ._convert import utcnow
 from ._errors import RunlaterError
-from ._types import DequeuedJob, JobCheckpoint, JobFailure, JobOutcome, JobSuccess, Outcome
+from ._types import (
+    DequeuedJob,
+    DequeueResult,
+    JobCheckpoint,
+    JobFailure,
+    JobOutcome,
+    JobSuccess,
+    Outcome,
+)
 from .async_client import AsyncClient
 from .client import Client
 from .control import DoNotRetry, RetryAfter, Snooze
@@ -37,8 +45,8 @@ from .retry import RetryPolicy
 
 log = logging.getLogger("runlater.worker")
 
-HandlerResult = Union[str, Snooze, None]
-Handler = Callable[[DequeuedJob], Union[HandlerResult, Awaitable[HandlerResult]]]
+HandlerResult = str | Snooze | None
+Handler = Callable[[DequeuedJob], HandlerResult | Awaitable[HandlerResult]]
 _H = TypeVar("_H", bound=Handler)
 
 # custom_status is cut by the server past 1,000 characters in all; keep one failure short.
@@ -77,10 +85,16 @@ class _AckBuffer:
         self.succeeded, self.failed = [], []
         return s, f
 
+    # Ids of acks put back after a call whose fate is unknown (failed or cancelled): the
+    # server may have applied them already, so a STALE_CLAIM for them is expected.
+    resent: set[str] = field(default_factory=set)
+
     def put_back(self, s: list[JobSuccess], f: list[JobFailure]) -> None:
         # Re-sending an applied ack is harmless: it comes back STALE_CLAIM.
         self.succeeded[:0] = s
         self.failed[:0] = f
+        self.resent.update(x.job_id for x in s)
+        self.resent.update(x.job_id for x in f)
 
 
 def _truncate(text: str) -> str:
@@ -207,11 +221,13 @@ class Worker:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._loop.add_signal_handler(sig, self.stop)
         runners = [
-            _QueueRunner(self, reg, client, pool, self._stopping)
+            _QueueRunner(self, reg, client, pool, self._stopping, self._force)
             for reg in self._registrations.values()
         ]
         log.info("worker %s started on queues %s", self.worker_id, ", ".join(self.queues))
-        loops = [asyncio.create_task(r.poll_loop(), name=f"runlater-{r.reg.queue}") for r in runners]
+        loops = [
+            asyncio.create_task(r.poll_loop(), name=f"runlater-{r.reg.queue}") for r in runners
+        ]
         try:
             stop_wait = asyncio.create_task(self._stopping.wait())
             # A poll loop only ends early on a bug; stop everything then too.
@@ -237,7 +253,9 @@ class Worker:
             return c, False
         if isinstance(c, Client):
             o = c.options
-            return AsyncClient(o.url, protocol=o.protocol, timeout=o.timeout, headers=o.headers), True
+            return AsyncClient(
+                o.url, protocol=o.protocol, timeout=o.timeout, headers=o.headers
+            ), True
         return AsyncClient(c), True
 
     async def _drain(self, runners: list[_QueueRunner]) -> None:
@@ -261,7 +279,7 @@ class Worker:
                 pending.discard(force_wait)
             force_wait.cancel()
         await asyncio.gather(*(runner.release_all() for runner in runners))
-        await asyncio.gather(*(runner.flush_acks() for runner in runners))
+        await asyncio.gather(*(runner.final_flush() for runner in runners))
         self.abandoned_threads = sum(r.abandoned_threads for r in runners)
 
 
@@ -275,12 +293,14 @@ class _QueueRunner:
         client: AsyncClient,
         pool: ThreadPoolExecutor,
         stopping: asyncio.Event,
+        force: asyncio.Event,
     ) -> None:
         self.w = worker
         self.reg = reg
         self.client = client
         self.pool = pool
         self.stopping = stopping
+        self.force = force
         self.running: dict[str, _Running] = {}
         self.acks = _AckBuffer()
         self.changed = asyncio.Event()  # a slot freed or stop requested
@@ -314,10 +334,8 @@ class _QueueRunner:
                         failed=failed,
                     )
                 )
-                await asyncio.wait([poll, stop_wait], return_when=asyncio.FIRST_COMPLETED)
-                if not poll.done():
-                    # Stopping: abandon the long poll rather than wait out poll_wait.
-                    poll.cancel()
+                if not await self._finish_poll(poll):
+                    # Forced stop: the poll was cancelled, its acks may not have landed.
                     self.acks.put_back(succeeded, failed)
                     break
                 try:
@@ -330,10 +348,32 @@ class _QueueRunner:
                     continue
                 backoff = 0.1
                 self._log_refused(result.ack_results)
+                if self.stopping.is_set():
+                    # Handed out while we were stopping: give them straight back.
+                    await self._release([(j, False) for j in result.jobs])
+                    break
                 for job in result.jobs:
                     self._start(job)
         finally:
             stop_wait.cancel()
+
+    async def _finish_poll(self, poll: asyncio.Task[DequeueResult]) -> bool:
+        """Waits for a Dequeue; False if a forced stop cancelled it.
+
+        A graceful stop does not cancel a long poll: the server may be handing jobs out
+        at that very moment, and a cancelled call would leave them RUNNING until their
+        claim times out. Waiting costs at most poll_wait; the jobs are then released.
+        """
+        force_wait = asyncio.create_task(self.force.wait())
+        try:
+            await asyncio.wait([poll, force_wait], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            force_wait.cancel()
+        if poll.done():
+            return True
+        poll.cancel()
+        await asyncio.gather(poll, return_exceptions=True)
+        return False
 
     async def _wait_for_slots(self) -> None:
         # Wait for a free slot; then, if jobs are still running, give others a moment to
@@ -477,6 +517,12 @@ class _QueueRunner:
         await asyncio.sleep(self.w.ack_delay.total_seconds())
         await self.flush_acks()
 
+    async def final_flush(self) -> None:
+        """At shutdown: let a timer's Ack in flight land, then send whatever is left."""
+        if self.flush_task is not None:
+            await asyncio.gather(self.flush_task, return_exceptions=True)
+        await self.flush_acks()
+
     async def flush_acks(self) -> None:
         if not self.acks:
             return
@@ -493,7 +539,13 @@ class _QueueRunner:
 
     def _log_refused(self, results: list[JobOutcome]) -> None:
         for r in results:
-            if r.outcome != Outcome.ACKNOWLEDGED:
+            resent = r.job_id in self.acks.resent
+            self.acks.resent.discard(r.job_id)
+            if r.outcome == Outcome.ACKNOWLEDGED:
+                continue
+            if resent and r.outcome == Outcome.STALE_CLAIM:
+                log.debug("job %s: re-sent ack was already applied", r.job_id)
+            else:
                 log.warning("job %s: %s (claim expired or job gone)", r.job_id, r.outcome.name)
 
     # --- shutdown -------------------------------------------------------------------
@@ -509,21 +561,26 @@ class _QueueRunner:
                 self.abandoned_threads += 1  # a thread cannot be interrupted
             assert s.task is not None
             s.task.cancel()
-        log.info("releasing %d unfinished job(s) of %s", len(left), self.reg.queue)
+        await self._release([(s.job, s.lost) for s in left])
+        await asyncio.gather(*(s.task for s in left if s.task), return_exceptions=True)
+        self.running.clear()
+
+    async def _release(self, jobs: list[tuple[DequeuedJob, bool]]) -> None:
+        """Checkpoints (job, lost) pairs back to PENDING, skipping jobs whose claim is lost."""
         cps = [
             JobCheckpoint(
-                s.job.job_id,
-                s.job.claim_token,
+                job.job_id,
+                job.claim_token,
                 move_to_pending=True,
                 custom_status="released: worker shutting down",
             )
-            for s in left
-            if not s.lost
+            for job, lost in jobs
+            if not lost
         ]
+        if not cps:
+            return
+        log.info("releasing %d unfinished job(s) of %s", len(cps), self.reg.queue)
         try:
-            if cps:
-                self._log_refused(await self.client.checkpoint(self.reg.queue, cps))
+            self._log_refused(await self.client.checkpoint(self.reg.queue, cps))
         except RunlaterError as err:
             log.warning("release of %d job(s) failed: %s", len(cps), err)
-        await asyncio.gather(*(s.task for s in left if s.task), return_exceptions=True)
-        self.running.clear()

@@ -1,7 +1,8 @@
 """A Worker app for the CLI tests, configured by environment variables.
 
-APP_QUEUE: the queue; APP_GRACE_MS: shutdown grace. A body of b"blocking" blocks for a
-minute (to be released on SIGTERM); anything else succeeds at once.
+APP_QUEUE: the queue; APP_GRACE_MS: shutdown grace. A body of b"blocking" creates the
+file APP_STARTED_FILE and blocks for a minute (to be released on SIGTERM); anything else
+succeeds at once.
 """
 
 from __future__ import annotations
@@ -22,5 +23,7 @@ app = Worker(
 @app.handler(os.environ["APP_QUEUE"])
 def handle(job: DequeuedJob) -> str:
     if job.body == b"blocking":
+        with open(os.environ["APP_STARTED_FILE"], "w") as marker:
+            marker.write(job.job_id)
         time.sleep(60)
     return f"{job.body.decode()} done"

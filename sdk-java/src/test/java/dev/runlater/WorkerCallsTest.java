@@ -221,6 +221,17 @@ class WorkerCallsTest {
   }
 
   @Test
+  void checkpointResetsAttempts() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(2));
+    DequeuedJob d = client.dequeue(q, 1, null).get(0);
+    client.checkpoint(q, List.of(Checkpoint.renew(d).withAttemptsAllowed(5)));
+    Job j = job(id);
+    assertEquals(5, j.attemptsAllowed());
+    assertEquals(4, j.attemptsRemaining(), "the running attempt counts as one of the five");
+  }
+
+  @Test
   void expiredClaimCountsAsFailedAttemptAndStaleAckIsRefused() {
     String q =
         newQueue(

@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +47,13 @@ final class QueueRunner {
 
   private final BlockingQueue<Ack> pendingAcks = new LinkedBlockingQueue<>();
   private final Map<String, InFlight> inFlight = new ConcurrentHashMap<>();
+
+  /**
+   * Jobs whose ack is being sent again because the call carrying it failed. The first call may
+   * have applied it (Dequeue applies its piggy-backed ack before waiting), so a STALE_CLAIM
+   * answer for these is expected and not worth a warning.
+   */
+  private final Set<String> resent = ConcurrentHashMap.newKeySet();
 
   private volatile boolean stopping;
   private volatile boolean ackerStopping;
@@ -113,7 +121,7 @@ final class QueueRunner {
         slots.release(n);
         // Whether a failed call applied its acks is unknown; resending is harmless (a repeat
         // comes back STALE_CLAIM), losing them would cost a retry.
-        pendingAcks.addAll(acks);
+        requeue(acks);
         if (stopping) {
           break;
         }
@@ -255,10 +263,17 @@ final class QueueRunner {
           continue;
         }
         LOG.log(Level.WARNING, "ack to " + queue + " failed; retrying", e);
-        pendingAcks.addAll(batch);
+        requeue(batch);
         sleep(Duration.ofMillis(200));
       }
     }
+  }
+
+  private void requeue(List<Ack> acks) {
+    for (Ack a : acks) {
+      resent.add(a.jobId());
+    }
+    pendingAcks.addAll(acks);
   }
 
   private List<Ack> drainAcks() {
@@ -269,7 +284,10 @@ final class QueueRunner {
 
   private void logRefused(String what, List<JobOutcome> outcomes) {
     for (JobOutcome o : outcomes) {
-      if (o.outcome() != AckOutcome.ACKNOWLEDGED) {
+      boolean wasResent = resent.remove(o.jobId());
+      if (wasResent && o.outcome() == AckOutcome.STALE_CLAIM) {
+        LOG.log(Level.DEBUG, "resent {0} of job {1} was already applied", what, o.jobId());
+      } else if (o.outcome() != AckOutcome.ACKNOWLEDGED) {
         LOG.log(Level.WARNING, "{0} of job {1} refused: {2}", what, o.jobId(), o.outcome());
       }
     }

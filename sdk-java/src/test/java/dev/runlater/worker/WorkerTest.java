@@ -1,0 +1,323 @@
+package dev.runlater.worker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.runlater.Await;
+import dev.runlater.Job;
+import dev.runlater.JobFilter;
+import dev.runlater.JobSpec;
+import dev.runlater.JobState;
+import dev.runlater.QueueConfig;
+import dev.runlater.QueueRetryPolicy;
+import dev.runlater.RunlaterClient;
+import dev.runlater.TestServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The worker framework end to end against a real server. */
+class WorkerTest {
+  private static final Duration WAIT = Duration.ofSeconds(15);
+  private static RunlaterClient client;
+
+  @BeforeAll
+  static void connect() {
+    client = TestServer.client();
+  }
+
+  @AfterAll
+  static void disconnect() {
+    client.close();
+  }
+
+  private static String newQueue(QueueConfig config) {
+    String name = TestServer.queueName("worker");
+    client.createQueue(name, config);
+    return name;
+  }
+
+  private static Worker.Builder worker() {
+    return Worker.builder(client).pollWait(Duration.ofSeconds(1)).shutdownGrace(Duration.ofSeconds(5));
+  }
+
+  private static Job job(String id) {
+    return client.getJob(id, false).orElseThrow();
+  }
+
+  private static Job awaitState(String id, JobState state) {
+    return Await.value(WAIT, "job " + id + " to be " + state, () -> {
+      Job j = job(id);
+      return j.state() == state ? j : null;
+    });
+  }
+
+  @Test
+  void runsManyJobsConcurrentlyAndAcksThem() {
+    String q = newQueue(QueueConfig.defaults());
+    List<JobSpec> specs = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      specs.add(JobSpec.of(q, "job-" + i));
+    }
+    List<String> ids = client.enqueue(specs);
+    AtomicInteger running = new AtomicInteger();
+    AtomicInteger maxRunning = new AtomicInteger();
+    Map<String, Integer> runs = new ConcurrentHashMap<>();
+
+    try (Worker w = worker().concurrency(4).build()) {
+      w.register(q, job -> {
+        maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+        runs.merge(job.jobId(), 1, Integer::sum);
+        Thread.sleep(20);
+        running.decrementAndGet();
+        return JobResult.success("ok " + job.bodyUtf8());
+      });
+      w.start();
+      Await.until(WAIT, "all jobs to succeed",
+          () -> client.countJobs(JobFilter.queue(q).withState(JobState.SUCCEEDED)) == 40);
+    }
+    assertEquals(40, runs.size());
+    assertTrue(runs.values().stream().allMatch(n -> n == 1), "each job ran once");
+    assertTrue(maxRunning.get() <= 4, "concurrency bound held: " + maxRunning.get());
+    assertTrue(maxRunning.get() > 1, "jobs ran in parallel");
+    assertTrue(job(ids.get(7)).customStatus().contains("ok job-7"));
+  }
+
+  @Test
+  void servesSeveralQueuesWithTheirOwnHandlers() {
+    String emails = newQueue(QueueConfig.defaults());
+    String reports = newQueue(QueueConfig.defaults());
+    String e = client.enqueue(JobSpec.of(emails, "e"));
+    String r = client.enqueue(JobSpec.of(reports, "r"));
+    try (Worker w = worker().build()) {
+      w.register(emails, job -> JobResult.success("email"));
+      w.register(reports, 1, job -> JobResult.success("report"));
+      w.start();
+      assertTrue(awaitState(e, JobState.SUCCEEDED).customStatus().contains("email"));
+      assertTrue(awaitState(r, JobState.SUCCEEDED).customStatus().contains("report"));
+    }
+  }
+
+  @Test
+  void exceptionFailsTheAttemptWithItsMessage() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(1));
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        throw new IllegalStateException("disk full");
+      });
+      w.start();
+      Job j = awaitState(id, JobState.FAILED);
+      assertTrue(j.customStatus().contains("disk full"), j.customStatus());
+    }
+  }
+
+  @Test
+  void failedAttemptIsRetriedByQueuePolicy() {
+    String q = newQueue(QueueConfig.builder()
+        .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
+        .build());
+    String id = client.enqueue(JobSpec.of(q, "flaky").withAttemptsAllowed(3));
+    List<Integer> attempts = new ArrayList<>();
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        synchronized (attempts) {
+          attempts.add(job.attempt());
+        }
+        if (job.attempt() == 1) {
+          throw new RuntimeException("first time fails");
+        }
+        return JobResult.success();
+      });
+      w.start();
+      awaitState(id, JobState.SUCCEEDED);
+    }
+    synchronized (attempts) {
+      assertEquals(List.of(1, 2), attempts);
+    }
+  }
+
+  @Test
+  void retryAfterSetsTheDelay() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
+    Instant before = Instant.now();
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        throw new RetryAfter(Duration.ofSeconds(30), "rate limited");
+      });
+      w.start();
+      Job j = Await.value(WAIT, "the failure to be acked", () -> {
+        Job x = job(id);
+        return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
+      });
+      assertTrue(j.runAfter().isAfter(before.plusSeconds(28)), "run_after " + j.runAfter());
+      assertTrue(j.customStatus().contains("rate limited"));
+    }
+  }
+
+  @Test
+  void doNotRetryFailsForGood() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(5));
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        throw new DoNotRetry("invalid address");
+      });
+      w.start();
+      Job j = awaitState(id, JobState.FAILED);
+      assertEquals(4, j.attemptsRemaining());
+      assertTrue(j.customStatus().contains("invalid address"));
+    }
+  }
+
+  @Test
+  void workerRetryPolicyOverridesTheQueues() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
+    Instant before = Instant.now();
+    try (Worker w = worker().retryPolicy(RetryPolicy.constant(Duration.ofSeconds(120))).build()) {
+      w.register(q, job -> {
+        throw new RuntimeException("nope");
+      });
+      w.start();
+      Job j = Await.value(WAIT, "the failure to be acked", () -> {
+        Job x = job(id);
+        return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
+      });
+      // The queue's default would be 5 s.
+      assertTrue(j.runAfter().isAfter(before.plusSeconds(110)), "run_after " + j.runAfter());
+    }
+  }
+
+  @Test
+  void snoozeReschedulesWithoutChargingAnAttempt() {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "cron").withAttemptsAllowed(2));
+    Instant before = Instant.now();
+    AtomicInteger calls = new AtomicInteger();
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        calls.incrementAndGet();
+        return JobResult.snooze(Duration.ofSeconds(60));
+      });
+      w.start();
+      Await.until(WAIT, "the handler to run", () -> calls.get() == 1);
+      Job j = Await.value(WAIT, "the snooze", () -> {
+        Job x = job(id);
+        return x.state() == JobState.PENDING ? x : null;
+      });
+      assertEquals(2, j.attemptsRemaining());
+      assertTrue(j.runAfter().isAfter(before.plusSeconds(55)), "run_after " + j.runAfter());
+    }
+  }
+
+  @Test
+  void claimIsRenewedWhileAJobRunsLong() {
+    String q = newQueue(QueueConfig.builder()
+        .claimTimeout(Duration.ofMillis(300))
+        .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
+        .build());
+    String id = client.enqueue(JobSpec.of(q, "long").withAttemptsAllowed(3));
+    AtomicInteger calls = new AtomicInteger();
+    try (Worker w = worker().build()) {
+      w.register(q, job -> {
+        calls.incrementAndGet();
+        Thread.sleep(1500); // five claim timeouts
+        return JobResult.success();
+      });
+      w.start();
+      Job j = awaitState(id, JobState.SUCCEEDED);
+      assertEquals(2, j.attemptsRemaining(), "only one attempt was charged");
+    }
+    assertEquals(1, calls.get(), "the claim never lapsed, so the job ran once");
+  }
+
+  @Test
+  void closeLetsARunningJobFinishWithinTheGracePeriod() throws Exception {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "x"));
+    CountDownLatch started = new CountDownLatch(1);
+    Worker w = worker().shutdownGrace(Duration.ofSeconds(10)).build();
+    w.register(q, job -> {
+      started.countDown();
+      Thread.sleep(500);
+      return JobResult.success("finished");
+    });
+    w.start();
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    w.close();
+    // close() returns only after the ack was sent.
+    Job j = job(id);
+    assertEquals(JobState.SUCCEEDED, j.state());
+    assertTrue(j.customStatus().contains("finished"));
+  }
+
+  @Test
+  void closeReleasesAJobStillRunningAfterTheGracePeriod() throws Exception {
+    String q = newQueue(QueueConfig.defaults());
+    String id = client.enqueue(JobSpec.of(q, "stuck").withAttemptsAllowed(3));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean interrupted = new AtomicBoolean();
+    Worker w = worker().shutdownGrace(Duration.ofMillis(200)).build();
+    w.register(q, job -> {
+      started.countDown();
+      try {
+        Thread.sleep(60_000);
+      } catch (InterruptedException e) {
+        interrupted.set(true);
+        throw e;
+      }
+      return JobResult.success();
+    });
+    w.start();
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    long t0 = System.nanoTime();
+    w.close();
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "close() did not wait for the job");
+
+    Job j = job(id);
+    assertEquals(JobState.PENDING, j.state(), "released back to PENDING");
+    assertEquals(3, j.attemptsRemaining(), "no attempt charged");
+    Await.until(WAIT, "the handler to be interrupted", interrupted::get);
+    // Nothing was acked after the release: the job is still pending and can be taken again.
+    assertEquals(1, client.dequeue(q, 1, null).size());
+  }
+
+  @Test
+  void closeStopsDequeuingPromptly() {
+    String q = newQueue(QueueConfig.defaults());
+    Worker w = Worker.builder(client).pollWait(Duration.ofSeconds(30)).build();
+    w.register(q, job -> JobResult.success());
+    w.start();
+    long t0 = System.nanoTime();
+    w.close();
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "the long poll was cancelled");
+    // A job enqueued after close() stays pending.
+    String id = client.enqueue(JobSpec.of(q, "after"));
+    assertEquals(JobState.PENDING, job(id).state());
+  }
+
+  @Test
+  void registerAfterStartIsRefused() {
+    String q = newQueue(QueueConfig.defaults());
+    try (Worker w = worker().build()) {
+      w.register(q, job -> null);
+      w.start();
+      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(
+          IllegalStateException.class, () -> w.register("other", job -> null));
+      assertFalse(e.getMessage().isEmpty());
+    }
+  }
+}
