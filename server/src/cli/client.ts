@@ -11,6 +11,7 @@ import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
 import type { CliIo } from "./io.js";
+import { usageError } from "./exits.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 
@@ -57,7 +58,14 @@ export interface ClientContext {
 
 export function clientContext(io: CliIo, cmd: Command): ClientContext {
   const opts = cmd.optsWithGlobals<{ url?: string; json?: boolean }>();
-  return { io, clients: createClients(resolveUrl(opts.url, io.env)), json: opts.json === true };
+  let url: string;
+  try {
+    url = resolveUrl(opts.url, io.env);
+  } catch (err) {
+    // Only RUNLATER_URL can fail here (--url was checked while parsing); say so.
+    usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
+  }
+  return { io, clients: createClients(url), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

@@ -10,7 +10,7 @@ import { addJsonOption, clientContext } from "./client.js";
 import type { CliIo } from "./io.js";
 import { printJson } from "./json.js";
 import { parseTimeMs, positiveInt, uint32 } from "./parse.js";
-import { usageError } from "./run.js";
+import { usageError } from "./exits.js";
 
 /** The server takes at most this many jobs per Enqueue call (limits.enqueueBatchMax). */
 export const ENQUEUE_BATCH = 1000;

@@ -1,14 +1,36 @@
 import { Command } from "commander";
+import { addUrlOption } from "./client.js";
+import { registerEnqueue } from "./enqueue.js";
+import { type CliIo, processIo } from "./io.js";
+import { registerJobs } from "./jobs.js";
+import { registerMigrate } from "./migrate.js";
+import { registerQueue } from "./queue.js";
+import { runCli } from "./run.js";
 import { registerServe } from "./serve.js";
 
-export function buildProgram(): Command {
+/**
+ * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
+ * can run commands in-process; commander's own output (help, parse errors) goes there too.
+ */
+export function buildProgram(io: CliIo = processIo): Command {
   const program = new Command("runlater")
     .description("runlater: an asynchronous job server (PinLater / Pacer style)")
-    .showHelpAfterError();
+    // Commander would call process.exit; runCli turns its errors into exit codes instead.
+    // Both settings are inherited by every command added below.
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureHelp({ showGlobalOptions: true })
+    .showHelpAfterError("(add --help for usage)");
+  addUrlOption(program);
   registerServe(program);
+  registerQueue(program, io);
+  registerEnqueue(program, io);
+  registerJobs(program, io);
+  registerMigrate(program, io);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  await buildProgram().parseAsync(argv);
+  // exitCode, not exit(): `serve` keeps running after parsing returns.
+  process.exitCode = await runCli(buildProgram(), argv, processIo);
 }

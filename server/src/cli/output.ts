@@ -16,10 +16,11 @@ export function table(headers: string[], rows: string[][]): string {
   return line(headers) + rows.map(line).join("");
 }
 
-/** "label:  value" lines with the values aligned. */
+/** "label:  value" lines with the values aligned; a value's later lines align under its first. */
 export function fields(pairs: Array<[string, string]>): string {
   const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
-  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${v}\n`).join("");
+  const continuation = `\n${" ".repeat(width + 2)}`;
+  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${v.replace(/\n/g, continuation)}\n`).join("");
 }
 
 const UNITS: Array<[string, number]> = [
@@ -41,6 +42,14 @@ export function formatMs(ms: number): string {
     rest -= n * size;
   }
   return text;
+}
+
+/** An age for people: whole seconds once past one, and only the two largest units (1h5m, 14s). */
+export function formatAge(d: Duration | undefined): string {
+  const ms = d ? durationMs(d) : 0;
+  if (ms < 1000) return formatMs(ms);
+  const units = formatMs(Math.floor(ms / 1000) * 1000).match(/\d+[a-z]+/g) ?? [];
+  return units.slice(0, 2).join("");
 }
 
 export function formatDuration(d: Duration | undefined): string {

@@ -11,9 +11,9 @@ import type { Command } from "commander";
 import { addJsonOption, clientContext } from "./client.js";
 import type { CliIo } from "./io.js";
 import { printJson } from "./json.js";
-import { fields, formatDuration, formatRate, table, yesNo } from "./output.js";
+import { fields, formatAge, formatDuration, formatRate, table, yesNo } from "./output.js";
 import { addCreateOnlyFlags, addTunableFlags, addUpdateOnlyFlags, fieldMask, type QueueFlagValues, queueConfigFromFlags } from "./queue-flags.js";
-import { usageError } from "./run.js";
+import { usageError } from "./exits.js";
 
 type JsonFlag = { json?: boolean };
 
@@ -48,8 +48,8 @@ export function registerQueue(program: Command, io: CliIo): void {
   addJsonOption(updateCmd)
     .addHelpText(
       "after",
-      "\nPause and resume with --pause / --resume. A duration or count flag set to 0 restores that field's default\n" +
-        "(except --max-dequeue-per-second 0, which means unlimited).\n\nExample:\n  $ runlater queue update emails --pause\n  $ runlater queue update emails --resume --max-dequeue-per-second 50",
+      "\nPause and resume with --pause / --resume. A duration or count flag set to 0\n" +
+        "restores that field's default (but --max-dequeue-per-second 0 means unlimited).\n\nExamples:\n  $ runlater queue update emails --pause\n  $ runlater queue update emails --resume --max-dequeue-per-second 50",
     )
     .action(async (name: string, opts: QueueFlagValues & JsonFlag, cmd: Command) => {
       const { config, paths } = queueConfigFromFlags(opts);
@@ -95,7 +95,7 @@ export function registerQueue(program: Command, io: CliIo): void {
             String(q.stats?.running ?? 0n),
             String(q.stats?.succeeded ?? 0n),
             String(q.stats?.failed ?? 0n),
-            formatDuration(q.stats?.oldestPendingAge),
+            formatAge(q.stats?.oldestPendingAge),
             yesNo(q.config?.paused ?? false),
             formatRate(q.config?.maxDequeuePerSecond ?? 0),
           ]),
@@ -139,7 +139,7 @@ export function describeQueue(q: Queue): string {
     ["running", String(s?.running ?? 0n)],
     ["succeeded", String(s?.succeeded ?? 0n)],
     ["failed", String(s?.failed ?? 0n)],
-    ["oldest pending age", formatDuration(s?.oldestPendingAge)],
+    ["oldest pending age", formatAge(s?.oldestPendingAge)],
   ]);
   return `${settings}stats:\n${indent(stats)}`;
 }

@@ -8,18 +8,7 @@ import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { type Command, CommanderError } from "commander";
 import { resolveUrl } from "./client.js";
 import type { CliIo } from "./io.js";
-
-/** Thrown by an action that has already printed what went wrong and only needs an exit code. */
-export class ExitStatus extends Error {
-  constructor(readonly code: number) {
-    super(`exit status ${code}`);
-  }
-}
-
-/** Reports a usage error the way commander does (message, hint, exit 2). */
-export function usageError(cmd: Command, message: string): never {
-  cmd.error(`error: ${message}`, { exitCode: 2, code: "runlater.usage" });
-}
+import { ExitStatus } from "./exits.js";
 
 /**
  * `from: "user"` takes argv without the node and script entries (tests); "node" takes

@@ -1,0 +1,57 @@
+/**
+ * The real executable, as a user runs it: scripts/runlater in a child process. Only a
+ * couple of cases, since each start costs about half a second; everything else runs
+ * in-process (cli-*.test.ts).
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliHarness, startHarness } from "./cli-harness.js";
+
+const RUNLATER = fileURLToPath(new URL("../../scripts/runlater", import.meta.url));
+
+function runlater(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(RUNLATER, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? "");
+  });
+}
+
+let h: CliHarness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.stop();
+});
+
+describe("scripts/runlater", () => {
+  it("creates a queue and enqueues a piped body, then exits 0", async () => {
+    const env = { RUNLATER_URL: h.server.url };
+    const created = await runlater(["queue", "create", "smoke"], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^created queue smoke\n/);
+    const enqueued = await runlater(["enqueue", "smoke"], env, "piped body");
+    expect(enqueued.stderr).toBe("");
+    expect(enqueued.code).toBe(0);
+    const id = enqueued.stdout.trim();
+    const res = await h.jobs.getJobs({ jobIds: [id], includeBody: true });
+    expect(new TextDecoder().decode(res.jobs[0]?.body)).toBe("piped body");
+  });
+
+  it("exits 1 with the server's error and 2 on a bad flag", async () => {
+    const env = { RUNLATER_URL: h.server.url };
+    const missing = await runlater(["queue", "show", "nope"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error: not_found: queue "nope" does not exist/);
+    const bad = await runlater(["queue", "list", "--bogus"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown option '--bogus'");
+  });
+});
