@@ -360,7 +360,9 @@ function bodyTooLarge(field: string, size: number, max: number): RunlaterError {
 
 function boundedLimit(value: number, fallback: number, max: number, field: string): number {
   if (value === 0) return fallback;
-  if (value > max) throw batchTooLarge(field, value, max);
+  if (value > max) {
+    throw new RunlaterError("resource_exhausted", "BATCH_TOO_LARGE", `${field} ${value} is above the maximum ${max}: ask for ${max} or fewer`, field);
+  }
   return value;
 }
 

@@ -21,6 +21,9 @@ export interface Listener {
 export function listen(handler: RequestHandler, host: string, port: number): Promise<Listener> {
   const h1 = http.createServer(handler as http.RequestListener);
   h1.keepAliveTimeout = 65_000;
+  // Node arms headersTimeout/requestTimeout checks on 'listening'; this server never
+  // listens itself (sockets are handed over below), so arm them explicitly.
+  h1.emit("listening");
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const sockets = new Set<net.Socket>();
   // The HTTP/1.1 server never listens itself, so its own idle-connection tracking is off:
@@ -84,6 +87,7 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
             closing = true;
             front.close(() => {
               clearTimeout(force);
+              h1.close(); // stops the request-timeout checks armed above
               done();
             });
             closeIdleH1();

@@ -193,7 +193,7 @@ describe("validation", () => {
     await expectError(t.enqueue({ body: new Uint8Array(11) }), "resource_exhausted", "BODY_TOO_LARGE", /11 bytes; this queue accepts at most 10/);
     await expectError(t.enqueue(...Array.from({ length: 1001 }, () => ({}))), "resource_exhausted", "BATCH_TOO_LARGE", /at most 1000/);
     await expectError(t.engine.enqueue([]), "invalid_argument", "INVALID_ARGUMENT", /jobs is empty/);
-    await expectError(t.dequeue(1001), "resource_exhausted", "BATCH_TOO_LARGE", /at most 1000/);
+    await expectError(t.dequeue(1001), "resource_exhausted", "BATCH_TOO_LARGE", /limit 1001 is above the maximum 1000/);
   });
 
   it("dedupes enqueues by idempotency key", async () => {
