@@ -78,7 +78,8 @@ export class ClaimKeeper {
       this.o.onError(err, { op: "checkpoint", jobId: claim.jobId });
       // Try again soon, well before the expiry if there is time left; if the claim has
       // already run out, the server's answer to the next try will say whether it is lost.
-      this.schedule(claim, (claim.expiresAt - Date.now()) / 4);
+      const left = claim.expiresAt - Date.now();
+      this.schedule(claim, left > 0 ? left / 4 : 500);
     }
   }
 }

@@ -1,0 +1,53 @@
+/** The job as a handler sees it: a DequeuedJob with decoded fields and its abort signal. */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { decodeJson, decodeText } from "../body.js";
+import type { Snooze } from "../control.js";
+import type { DequeuedJob } from "../gen/runlater/v1/worker_service_pb.js";
+
+export interface WorkerJob {
+  /** The job's id. */
+  readonly id: string;
+  /** The payload, byte for byte as enqueued. */
+  readonly body: Uint8Array;
+  /** The payload read as UTF-8 (throws on bytes that are not UTF-8). */
+  text(): string;
+  /** The payload parsed as JSON. The type parameter is an unchecked assertion. */
+  json<T = unknown>(): T;
+  /** This attempt's number, from 1. */
+  readonly attempt: number;
+  /** Attempts allowed in all; attempt === attemptsAllowed means this is the last one. */
+  readonly attemptsAllowed: number;
+  /** 1 is the highest priority. */
+  readonly priority: number;
+  /** When the job was enqueued. */
+  readonly createdAt: Date;
+  /** The job's custom status so far. */
+  readonly customStatus: string;
+  /**
+   * Aborts when the worker stops caring about the result: the shutdown grace period ran
+   * out, or the claim was lost (the job may already be running elsewhere). Pass it to
+   * fetch() and friends so abandoned work stops early.
+   */
+  readonly signal: AbortSignal;
+}
+
+/** What a handler may return: nothing (success), a custom status (success), or snooze(ms). */
+export type HandlerResult = void | string | Snooze;
+
+export type JobHandler = (job: WorkerJob) => Promise<HandlerResult>;
+
+export function toWorkerJob(job: DequeuedJob, signal: AbortSignal): WorkerJob {
+  const body = job.body;
+  return {
+    id: job.jobId,
+    body,
+    text: () => decodeText(body),
+    json: <T>() => decodeJson<T>(body),
+    attempt: job.attempt,
+    attemptsAllowed: job.attemptsAllowed,
+    priority: job.priority,
+    createdAt: job.createdAt ? timestampDate(job.createdAt) : new Date(0),
+    customStatus: job.customStatus,
+    signal,
+  };
+}

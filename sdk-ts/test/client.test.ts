@@ -1,0 +1,139 @@
+/**
+ * createRunlaterClient over every protocol the server speaks, and the client-side
+ * conveniences (body encoding, enqueue options, createQueue, errorReason).
+ */
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningServer } from "../../server/src/server.js";
+import { createRunlaterClient, type RunlaterClient, type RunlaterClientOptions } from "../src/client.js";
+import { errorReason } from "../src/errors.js";
+import { ErrorReason } from "../src/gen/runlater/v1/errors_pb.js";
+import { JobState } from "../src/gen/runlater/v1/job_pb.js";
+import { Outcome } from "../src/gen/runlater/v1/worker_service_pb.js";
+import { startTestServer, uniqueQueue } from "./helpers.js";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.stop());
+
+const protocols: Array<[string, RunlaterClientOptions]> = [
+  ["connect JSON over HTTP/1.1", { protocol: "connect", binary: false }],
+  ["connect binary over HTTP/1.1", { protocol: "connect" }],
+  ["connect binary over h2c", { protocol: "connect", httpVersion: "2" }],
+  ["gRPC over h2c", { protocol: "grpc" }],
+  ["gRPC-Web over HTTP/1.1", { protocol: "grpc-web" }],
+];
+
+describe.each(protocols)("%s", (_name, options) => {
+  let client: RunlaterClient;
+  let seenContentTypes: string[];
+  beforeAll(() => {
+    seenContentTypes = [];
+    client = createRunlaterClient(server.url, {
+      ...options,
+      // Prove the protocol really is the one asked for, not a default.
+      interceptors: [
+        (next) => async (req) => {
+          seenContentTypes.push(req.header.get("content-type") ?? "");
+          return next(req);
+        },
+      ],
+    });
+  });
+  afterAll(() => client.close());
+
+  it("creates a queue, enqueues, dequeues, acks and looks the job up", async () => {
+    const queue = uniqueQueue("proto");
+    const created = await client.createQueue(queue, { priorities: 5, claimTimeoutMs: 60_000 });
+    expect(created.created).toBe(true);
+    expect(created.queue?.config?.priorities).toBe(5);
+    expect((await client.createQueue(queue)).created).toBe(false);
+
+    const id = await client.enqueue(queue, { hello: "world" }, { priority: 3, attemptsAllowed: 2, customStatus: "new" });
+    const { jobs } = await client.worker.dequeue({ queue, limit: 10 });
+    expect(jobs).toHaveLength(1);
+    const job = jobs[0]!;
+    expect(job).toMatchObject({ jobId: id, priority: 3, attempt: 1, attemptsAllowed: 2, customStatus: "new" });
+    expect(JSON.parse(new TextDecoder().decode(job.body))).toEqual({ hello: "world" });
+
+    const ack = await client.worker.ack({ queue, succeeded: [{ jobId: id, claimToken: job.claimToken, customStatus: "ok" }] });
+    expect(ack.results.map((r) => r.outcome)).toEqual([Outcome.ACKNOWLEDGED]);
+    const found = (await client.jobs.getJobs({ jobIds: [id] })).jobs[0];
+    expect(found).toMatchObject({ state: JobState.SUCCEEDED, customStatus: "new\nok" });
+
+    const expected = {
+      "connect JSON over HTTP/1.1": "application/json",
+      "connect binary over HTTP/1.1": "application/proto",
+      "connect binary over h2c": "application/proto",
+      "gRPC over h2c": "application/grpc",
+      "gRPC-Web over HTTP/1.1": "application/grpc-web",
+    }[_name];
+    expect(seenContentTypes.length).toBeGreaterThan(0);
+    for (const ct of seenContentTypes) expect(ct.startsWith(expected!)).toBe(true);
+  });
+
+  it("reports the ErrorInfo reason of a failed call", async () => {
+    const err = await client.enqueue("no_such_queue_anywhere", "x").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.NotFound);
+    expect(errorReason(err)).toBe(ErrorReason.QUEUE_NOT_FOUND);
+  });
+});
+
+describe("conveniences", () => {
+  let client: RunlaterClient;
+  beforeAll(() => {
+    client = createRunlaterClient(server.url);
+  });
+
+  it("encodes bytes as they are, strings as UTF-8 and other values as JSON", async () => {
+    const queue = uniqueQueue("bodies");
+    await client.createQueue(queue);
+    const bytes = new Uint8Array([0, 255, 7]);
+    const ids = await client.enqueueMany([
+      { queue, body: bytes },
+      { queue, body: "héllo" },
+      { queue, body: [1, { a: null }] },
+      { queue, body: 42 },
+    ]);
+    expect(ids).toHaveLength(4);
+    const { jobs } = await client.jobs.getJobs({ jobIds: ids, includeBody: true });
+    expect(Array.from(jobs[0]!.body)).toEqual([0, 255, 7]);
+    expect(new TextDecoder().decode(jobs[1]!.body)).toBe("héllo");
+    expect(new TextDecoder().decode(jobs[2]!.body)).toBe('[1,{"a":null}]');
+    expect(new TextDecoder().decode(jobs[3]!.body)).toBe("42");
+  });
+
+  it("passes runAfter and idempotencyKey through", async () => {
+    const queue = uniqueQueue("opts");
+    await client.createQueue(queue);
+    const later = new Date(Date.now() + 3_600_000);
+    const first = await client.enqueue(queue, "a", { runAfter: later, idempotencyKey: "k1" });
+    const again = await client.enqueue(queue, "b", { idempotencyKey: "k1" });
+    expect(again).toBe(first);
+    const job = (await client.jobs.getJobs({ jobIds: [first] })).jobs[0]!;
+    expect(timestampMs(job.runAfter!)).toBe(later.getTime());
+    expect((await client.worker.dequeue({ queue, limit: 10 })).jobs).toHaveLength(0);
+  });
+
+  it("refuses what it cannot send", async () => {
+    expect(() => createRunlaterClient(server.url, { protocol: "grpc", httpVersion: "1.1" })).toThrow(/HTTP\/2/);
+    expect(() => createRunlaterClient(server.url, { protocol: "grpc", binary: false })).toThrow(/JSON/);
+    await expect(client.enqueue("q", undefined as unknown as string)).rejects.toThrow(/cannot encode/);
+  });
+
+  it("maps queue options to the QueueConfig durations", async () => {
+    const queue = uniqueQueue("cfg");
+    const { queue: q } = await client.createQueue(queue, {
+      claimTimeoutMs: 1_500,
+      retryPolicy: { initialDelayMs: 250, linearSteps: 2, maxDelayMs: 10_000 },
+      defaultAttemptsAllowed: 4,
+    });
+    expect(q?.config?.claimTimeout).toMatchObject({ seconds: 1n, nanos: 500_000_000 });
+    expect(q?.config?.retryPolicy).toMatchObject({ initialDelay: { seconds: 0n, nanos: 250_000_000 }, linearSteps: 2, maxDelay: { seconds: 10n } });
+    expect(q?.config?.defaultAttemptsAllowed).toBe(4);
+  });
+});
