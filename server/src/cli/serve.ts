@@ -14,8 +14,9 @@ export function registerServe(program: Command): void {
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
     .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
+    .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
-    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number }) => {
+    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number; compress?: boolean }) => {
       const log = createLogger(opts.logLevel);
       const store = await openStore(opts.store);
       const server = await startServer({
@@ -26,6 +27,7 @@ export function registerServe(program: Command): void {
         maxRequestBytes: opts.maxRequestBytes,
         bufferSize: opts.bufferSize,
         shutdownGraceMs: opts.shutdownGrace,
+        compressResponses: opts.compress ?? false,
       });
       process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {

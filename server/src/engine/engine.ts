@@ -124,7 +124,7 @@ export class Engine {
     // Validate the whole batch before writing anything.
     const jobs: NewJob[] = specs.map((spec, i) => this.newJob(spec, configs.get(spec.queue)!, i, now));
     const ids = await this.store.jobInsertMany({ jobs, now });
-    for (const job of jobs) this.broker.notify(job.queue, job.partition, job.runAfter, job.priority);
+    this.announceInserted(jobs);
     return ids;
   }
 
@@ -328,6 +328,21 @@ export class Engine {
         return outcomes;
       },
     };
+  }
+
+  /** One announcement per partition: its earliest due time and best priority. */
+  private announceInserted(jobs: NewJob[]): void {
+    const best = new Map<string, { queue: string; partition: number; dueAt: number; priority: number }>();
+    for (const job of jobs) {
+      const key = `${job.queue}/${job.partition}`;
+      const b = best.get(key);
+      if (!b) best.set(key, { queue: job.queue, partition: job.partition, dueAt: job.runAfter, priority: job.priority });
+      else {
+        b.dueAt = Math.min(b.dueAt, job.runAfter);
+        b.priority = Math.min(b.priority, job.priority);
+      }
+    }
+    for (const b of best.values()) this.broker.notify(b.queue, b.partition, b.dueAt, b.priority);
   }
 
   private announce(ids: string[], results: OutcomeResult[]): void {

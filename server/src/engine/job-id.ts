@@ -26,6 +26,8 @@ export function parseJobId(id: string): ParsedJobId | undefined {
   return { queue: match[1]!, partition: Number(match[2]) };
 }
 
-export function newClaimToken(): string {
-  return randomBytes(9).toString("base64url");
+/** `count` unguessable claim tokens; one call to the random source per batch. */
+export function newClaimTokens(count: number): string[] {
+  const random = randomBytes(9 * count).toString("base64url"); // 9 bytes = 12 characters each
+  return Array.from({ length: count }, (_, i) => random.slice(12 * i, 12 * i + 12));
 }

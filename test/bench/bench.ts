@@ -1,0 +1,153 @@
+/**
+ * End-to-end benchmark: a real server process (any store), producers enqueueing in
+ * batches, SDK Workers dequeuing in batches with long poll and ACKing in batches.
+ * Prints enqueue jobs/s, processed jobs/s and Dequeue latency percentiles.
+ *
+ *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
+ *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
+ *
+ * Figures belong in docs/benchmarks.md together with the machine and these settings.
+ */
+import { spawn } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { Interceptor } from "@connectrpc/connect";
+import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
+
+const { values: args } = parseArgs({
+  options: {
+    store: { type: "string", multiple: true, default: [] },
+    jobs: { type: "string", default: "200000" },
+    batch: { type: "string", default: "100" },
+    workers: { type: "string", default: "2" },
+    concurrency: { type: "string", default: "200" },
+    payload: { type: "string", default: "200" },
+    "enqueue-batch": { type: "string", default: "1000" },
+    "enqueue-parallel": { type: "string", default: "4" },
+    protocol: { type: "string", default: "connect" },
+    "buffer-size": { type: "string", default: "2000" },
+  },
+});
+
+const jobs = Number(args.jobs);
+const batch = Number(args.batch);
+const workers = Number(args.workers);
+const concurrency = Number(args.concurrency);
+const payload = new Uint8Array(Number(args.payload)).fill(120);
+const enqueueBatch = Number(args["enqueue-batch"]);
+const enqueueParallel = Number(args["enqueue-parallel"]);
+const protocol = args.protocol as "connect" | "grpc";
+
+async function startServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
+  const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
+  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--log-level", "warn", "--buffer-size", String(args["buffer-size"]), ...storeArgs], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening on (\S+)/.exec(seen);
+      if (match) resolve(match[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function enqueueAll(client: RunlaterClient, queue: string): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  const producer = async () => {
+    while (next < jobs) {
+      const count = Math.min(enqueueBatch, jobs - next);
+      next += count;
+      await client.jobs.enqueue({ jobs: Array.from({ length: count }, () => ({ queue, body: payload })) });
+    }
+  };
+  await Promise.all(Array.from({ length: enqueueParallel }, producer));
+  return performance.now() - started;
+}
+
+async function processAll(url: string, queue: string): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
+  const dequeueMs: number[] = [];
+  const calls: Record<string, number> = {};
+  const timing: Interceptor = (next) => async (req) => {
+    calls[req.method.name] = (calls[req.method.name] ?? 0) + 1;
+    const t = performance.now();
+    const res = await next(req);
+    if (req.method.name === "Dequeue") dequeueMs.push(performance.now() - t);
+    return res;
+  };
+  let processed = 0;
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const clients = Array.from({ length: workers }, () => createRunlaterClient(url, { protocol, httpVersion: "2", interceptors: [timing] }));
+  const pool = clients.map(
+    (client) =>
+      new Worker({
+        client,
+        queue,
+        concurrency,
+        batchSize: batch,
+        pollWaitMs: 1000,
+        onError: (err, ctx) => console.error("worker error", ctx, err),
+        handler: async () => {
+          if (++processed === jobs) resolveDone();
+        },
+      }),
+  );
+  const started = performance.now();
+  for (const w of pool) w.start();
+  await done;
+  await Promise.all(pool.map((w) => w.stop())); // flushes the last acks
+  const ms = performance.now() - started;
+  for (const c of clients) c.close();
+  return { ms, dequeueMs: dequeueMs.sort((a, b) => a - b), calls };
+}
+
+async function main(): Promise<void> {
+  const server = await startServerProcess();
+  const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
+  try {
+    const queue = `bench_${Date.now()}`;
+    await admin.createQueue(queue, { claimTimeoutMs: 60_000 });
+    const enqueueMs = await enqueueAll(admin, queue);
+    const run = await processAll(server.url, queue);
+    const { queue: q } = await admin.queues.getQueue({ name: queue });
+    const succeeded = Number(q?.stats?.succeeded ?? 0);
+    const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+    console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+    console.log(
+      `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
+        `workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
+    );
+    console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
+    console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
+    console.log(`dequeue:   p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls`);
+    console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    if (succeeded !== jobs) {
+      console.error(`expected ${jobs} SUCCEEDED, server reports ${succeeded}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    admin.close();
+    await server.stop();
+  }
+}
+
+await main();
