@@ -84,7 +84,7 @@ export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
 const outcomeToProto = { acknowledged: Outcome.ACKNOWLEDGED, stale_claim: Outcome.STALE_CLAIM, not_found: Outcome.NOT_FOUND } as const;
 
 export function outcomesToProto(results: DomainOutcome[]): JobOutcome[] {
-  return results.map((r) => create(JobOutcomeSchema, { jobId: r.jobId, outcome: outcomeToProto[r.outcome] }));
+  return results.map((r) => create(JobOutcomeSchema, { jobId: r.jobId, outcome: outcomeToProto[r.outcome], claimExpiresAt: r.claimExpiresAt ? msToTimestamp(r.claimExpiresAt) : undefined }));
 }
 
 export function queueConfigFromProto(c: QueueConfig | undefined): QueueConfigInput {

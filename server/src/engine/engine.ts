@@ -56,6 +56,8 @@ export interface CheckpointItemInput {
 export interface JobOutcome {
   jobId: string;
   outcome: Outcome;
+  /** Checkpoints that kept the job running: the claim's new expiry. */
+  claimExpiresAt?: number;
 }
 
 export interface EngineOptions {
@@ -246,7 +248,12 @@ export class Engine {
       now,
     });
     this.announce(items.mine.map((c) => c.jobId), results);
-    return items.merge(results);
+    const outcomes = items.merge(results);
+    outcomes.forEach((o, i) => {
+      const c = p.items[i]!;
+      if (o.outcome === "acknowledged" && !c.moveToPending) o.claimExpiresAt = now + (c.extendClaimByMs ?? config.claimTimeoutMs);
+    });
+    return outcomes;
   }
 
   private async releaseUndelivered(jobs: JobRecord[]): Promise<void> {

@@ -86,6 +86,7 @@ describe("claim timeout", () => {
       await t.clock.advance(600);
       const [r] = await t.engine.checkpoint({ queue: t.queue, items: [{ jobId: job!.id, claimToken: job!.claimToken, moveToPending: false, attemptsAllowed: 0, customStatus: "" }] });
       expect(r!.outcome).toBe("acknowledged");
+      expect(r!.claimExpiresAt).toBe(t.clock.now() + 1000);
     }
     expect((await t.job(id!))!.state).toBe("running");
     expect((await t.ok(job!))[0]!.outcome).toBe("acknowledged");

@@ -103,12 +103,14 @@ class JobFailure(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., claim_token: _Optional[str] = ..., custom_status: _Optional[str] = ..., retry_delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., no_retry: _Optional[bool] = ...) -> None: ...
 
 class JobOutcome(_message.Message):
-    __slots__ = ("job_id", "outcome")
+    __slots__ = ("job_id", "outcome", "claim_expires_at")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    CLAIM_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     outcome: Outcome
-    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ...) -> None: ...
+    claim_expires_at: _timestamp_pb2.Timestamp
+    def __init__(self, job_id: _Optional[str] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AckResponse(_message.Message):
     __slots__ = ("results",)
