@@ -4,9 +4,9 @@
  *
  * Indexes (all lazily cleaned: an index entry carries the job's generation and is
  * skipped once the job has changed since):
- * - per partition and priority, a heap of pending jobs ordered by (run_after, seq), so a
- *   claim costs O(k log n) and never scans;
- * - one heap of running claims by expiry, so the claim-timeout sweep costs O(expired);
+ * - per partition and priority, an OrderedIndex of pending jobs by (run_after, seq): O(1)
+ *   for jobs enqueued in order, O(log n) for scheduled or retried ones; never a scan;
+ * - one OrderedIndex of running claims by expiry, so the claim-timeout sweep costs O(expired);
  * - per queue, finished jobs in finishing order, so retention GC costs O(deleted).
  * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
  */
@@ -15,7 +15,7 @@ import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from
 import * as transitions from "../../engine/transitions.js";
 import type { JobPatch } from "../../engine/transitions.js";
 import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
-import { Heap } from "./heap.js";
+import { OrderedIndex } from "./ordered-index.js";
 
 interface Slot {
   job: JobRecord;
@@ -26,20 +26,21 @@ interface IndexEntry {
   /** run_after for pending entries, claim expiry for running, finished_at for finished. */
   at: number;
   seq: number;
-  id: string;
+  /** The job's slot itself (no map lookup on the hot path); stale once slot.gen moved on. */
+  slot: Slot;
   gen: number;
 }
 
 const byTimeThenSeq = (a: IndexEntry, b: IndexEntry) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
 
 class PartitionIndex {
-  readonly pending: Heap<IndexEntry>[] = [];
+  readonly pending: OrderedIndex<IndexEntry>[] = [];
   readonly buffered = new Set<string>();
 
-  pendingHeap(priority: number): Heap<IndexEntry> {
+  pendingHeap(priority: number): OrderedIndex<IndexEntry> {
     let heap = this.pending[priority - 1];
     if (!heap) {
-      for (let p = this.pending.length; p < priority; p++) this.pending.push(new Heap(byTimeThenSeq));
+      for (let p = this.pending.length; p < priority; p++) this.pending.push(new OrderedIndex(byTimeThenSeq));
       heap = this.pending[priority - 1]!;
     }
     return heap;
@@ -84,7 +85,7 @@ export class MemoryStore implements Store {
   readonly name = "memory";
   private readonly queues = new Map<string, QueueData>();
   private readonly jobs = new Map<string, Slot>();
-  private readonly running = new Heap<IndexEntry>(byTimeThenSeq);
+  private readonly running = new OrderedIndex<IndexEntry>(byTimeThenSeq);
   private runningCount = 0;
   private readonly leases = new Map<string, Lease>();
   private readonly epochs = new Map<string, number>();
@@ -258,7 +259,7 @@ export class MemoryStore implements Store {
           const top = this.cleanTop(heap);
           if (!top || top.at > p.now) break;
           heap.pop();
-          taken.push([top, this.jobs.get(top.id)!]);
+          taken.push([top, top.slot]);
         }
         for (const [entry, slot] of taken) {
           heap.push(entry);
@@ -331,7 +332,11 @@ export class MemoryStore implements Store {
   async queueDelete(p: { name: string }): Promise<boolean> {
     const q = this.queues.get(p.name);
     if (!q) return false;
-    for (const id of q.jobs) this.jobs.delete(id);
+    for (const id of q.jobs) {
+      const slot = this.jobs.get(id)!;
+      slot.gen++; // index entries (the global running index too) now see it as gone
+      this.jobs.delete(id);
+    }
     this.queues.delete(p.name);
     for (const key of [...this.leases.keys()]) if (key.startsWith(`${p.name}/`)) this.leases.delete(key);
     return true;
@@ -403,19 +408,19 @@ export class MemoryStore implements Store {
     const partition = q.partitions[job.partition]!;
     switch (job.state) {
       case "pending":
-        partition.pendingHeap(job.priority).push({ at: job.runAfter, seq: job.seq, id: job.id, gen: slot.gen });
+        partition.pendingHeap(job.priority).push({ at: job.runAfter, seq: job.seq, slot, gen: slot.gen });
         break;
       case "buffered":
         partition.buffered.add(job.id);
         break;
       case "running":
         this.runningCount++;
-        this.running.push({ at: job.claimExpiresAt, seq: job.seq, id: job.id, gen: slot.gen });
+        this.running.push({ at: job.claimExpiresAt, seq: job.seq, slot, gen: slot.gen });
         this.compactRunning();
         break;
       case "succeeded":
       case "failed":
-        q.finished[job.state].push({ at: job.finishedAt, seq: job.seq, id: job.id, gen: slot.gen });
+        q.finished[job.state].push({ at: job.finishedAt, seq: job.seq, slot, gen: slot.gen });
         break;
       default:
         assertNever(job.state);
@@ -425,7 +430,7 @@ export class MemoryStore implements Store {
   /** Extensions and acks leave stale entries behind; rebuild when they dominate. */
   private compactRunning(): void {
     if (this.running.size < 2 * this.runningCount + 1024) return;
-    const live = this.running.values().filter((e) => this.liveSlot(e, "running")?.job.claimExpiresAt === e.at);
+    const live = [...this.running.values()].filter((e) => this.liveSlot(e, "running")?.job.claimExpiresAt === e.at);
     this.running.clear();
     for (const entry of live) this.running.push(entry);
   }
@@ -443,11 +448,11 @@ export class MemoryStore implements Store {
   }
 
   private liveSlot(entry: IndexEntry, state: StoredState): Slot | undefined {
-    const slot = this.jobs.get(entry.id);
-    return slot && slot.gen === entry.gen && slot.job.state === state ? slot : undefined;
+    const slot = entry.slot;
+    return slot.gen === entry.gen && slot.job.state === state ? slot : undefined;
   }
 
-  private cleanTop(heap: Heap<IndexEntry>): IndexEntry | undefined {
+  private cleanTop(heap: OrderedIndex<IndexEntry>): IndexEntry | undefined {
     for (let top = heap.peek(); top; top = heap.peek()) {
       if (this.liveSlot(top, "pending")) return top;
       heap.pop();
@@ -456,11 +461,11 @@ export class MemoryStore implements Store {
   }
 
   /** Pops the best due pending job of a heap, or undefined if none is due. */
-  private popDue(heap: Heap<IndexEntry>, now: number): Slot | undefined {
+  private popDue(heap: OrderedIndex<IndexEntry>, now: number): Slot | undefined {
     const top = this.cleanTop(heap);
     if (!top || top.at > now) return undefined;
     heap.pop();
-    return this.jobs.get(top.id);
+    return top.slot;
   }
 
   private applyToRunning(id: string, claimToken: string, decide: (job: JobRecord) => JobPatch): OutcomeResult {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../engine/queue-config.js";
-import { createQueue, get, insert, T0 } from "./fixtures.js";
+import { createQueue, get, handOut, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
 export function exerciseQueue(open: OpenStore): void {
@@ -42,6 +42,17 @@ export function exerciseQueue(open: OpenStore): void {
       expect(await get(store, id!)).toBeUndefined();
       expect(await store.queueGet({ name })).toBeUndefined();
       expect(await store.queueDelete({ name })).toBe(false);
+    });
+
+    it("forgets a deleted queue's running claims: the expiry sweep skips them", async () => {
+      const store = await open();
+      const name = await createQueue(store);
+      await insert(store, name, [{}]);
+      const [running] = await handOut(store, name, { claimMs: 10 });
+      await store.queueDelete({ name });
+      const { expired } = await store.jobClaimExpire({ now: T0 + 1000, limit: 1000 });
+      expect(expired.map((j) => j.id)).not.toContain(running!.id);
+      expect(await get(store, running!.id)).toBeUndefined();
     });
 
     it("reports stats per state, with buffered jobs counted as pending", async () => {
