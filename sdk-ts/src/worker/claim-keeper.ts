@@ -3,13 +3,16 @@
  * A claim is renewed once half the time to its expiry has passed, with a Checkpoint
  * carrying only job_id and claim_token (which renews for the queue's claim timeout).
  *
- * CheckpointResponse does not say the new expiry, so it is estimated: the claim timeout
- * is taken as claim_expires_at minus the local time the Dequeue answer arrived (never
- * more than the real timeout, so renewals come early rather than late), and a renewal
- * sent at time t is assumed to hold until t + that timeout. Clock skew between worker
- * and server shifts the first estimate; keep clocks in sync (NTP) as for any lease.
+ * One timer for all claims, and one batched Checkpoint for every claim due at that
+ * moment (claims due within the next quarter of their lifetime ride along), so many
+ * long jobs cost one call per round, not one call and one timer per job.
+ *
+ * The server answers each renewal with the claim's new expiry. Expiries are the
+ * server's times; worker and server clocks are assumed in sync (NTP), as with any lease,
+ * and renewing at half-life leaves the other half as margin.
  */
 import type { Client } from "@connectrpc/connect";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Outcome, type WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
 import type { WorkerErrorHandler } from "./types.js";
 
@@ -24,9 +27,11 @@ export interface ClaimKeeperOptions {
 interface Claim {
   jobId: string;
   claimToken: string;
-  timeoutMs: number;
+  /** When the claim expires. */
   expiresAt: number;
-  timer: NodeJS.Timeout | undefined;
+  /** When to renew it: halfway to expiry. */
+  renewAt: number;
+  renewing: boolean;
 }
 
 /** Renewing more often than this buys nothing and floods the server. */
@@ -34,52 +39,87 @@ const MIN_RENEW_DELAY_MS = 10;
 
 export class ClaimKeeper {
   private readonly claims = new Map<string, Claim>();
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly o: ClaimKeeperOptions) {}
 
+  /** `expiresAt` is the Dequeue's claim_expires_at; `receivedAt` the time its answer arrived. */
   track(jobId: string, claimToken: string, expiresAt: number, receivedAt: number): void {
-    this.untrack(jobId);
-    const claim: Claim = { jobId, claimToken, expiresAt, timeoutMs: Math.max(expiresAt - receivedAt, 2 * MIN_RENEW_DELAY_MS), timer: undefined };
+    const claim: Claim = { jobId, claimToken, expiresAt, renewAt: renewTime(receivedAt, expiresAt), renewing: false };
     this.claims.set(jobId, claim);
-    this.schedule(claim, (expiresAt - Date.now()) / 2);
+    this.arm(claim.renewAt);
   }
 
   untrack(jobId: string): void {
-    const claim = this.claims.get(jobId);
-    if (!claim) return;
-    clearTimeout(claim.timer);
     this.claims.delete(jobId);
+    if (this.claims.size === 0) this.disarm();
   }
 
   close(): void {
-    for (const id of [...this.claims.keys()]) this.untrack(id);
+    this.claims.clear();
+    this.disarm();
   }
 
-  private schedule(claim: Claim, delayMs: number): void {
-    claim.timer = setTimeout(() => void this.renew(claim), Math.max(MIN_RENEW_DELAY_MS, delayMs));
+  private arm(at: number): void {
+    if (at >= this.timerAt) return;
+    this.disarm();
+    this.timerAt = at;
+    this.timer = setTimeout(() => void this.renewDue(), Math.max(MIN_RENEW_DELAY_MS, at - Date.now()));
   }
 
-  private async renew(claim: Claim): Promise<void> {
+  private disarm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+  }
+
+  private rearm(): void {
+    let next = Number.POSITIVE_INFINITY;
+    for (const c of this.claims.values()) if (!c.renewing && c.renewAt < next) next = c.renewAt;
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
+
+  private async renewDue(): Promise<void> {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    // Due now, or within the next quarter of its lifetime: renew those together.
+    const due = [...this.claims.values()].filter((c) => !c.renewing && c.renewAt <= now + (c.expiresAt - c.renewAt) / 2);
+    for (const c of due) c.renewing = true;
+    this.rearm();
+    if (due.length === 0) return;
     const sentAt = Date.now();
     try {
-      const res = await this.o.worker.checkpoint({ queue: this.o.queue, checkpoints: [{ jobId: claim.jobId, claimToken: claim.claimToken }] });
-      if (this.claims.get(claim.jobId) !== claim) return; // finished meanwhile
-      const outcome = res.results[0]?.outcome;
-      if (outcome === Outcome.ACKNOWLEDGED) {
-        claim.expiresAt = sentAt + claim.timeoutMs;
-        this.schedule(claim, (claim.expiresAt - Date.now()) / 2);
-        return;
-      }
-      this.untrack(claim.jobId);
-      this.o.onError(new Error(`claim on job ${claim.jobId} lost: ${outcome === undefined ? "no outcome" : Outcome[outcome]}`), { op: "checkpoint", jobId: claim.jobId });
-      this.o.onLost(claim.jobId);
+      const res = await this.o.worker.checkpoint({ queue: this.o.queue, checkpoints: due.map((c) => ({ jobId: c.jobId, claimToken: c.claimToken })) });
+      due.forEach((claim, i) => {
+        claim.renewing = false;
+        if (this.claims.get(claim.jobId) !== claim) return; // finished meanwhile
+        const result = res.results[i];
+        if (result?.outcome === Outcome.ACKNOWLEDGED) {
+          const serverExpiry = result.claimExpiresAt ? timestampMs(result.claimExpiresAt) : sentAt + (claim.expiresAt - claim.renewAt) * 2;
+          claim.expiresAt = serverExpiry;
+          claim.renewAt = renewTime(sentAt, claim.expiresAt);
+          return;
+        }
+        this.claims.delete(claim.jobId);
+        this.o.onError(new Error(`claim on job ${claim.jobId} lost: ${result === undefined ? "no outcome" : Outcome[result.outcome]}`), { op: "checkpoint", jobId: claim.jobId });
+        this.o.onLost(claim.jobId);
+      });
     } catch (err) {
-      if (this.claims.get(claim.jobId) !== claim) return;
-      this.o.onError(err, { op: "checkpoint", jobId: claim.jobId });
+      this.o.onError(err, { op: "checkpoint" });
       // Try again soon, well before the expiry if there is time left; if the claim has
       // already run out, the server's answer to the next try will say whether it is lost.
-      const left = claim.expiresAt - Date.now();
-      this.schedule(claim, left > 0 ? left / 4 : 500);
+      for (const claim of due) {
+        claim.renewing = false;
+        const left = claim.expiresAt - Date.now();
+        claim.renewAt = Date.now() + (left > 0 ? left / 4 : 500);
+      }
     }
+    this.rearm();
   }
+}
+
+function renewTime(from: number, expiresAt: number): number {
+  return from + Math.max(MIN_RENEW_DELAY_MS, (expiresAt - from) / 2);
 }

@@ -36,18 +36,50 @@ export type HandlerResult = void | string | Snooze;
 
 export type JobHandler = (job: WorkerJob) => Promise<HandlerResult>;
 
+/** One object per job with methods on the prototype: no per-job closures on the hot path. */
+class DequeuedWorkerJob implements WorkerJob {
+  constructor(
+    private readonly job: DequeuedJob,
+    readonly signal: AbortSignal,
+  ) {}
+
+  get id(): string {
+    return this.job.jobId;
+  }
+
+  get body(): Uint8Array {
+    return this.job.body;
+  }
+
+  get attempt(): number {
+    return this.job.attempt;
+  }
+
+  get attemptsAllowed(): number {
+    return this.job.attemptsAllowed;
+  }
+
+  get priority(): number {
+    return this.job.priority;
+  }
+
+  get createdAt(): Date {
+    return this.job.createdAt ? timestampDate(this.job.createdAt) : new Date(0);
+  }
+
+  get customStatus(): string {
+    return this.job.customStatus;
+  }
+
+  text(): string {
+    return decodeText(this.job.body);
+  }
+
+  json<T = unknown>(): T {
+    return decodeJson<T>(this.job.body);
+  }
+}
+
 export function toWorkerJob(job: DequeuedJob, signal: AbortSignal): WorkerJob {
-  const body = job.body;
-  return {
-    id: job.jobId,
-    body,
-    text: () => decodeText(body),
-    json: <T>() => decodeJson<T>(body),
-    attempt: job.attempt,
-    attemptsAllowed: job.attemptsAllowed,
-    priority: job.priority,
-    createdAt: job.createdAt ? timestampDate(job.createdAt) : new Date(0),
-    customStatus: job.customStatus,
-    signal,
-  };
+  return new DequeuedWorkerJob(job, signal);
 }

@@ -49,7 +49,8 @@ export function listen(handler: RequestHandler, host: string, port: number): Pro
     session.on("close", () => sessions.delete(session));
   });
 
-  const front = net.createServer((socket) => {
+  // noDelay: replies are small and latency-bound; Nagle would hold them back.
+  const front = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on("close", () => {
       sockets.delete(socket);
