@@ -28,12 +28,18 @@ export function toConnectError(err: unknown, log: Logger, procedure: string): Co
   return new ConnectError("internal error; the server log has the details", Code.Internal, undefined, undefined, err);
 }
 
+/** Maps errors (see toConnectError) and logs every call at debug level with its duration. */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
+    const started = performance.now();
     try {
-      return await next(req);
+      const res = await next(req);
+      if (log.isLevelEnabled("debug")) log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
+      return res;
     } catch (err) {
-      throw toConnectError(err, log, req.method.name);
+      const connectError = toConnectError(err, log, req.method.name);
+      log.debug({ procedure: req.method.name, ms: performance.now() - started, code: Code[connectError.code], message: connectError.rawMessage }, "call failed");
+      throw connectError;
     }
   };
 }
