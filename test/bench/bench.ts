@@ -5,6 +5,7 @@
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
+ *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
  *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
@@ -14,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
+import { runBullmq } from "./bullmq.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -27,6 +29,7 @@ const { values: args } = parseArgs({
     "enqueue-parallel": { type: "string", default: "4" },
     protocol: { type: "string", default: "connect" },
     "buffer-size": { type: "string", default: "2000" },
+    "compare-bullmq": { type: "boolean", default: false },
   },
 });
 
@@ -140,6 +143,15 @@ async function main(): Promise<void> {
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
     console.log(`dequeue:   p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls`);
     console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    if (args["compare-bullmq"]) {
+      const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
+      if (!redisUrl) throw new Error("--compare-bullmq needs a --store redis://… (BullMQ runs on the same Redis)");
+      const bull = await runBullmq({ redisUrl, jobs, payloadBytes: payload.length, enqueueBatch, enqueueParallel, workers, concurrency });
+      const ours = (jobs / run.ms) * 1000;
+      const theirs = (jobs / bull.processMs) * 1000;
+      console.log(`bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`);
+      console.log(`ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${((jobs / enqueueMs) / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`);
+    }
     if (succeeded !== jobs) {
       console.error(`expected ${jobs} SUCCEEDED, server reports ${succeeded}`);
       process.exitCode = 1;
