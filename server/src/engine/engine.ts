@@ -60,6 +60,8 @@ export interface JobOutcome {
   claimExpiresAt?: number;
 }
 
+const QUEUE_CACHE_MS = 1000;
+
 export interface EngineOptions {
   store: Store;
   broker: Broker;
@@ -71,6 +73,13 @@ export class Engine {
   private readonly broker: Broker;
   private readonly clock: Clock;
   private readonly roundRobin = new Map<string, number>();
+  /**
+   * Queue records read on the hot path (enqueue, ack, checkpoint) are cached briefly so a
+   * call costs no extra store round trip. Local changes invalidate at once; a change made
+   * through another node is seen within QUEUE_CACHE_MS (stores still refuse writes to a
+   * queue that no longer exists).
+   */
+  private readonly queueCache = new Map<string, { record: QueueRecord; at: number }>();
 
   constructor(o: EngineOptions) {
     this.store = o.store;
@@ -88,9 +97,10 @@ export class Engine {
   }
 
   async updateQueue(name: string, input: QueueConfigInput, mask: string[]): Promise<QueueView> {
-    const current = await this.queueRecord(name, "name");
+    const current = await this.queueRecord(name, "name", true);
     const config = updateQueueConfig(current.config, input, mask);
     const updated = await this.store.queueUpdate({ name, config });
+    this.queueCache.delete(name);
     if (!updated) throw queueNotFound(name);
     this.broker.onQueueUpdated(name, config);
     return this.view(updated);
@@ -99,6 +109,7 @@ export class Engine {
   async deleteQueue(name: string): Promise<boolean> {
     validateQueueName(name, "name");
     const deleted = await this.store.queueDelete({ name });
+    this.queueCache.delete(name);
     this.broker.onQueueDeleted(name);
     return deleted;
   }
@@ -109,7 +120,7 @@ export class Engine {
   }
 
   async getQueue(name: string): Promise<QueueView> {
-    return this.view(await this.queueRecord(name, "name"));
+    return this.view(await this.queueRecord(name, "name", true));
   }
 
   // ---- jobs
@@ -272,10 +283,17 @@ export class Engine {
 
   // ---- helpers
 
-  private async queueRecord(name: string, field: string): Promise<QueueRecord> {
+  private async queueRecord(name: string, field: string, fresh = false): Promise<QueueRecord> {
     validateQueueName(name, field);
+    const now = this.clock.now();
+    const cached = this.queueCache.get(name);
+    if (!fresh && cached && now - cached.at < QUEUE_CACHE_MS) return cached.record;
     const record = await this.store.queueGet({ name });
-    if (!record) throw queueNotFound(name, field);
+    if (!record) {
+      this.queueCache.delete(name);
+      throw queueNotFound(name, field);
+    }
+    this.queueCache.set(name, { record, at: now });
     return record;
   }
 
