@@ -45,7 +45,7 @@ const protocol = args.protocol as "connect" | "grpc";
 async function startServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
   const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
-  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--log-level", "warn", "--buffer-size", String(args["buffer-size"]), ...storeArgs], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean), bin, "serve", "--port", "0", "--log-level", "warn", "--buffer-size", String(args["buffer-size"]), ...storeArgs], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -123,6 +123,25 @@ async function processAll(url: string, queue: string): Promise<{ ms: number; deq
   return { ms, dequeueMs: dequeueMs.sort((a, b) => a - b), calls };
 }
 
+/**
+ * Latency of one Dequeue of `batch` jobs served from the broker's buffer, with the
+ * previous batch's ACKs piggy-backed: one client, one call in flight, a full queue.
+ */
+async function dequeueLatency(client: RunlaterClient, queue: string, count: number): Promise<number[]> {
+  const samples: number[] = [];
+  let ack: { succeeded: Array<{ jobId: string; claimToken: string }> } | undefined;
+  for (let done = 0; done < count; ) {
+    const t = performance.now();
+    const res = await client.worker.dequeue({ queue, limit: batch, ack });
+    samples.push(performance.now() - t);
+    done += res.jobs.length;
+    ack = { succeeded: res.jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) };
+    if (res.jobs.length === 0) break;
+  }
+  if (ack) await client.worker.ack({ queue, ...ack });
+  return samples.sort((a, b) => a - b);
+}
+
 async function main(): Promise<void> {
   const server = await startServerProcess();
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
@@ -132,6 +151,13 @@ async function main(): Promise<void> {
     const enqueueMs = await enqueueAll(admin, queue);
     const run = await processAll(server.url, queue);
     const { queue: q } = await admin.queues.getQueue({ name: queue });
+    const latencyQueue = `${queue}_latency`;
+    await admin.createQueue(latencyQueue, { claimTimeoutMs: 60_000 });
+    const latencyJobs = Math.min(jobs, 50_000);
+    for (let i = 0; i < latencyJobs; i += enqueueBatch) {
+      await admin.jobs.enqueue({ jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({ queue: latencyQueue, body: payload })) });
+    }
+    const latency = await dequeueLatency(admin, latencyQueue, latencyJobs);
     const succeeded = Number(q?.stats?.succeeded ?? 0);
     const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
     console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
@@ -141,7 +167,8 @@ async function main(): Promise<void> {
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
-    console.log(`dequeue:   p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls`);
+    console.log(`dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`);
+    console.log(`dequeue alone: p50 ${percentile(latency, 50).toFixed(2)} ms, p99 ${percentile(latency, 99).toFixed(2)} ms over ${latency.length} calls of ${batch} jobs + piggy-backed acks, one in flight`);
     console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
     if (args["compare-bullmq"]) {
       const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
