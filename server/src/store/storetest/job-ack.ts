@@ -34,6 +34,17 @@ export function exerciseJobAck(open: OpenStore): void {
       expect(await get(store, b!.id)).toMatchObject({ state: "succeeded", finishedAt: T0, customStatus: "" });
     });
 
+    it("applies a job named twice in one batch once: the second sees the first's change", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}]);
+      const [job] = await handOut(store, q);
+      const item = { id: job!.id, claimToken: job!.claimToken, customStatus: "once" };
+      const results = await store.jobCompleteMany({ items: [item, item], now: T0 });
+      expect(results.map((r) => r.outcome)).toEqual(["acknowledged", "stale_claim"]);
+      expect((await get(store, job!.id))!.customStatus).toBe("once");
+    });
+
     it("a failure with attempts left goes back to pending after the worker's delay", async () => {
       const store = await open();
       const q = await createQueue(store);
@@ -88,6 +99,16 @@ export function exerciseJobAck(open: OpenStore): void {
       const status = (await get(store, job!.id))!.customStatus;
       expect(status).toHaveLength(1000);
       expect(status.endsWith("b".repeat(300))).toBe(true);
+    });
+
+    it("counts the custom status limit in characters, not bytes, for multi-byte text", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ customStatus: "é".repeat(700) }]);
+      const [job] = await handOut(store, q);
+      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "日本".repeat(200) }], now: T0 });
+      const status = (await get(store, job!.id))!.customStatus;
+      expect(status).toBe(`${"é".repeat(599)}\n${"日本".repeat(200)}`);
     });
   });
 }

@@ -30,6 +30,16 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       expect(after.customStatus).toBe("step 2");
     });
 
+    it("replaces the body byte for byte, including bytes that are not UTF-8", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}]);
+      const [job] = await handOut(store, q);
+      const body = new Uint8Array([0xff, 0, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
+      await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, newBody: body }], now: T0 });
+      expect(Array.from((await get(store, job!.id))!.body)).toEqual(Array.from(body));
+    });
+
     it("moves the job back to pending at run_after without using up an attempt", async () => {
       const store = await open();
       const q = await createQueue(store);

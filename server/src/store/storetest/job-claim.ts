@@ -22,6 +22,15 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(rest.map((j) => j.id)).toEqual([ids[3]]);
     });
 
+    it("skips a better priority whose jobs are not yet due, without losing its place", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [later, due] = await insert(store, q, [{ priority: 1, runAfter: T0 + 1000 }, { priority: 2 }]);
+      const epoch = await lease(store, q);
+      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id)).toEqual([due]);
+      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 1000 })).map((j) => j.id)).toEqual([later]);
+    });
+
     it("does not claim jobs before their run_after, and reports when the next is due", async () => {
       const store = await open();
       const q = await createQueue(store);

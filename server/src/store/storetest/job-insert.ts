@@ -44,6 +44,14 @@ export function exerciseJobInsert(open: OpenStore): void {
       expect(fresh).not.toBe(first);
     });
 
+    it("dedupes concurrent enqueues of one idempotency key to a single job", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const ids = await Promise.all(Array.from({ length: 8 }, () => insert(store, q, [{ idempotencyKey: "race" }, {}])));
+      expect(new Set(ids.map((pair) => pair[0])).size).toBe(1);
+      expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(1 + ids.length);
+    });
+
     it("keeps idempotency keys per queue", async () => {
       const store = await open();
       const a = await createQueue(store);

@@ -1,0 +1,34 @@
+--[[
+  Key layout, mirrored from ../keys.ts (keep the two in step). ARGV[1] of every script is
+  the store's key prefix. A partition's keys share the hash tag {q:<queue>:<partition>},
+  so every per-partition write lands in one slot:
+    <tag>:q          marker: the partition exists (written by queueCreate)
+    <tag>:n          hash: counters p b r s f (jobs per stored state), seq, maxpr
+    <tag>:lease      hash: owner, epoch, exp (epochs come from <prefix>:{shard}:epoch)
+    <tag>:j:<id>     hash: one job
+    <tag>:p:<prio>   zset: pending jobs of a priority, score run_after, member seq16..id
+    <tag>:buf        zset: buffered jobs, score buffer epoch, member id
+    <tag>:all        zset: every job, score run_after, member id (scan order)
+    <tag>:done:s|f   zset: succeeded / failed jobs, score finished_at, member id
+    <tag>:idem       hash: idempotency key -> job id
+  and per shard:
+    <prefix>:{shard}:epoch     counter: lease epochs, growing across queue re-creation
+    <prefix>:{shard}:running   zset: running jobs of every queue, score claim expiry, member id
+]]
+local PREFIX = ARGV[1]
+local RUNNING = PREFIX .. ":{shard}:running"
+
+local function tagOf(queue, partition)
+  return PREFIX .. ":{q:" .. queue .. ":" .. partition .. "}"
+end
+
+-- A job id is <queue>.<partition>.<unique> (engine/job-id.ts): it names its partition.
+local function tagOfId(id)
+  local queue, partition = string.match(id, "^([%w_]+)%.(%d+)%.")
+  if not queue then return nil end
+  return tagOf(queue, partition)
+end
+
+local function jobKey(tag, id)
+  return tag .. ":j:" .. id
+end

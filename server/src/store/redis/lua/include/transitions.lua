@@ -1,0 +1,103 @@
+--[[
+  The state machine of server/src/engine/transitions.ts, rule for rule: each function
+  takes the job as loaded by loadJob and returns the fields to change. The shared store
+  suite pins that both agree; change them together.
+]]
+local STATUS_MAX = {{customStatusMaxLength}}
+
+-- JS measures strings in UTF-16 code units: count them the same way over UTF-8 bytes.
+local function utf16Length(s)
+  local n = 0
+  for i = 1, #s do
+    local c = string.byte(s, i)
+    if c < 0x80 or c >= 0xC0 then n = n + (c >= 0xF0 and 2 or 1) end
+  end
+  return n
+end
+
+-- Custom status grows by lines; past the limit the oldest text is cut (whole characters:
+-- where JS would split a surrogate pair, this keeps one unit less).
+local function appendStatus(existing, addition)
+  if addition == "" then return existing end
+  local joined = addition
+  if existing ~= "" then joined = existing .. "\n" .. addition end
+  local excess = utf16Length(joined) - STATUS_MAX
+  if excess <= 0 then return joined end
+  local i = 1
+  while excess > 0 and i <= #joined do
+    local c = string.byte(joined, i)
+    local bytes, units = 1, 1
+    if c >= 0xF0 then bytes, units = 4, 2 elseif c >= 0xE0 then bytes = 3 elseif c >= 0xC0 then bytes = 2 end
+    excess = excess - units
+    i = i + bytes
+  end
+  return string.sub(joined, i)
+end
+
+-- The ACK/checkpoint fence: "a" acknowledged, "s" stale claim, "n" not found.
+local function checkClaim(job, token)
+  if not job then return "n" end
+  if job.st ~= "r" or job.ct ~= token or token == "" then return "s" end
+  return "a"
+end
+
+local function claimIntoBuffer(epoch, now)
+  return { st = "b", be = epoch, ua = now }
+end
+
+local function unbuffer(now)
+  return { st = "p", be = 0, ua = now }
+end
+
+local function handOut(job, token, expiresAt, retryDelay, now)
+  return {
+    st = "r", at = job.at + 1, ar = math.max(0, job.ar - 1), ct = token, ce = expiresAt,
+    rd = retryDelay, be = 0, ua = now,
+  }
+end
+
+local function succeed(job, status, now)
+  return { st = "s", cs = appendStatus(job.cs, status), ce = 0, fa = now, ua = now }
+end
+
+-- retryDelay nil: the delay planned at hand-out.
+local function fail(job, status, retryDelay, noRetry, now)
+  local cs = appendStatus(job.cs, status)
+  if noRetry or job.ar <= 0 then
+    return { st = "f", cs = cs, ce = 0, fa = now, ua = now }
+  end
+  return { st = "p", cs = cs, ra = now + (retryDelay or job.rd), ct = "", ce = 0, ua = now }
+end
+
+local function expireClaim(job, now)
+  return fail(job, "attempt " .. N(job.at) .. ": claim timed out", nil, false, now)
+end
+
+-- c: { expiresAt, body (nil keeps it), moveToPending, runAfter, attemptsAllowed, status }
+local function checkpoint(job, c, now)
+  local patch = { cs = appendStatus(job.cs, c.status), ua = now }
+  if c.body then patch.b = c.body end
+  if c.moveToPending then
+    -- Released, not failed: the attempt charged at hand-out is given back.
+    local allowed = c.attemptsAllowed ~= 0 and c.attemptsAllowed or job.aa
+    local remaining = math.min(allowed, job.ar + 1)
+    local attempt = math.max(0, job.at - 1)
+    if c.attemptsAllowed ~= 0 then remaining, attempt = c.attemptsAllowed, 0 end
+    patch.st, patch.ra, patch.aa, patch.ar, patch.at, patch.ct, patch.ce =
+      "p", c.runAfter, allowed, remaining, attempt, "", 0
+    return patch
+  end
+  patch.ce = c.expiresAt
+  if c.attemptsAllowed ~= 0 then
+    -- The running attempt counts as the first of the new allowance.
+    patch.aa, patch.ar, patch.at = c.attemptsAllowed, c.attemptsAllowed - 1, 1
+  end
+  return patch
+end
+
+local function retryFailed(attemptsAllowed, runAfter, now)
+  return {
+    st = "p", aa = attemptsAllowed, ar = attemptsAllowed, at = 0, ra = runAfter, ct = "",
+    ce = 0, fa = 0, ua = now,
+  }
+end

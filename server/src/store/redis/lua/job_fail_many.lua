@@ -1,0 +1,24 @@
+--[[
+  jobFailMany (one shard): fail per item, each fenced by its claim token.
+  KEYS[1]  <prefix>:{shard}:running
+  ARGV     prefix, now, then per item: id, claimToken, customStatus, retryDelayMs or "", noRetry "1"/"0"
+  Returns  one per item: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found.
+]]
+--@include keys
+--@include job
+--@include transitions
+local now = tonumber(ARGV[2])
+local out = {}
+for i = 3, #ARGV, 5 do
+  local id = ARGV[i]
+  local tag = tagOfId(id)
+  local job = tag and loadJob(tag, id)
+  local outcome = checkClaim(job, ARGV[i + 1])
+  if outcome == "a" then
+    apply(tag, job, fail(job, ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4] == "1", now))
+    if job.st == "p" then outcome = "a:" .. N(job.ra) end
+  end
+  out[#out + 1] = outcome
+end
+flushCounts()
+return out

@@ -1,0 +1,29 @@
+--[[
+  jobReleaseBuffered: buffered jobs go back to pending, charging nothing. Fenced by the
+  job's buffer epoch: the given ids only if buffered under `epoch`; with no ids, every
+  job buffered under an epoch below `belowEpoch` (a new owner cleaning up).
+  KEYS[1]  <tag>:buf
+  ARGV     prefix, queue, partition, now, epoch or "", belowEpoch or "", ids...
+  Returns  the number released.
+]]
+--@include keys
+--@include job
+--@include transitions
+local tag = tagOf(ARGV[2], ARGV[3])
+local now, epoch, below = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local ids = {}
+if #ARGV > 6 then
+  for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+elseif below then
+  ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. N(below))
+end
+local released = 0
+for _, id in ipairs(ids) do
+  local job = loadJob(tag, id)
+  if job and job.st == "b" and ((#ARGV > 6 and job.be == epoch) or (below and job.be < below)) then
+    apply(tag, job, unbuffer(now))
+    released = released + 1
+  end
+end
+flushCounts()
+return released

@@ -1,0 +1,30 @@
+--[[
+  jobRetryFailed over one partition: failed jobs, oldest finished first, get fresh attempts
+  and a run_after. Examines at most `budget` entries of the failed zset from `offset`
+  (entries of other priorities are skipped, and stay, so the caller adds `skipped`).
+  KEYS[1]  <tag>:done:f
+  ARGV     prefix, queue, partition, now, priority (0 any), attemptsAllowed, runAfter, offset, budget, want
+  Returns  { retried, skipped, done 0/1 }
+]]
+--@include keys
+--@include job
+--@include transitions
+local tag = tagOf(ARGV[2], ARGV[3])
+local now, priority, allowed, runAfter = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local offset, budget, want = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local ids = redis.call("ZRANGE", KEYS[1], offset, offset + budget - 1)
+local retried, skipped, examined = 0, 0, 0
+for _, id in ipairs(ids) do
+  if retried >= want then break end
+  examined = examined + 1
+  local job = loadJob(tag, id)
+  if job and (priority == 0 or job.pr == priority) then
+    apply(tag, job, retryFailed(allowed, runAfter, now))
+    retried = retried + 1
+  else
+    skipped = skipped + 1
+  end
+end
+local done = (examined == #ids and #ids < budget) and 1 or 0
+flushCounts()
+return { retried, skipped, done }

@@ -1,0 +1,424 @@
+/**
+ * The Redis store (ioredis + one Lua script per store method, see ./lua). Each --store URL
+ * is one shard: a standalone Redis server (or a primary with replicas), not a Cluster.
+ *
+ * - Every partition's keys share one hash tag, and the scripts that work on one partition
+ *   (claim, start, release, lease, scan) touch that slot only. Batch scripts (insert, ack,
+ *   checkpoint, lookup, claim sweep) work on every partition of their shard in one call.
+ * - Hot path, one script call per shard: an enqueue batch, a broker claim of N jobs, a
+ *   hand-out batch, an ACK batch. Claims are O(k log n): sorted sets per partition and
+ *   priority, scored by run_after, members ordered by a zero-padded seq.
+ * - Sweeps cost O(work): the claim sweep reads a per-shard zset of running jobs by expiry;
+ *   retention reads per-partition zsets of finished jobs by finishing time.
+ * - Admin calls (scan, count, delete, retry) walk a per-partition index in bounded chunks.
+ * - Bodies are Buffers end to end; scripts run by EVALSHA (defineCommand).
+ * Redis must run with maxmemory-policy noeviction (checked at open): an evicted job hash
+ * is a silently lost job. See docs/redis.md for durability settings.
+ */
+import { Redis } from "ioredis";
+import { queueNotFound } from "../../engine/errors.js";
+import { parseJobId } from "../../engine/job-id.js";
+import { compareForDequeue, type JobRecord, type NewJob } from "../../engine/job-record.js";
+import type { QueueConfig } from "../../engine/queue-config.js";
+import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
+import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { decodeJob, decodeJobs, decodeOutcome, text } from "./codec.js";
+import { Keys, shardOf } from "./keys.js";
+import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
+import { checkShard, connect } from "./shard-check.js";
+import { CHUNK, filterArgs, matchesBody, type PartitionScript, walk } from "./walk.js";
+
+export interface RedisStoreOptions {
+  /** One redis://host:port[/db] URL per shard; the order fixes the shard map. */
+  urls: string[];
+  /** Prefix of every key (default "rl"); tests use a random one per store. */
+  prefix?: string;
+  /** Refuse to open unless maxmemory-policy is noeviction (default true). */
+  requireNoEviction?: boolean;
+}
+
+interface Located<T> {
+  item: T;
+  index: number;
+}
+
+export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> {
+  if (o.urls.length === 0) throw new Error("redis store: give at least one redis:// URL");
+  const prefix = o.prefix ?? "rl";
+  // Braces would break the hash tags every key relies on.
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(prefix)) throw new Error(`redis store: key prefix "${prefix}" may hold only letters, digits and _ : . -`);
+  const keys = new Keys(prefix);
+  const clients = o.urls.map((url) => new Redis(url, { enableAutoPipelining: true, lazyConnect: true }));
+  try {
+    await Promise.all(clients.map((c, i) => connect(c, i, o.urls[i]!)));
+    for (const client of clients) defineScripts(client);
+    await Promise.all(clients.map((client, i) => checkShard(client, keys, i, clients.length, o.requireNoEviction ?? true)));
+  } catch (err) {
+    clients.forEach((c) => c.disconnect());
+    throw err;
+  }
+  return new RedisStore(clients, keys);
+}
+
+export class RedisStore implements Store {
+  readonly name = "redis";
+  private sweepStart = 0;
+  /** job_scan.lua on a partition, for the admin walks (walk.ts). */
+  private readonly scan: PartitionScript = (queue, partition, name, args) => this.run(queue, partition, name, [this.keys.all(queue, partition)], args);
+
+  constructor(
+    private readonly shards: Redis[],
+    private readonly keys: Keys,
+  ) {}
+
+  // ---- leases
+
+  async leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
+    const reply = (await this.run(p.queue, p.partition, "lease_acquire", [this.keys.lease(p.queue, p.partition), this.keys.marker(p.queue, p.partition), this.keys.epochs()], [p.owner, p.ttlMs, p.now])) as
+      | [number, Buffer]
+      | null;
+    if (!reply) return undefined;
+    return { queue: p.queue, partition: p.partition, owner: p.owner, epoch: reply[0], expiresAt: Number(text(reply[1])) };
+  }
+
+  async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
+    await this.run(p.queue, p.partition, "lease_release", [this.keys.lease(p.queue, p.partition)], [p.owner, p.epoch]);
+  }
+
+  // ---- jobs
+
+  async jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+    // Shards one after another, sharing the limit; the start rotates so none starves.
+    const expired: JobRecord[] = [];
+    let nextExpiryAt: number | undefined;
+    const start = this.sweepStart++ % this.shards.length;
+    for (let k = 0; k < this.shards.length && expired.length < p.limit; k++) {
+      const shard = this.shards[(start + k) % this.shards.length]!;
+      const [next, ...records] = (await runScript(shard, "job_claim_expire", [this.keys.running()], [this.keys.prefix, p.now, p.limit - expired.length])) as unknown[];
+      expired.push(...decodeJobs(records));
+      const at = text(next);
+      if (at !== "" && (nextExpiryAt === undefined || Number(at) < nextExpiryAt)) nextExpiryAt = Number(at);
+    }
+    return { expired, nextExpiryAt };
+  }
+
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+    const keys = [this.keys.lease(p.queue, p.partition), this.keys.counters(p.queue, p.partition)];
+    return decodeJobs(await this.run(p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now]));
+  }
+
+  async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.acknowledge("job_checkpoint_many", p.items, p.now, (c) => [
+      c.id,
+      c.claimToken,
+      c.claimExpiresAt,
+      c.newBody === undefined ? "0" : "1",
+      c.newBody ?? "",
+      c.moveToPending ? "1" : "0",
+      c.runAfter,
+      c.attemptsAllowed,
+      c.customStatus,
+    ]);
+  }
+
+  async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.acknowledge("job_complete_many", p.items, p.now, (c) => [c.id, c.claimToken, c.customStatus]);
+  }
+
+  async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
+    const f = p.filter;
+    if (f.priority === undefined && f.future === undefined && f.bodyRegex === undefined) {
+      // State counts are kept per partition: no walk.
+      const stats = await this.stats(p.queue, p.now);
+      if (!stats) return 0;
+      return f.state === undefined ? stats.pending + stats.running + stats.succeeded + stats.failed : stats[f.state];
+    }
+    let count = 0;
+    for (const partition of await this.partitions(p.queue)) {
+      await walk(this.scan, { queue: p.queue, partition, filter: f, now: p.now, mode: f.bodyRegex ? "full" : "count", want: Infinity }, (n, jobs) => {
+        count += f.bodyRegex ? jobs.filter((j) => matchesBody(j, f)).length : n;
+        return true;
+      });
+    }
+    return count;
+  }
+
+  async jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+    let deleted = 0;
+    for (const [shard, partitions] of this.byShard(p.queue, await this.partitions(p.queue))) {
+      if (deleted >= p.limit) break;
+      const args = [this.keys.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitions];
+      deleted += (await runScript(this.shards[shard]!, "job_delete_finished", [this.keys.running()], args)) as number;
+    }
+    return deleted;
+  }
+
+  async jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+    const f = p.filter;
+    let deleted = 0;
+    for (const partition of await this.partitions(p.queue)) {
+      if (deleted >= p.limit) break;
+      await walk(this.scan, { queue: p.queue, partition, filter: f, now: p.now, mode: f.bodyRegex ? "full" : "ids", want: p.limit - deleted }, async (_, jobs, ids) => {
+        const chosen = f.bodyRegex ? jobs.filter((j) => matchesBody(j, f)).map((j) => j.id) : ids;
+        const doomed = chosen.slice(0, p.limit - deleted);
+        if (doomed.length > 0) {
+          const args = [p.queue, partition, p.now, ...filterArgs(f), ...doomed];
+          deleted += (await this.run(p.queue, partition, "job_delete_ids", [this.keys.all(p.queue, partition)], args)) as number;
+        }
+        return deleted < p.limit;
+      });
+    }
+    return deleted;
+  }
+
+  async jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.acknowledge("job_fail_many", p.items, p.now, (f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]);
+  }
+
+  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+    const found: Array<JobRecord | undefined> = p.ids.map(() => undefined);
+    await Promise.all(
+      [...this.groupByShard(p.ids, (id) => id)].map(async ([shard, located]) => {
+        const args = [this.keys.prefix, ...located.map((l) => l.item)];
+        const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.running()], args)) as unknown[];
+        replies.forEach((reply, k) => {
+          if (reply) found[located[k]!.index] = decodeJob(reply);
+        });
+      }),
+    );
+    return found;
+  }
+
+  async jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]> {
+    const groups = this.groupByShard(p.jobs, (j) => j.id);
+    if (groups.size > 1) {
+      // All or nothing across shards: check every queue before any shard writes. (Each
+      // script checks its partitions again, atomically with its writes.)
+      const names = [...new Set(p.jobs.map((j) => j.queue))];
+      const configs = await this.shards[0]!.hmget(this.keys.queues(), ...names);
+      const missing = names.find((_, i) => configs[i] === null);
+      if (missing !== undefined) throw queueNotFound(missing);
+    }
+    const ids: string[] = p.jobs.map((j) => j.id);
+    await Promise.all(
+      [...groups].map(async ([shard, located]) => {
+        const args: ScriptArg[] = [this.keys.prefix, p.now];
+        for (const { item: j } of located) {
+          args.push(j.id, j.queue, j.partition, j.priority, j.body, j.runAfter, j.attemptsAllowed, j.customStatus, j.createdAt, j.idempotencyKey);
+        }
+        let replies: Buffer[];
+        try {
+          replies = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.running()], args)) as Buffer[];
+        } catch (err) {
+          const match = /QUEUE_NOT_FOUND (\w+)/.exec(err instanceof Error ? err.message : "");
+          if (match) throw queueNotFound(match[1]!);
+          throw err;
+        }
+        replies.forEach((reply, k) => (ids[located[k]!.index] = text(reply)));
+      }),
+    );
+    return ids;
+  }
+
+  async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
+    const reply = await this.run(p.queue, p.partition, "job_next_due_at", [this.keys.counters(p.queue, p.partition)], [p.queue, p.partition]);
+    return reply === null ? undefined : Number(text(reply));
+  }
+
+  async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
+    const replies = await Promise.all(
+      [...this.byShard(p.queue, await this.partitions(p.queue))].map(([shard, partitions]) =>
+        runScript(this.shards[shard]!, "job_peek_many", [this.keys.running()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
+      ),
+    );
+    return replies.flatMap(decodeJobs).sort(compareForDequeue).slice(0, p.limit);
+  }
+
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+    if (p.ids !== undefined && p.ids.length === 0) return 0;
+    const args = [p.queue, p.partition, p.now, p.epoch ?? "", p.belowEpoch ?? "", ...(p.ids ?? [])];
+    return (await this.run(p.queue, p.partition, "job_release_buffered", [this.keys.buffered(p.queue, p.partition)], args)) as number;
+  }
+
+  async jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+    let retried = 0;
+    for (const partition of await this.partitions(p.queue)) {
+      for (let offset = 0; retried < p.limit; ) {
+        const args = [p.queue, partition, p.now, p.priority ?? 0, p.attemptsAllowed, p.runAfter, offset, CHUNK, p.limit - retried];
+        const [n, skipped, done] = (await this.run(p.queue, partition, "job_retry_failed", [this.keys.failed(p.queue, partition)], args)) as number[];
+        retried += n!;
+        offset += skipped!;
+        if (done) break;
+      }
+    }
+    return retried;
+  }
+
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+    // Each partition's first `limit` matches after the cursor hold the global first `limit`.
+    const pages = await Promise.all(
+      (await this.partitions(p.queue)).map(async (partition) => {
+        const page: JobRecord[] = [];
+        await walk(this.scan, { queue: p.queue, partition, filter: p.filter, now: p.now, cursor: p.cursor, mode: "full", want: p.limit }, (_, jobs) => {
+          page.push(...jobs.filter((j) => matchesBody(j, p.filter)));
+          return page.length < p.limit;
+        });
+        return page;
+      }),
+    );
+    return pages
+      .flat()
+      .sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .slice(0, p.limit);
+  }
+
+  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<JobRecord[]> {
+    if (p.plans.length === 0) return [];
+    const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now];
+    for (const plan of p.plans) args.push(plan.id, plan.claimToken, plan.claimExpiresAt, plan.retryDelayMs);
+    return decodeJobs(await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args));
+  }
+
+  // ---- queues
+
+  async queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
+    // Markers first: a queue whose record exists always has its partitions (a retry of
+    // a half-done create writes them again; they are idempotent). An existing queue keeps
+    // its own partition count.
+    const existing = await this.queueGet({ name: p.name });
+    const partitions = Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i);
+    await Promise.all(
+      [...this.byShard(p.name, partitions)].map(([shard, list]) => {
+        const multi = this.shards[shard]!.multi();
+        for (const partition of list) multi.set(this.keys.marker(p.name, partition), "1");
+        return multi.exec();
+      }),
+    );
+    const [created, config, createdAt] = (await runScript(this.shards[0]!, "queue_create", [this.keys.queues(), this.keys.queueCreated()], [
+      this.keys.prefix,
+      p.name,
+      JSON.stringify(p.config),
+      p.now,
+    ])) as [number, Buffer, Buffer];
+    return { queue: { name: p.name, config: JSON.parse(text(config)) as QueueConfig, createdAt: Number(text(createdAt)) }, created: created === 1 };
+  }
+
+  async queueDelete(p: { name: string }): Promise<boolean> {
+    const record = await this.queueGet(p);
+    if (!record) return false;
+    // Partitions first, the record last: an interrupted delete can be repeated.
+    await Promise.all(
+      Array.from({ length: record.config.partitions }, async (_, partition) => {
+        const args = [p.name, partition, CHUNK];
+        while (((await this.run(p.name, partition, "queue_purge", [this.keys.all(p.name, partition)], args)) as number) > 0);
+      }),
+    );
+    await this.shards[0]!.multi().hdel(this.keys.queues(), p.name).hdel(this.keys.queueCreated(), p.name).exec();
+    return true;
+  }
+
+  async queueGet(p: { name: string }): Promise<QueueRecord | undefined> {
+    const [config, createdAt] = await Promise.all([this.shards[0]!.hget(this.keys.queues(), p.name), this.shards[0]!.hget(this.keys.queueCreated(), p.name)]);
+    if (config === null) return undefined;
+    return { name: p.name, config: JSON.parse(config) as QueueConfig, createdAt: Number(createdAt ?? 0) };
+  }
+
+  async queueList(): Promise<QueueRecord[]> {
+    const [configs, created] = await Promise.all([this.shards[0]!.hgetall(this.keys.queues()), this.shards[0]!.hgetall(this.keys.queueCreated())]);
+    return Object.keys(configs)
+      .sort()
+      .map((name) => ({ name, config: JSON.parse(configs[name]!) as QueueConfig, createdAt: Number(created[name] ?? 0) }));
+  }
+
+  async queueStats(p: { name: string; now: number }): Promise<QueueStatsRecord> {
+    const stats = await this.stats(p.name, p.now);
+    if (!stats) throw queueNotFound(p.name);
+    return stats;
+  }
+
+  async queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
+    const createdAt = await runScript(this.shards[0]!, "queue_update", [this.keys.queues(), this.keys.queueCreated()], [this.keys.prefix, p.name, JSON.stringify(p.config)]);
+    if (createdAt === null) return undefined;
+    return { name: p.name, config: p.config, createdAt: Number(text(createdAt)) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+
+  // ---- internals
+
+  /** ACK-style batches: one script call per shard; ids that name no partition are not_found. */
+  private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (item: T) => ScriptArg[]): Promise<OutcomeResult[]> {
+    const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
+    await Promise.all(
+      [...this.groupByShard(items, (i) => i.id)].map(async ([shard, located]) => {
+        const args: ScriptArg[] = [this.keys.prefix, now];
+        for (const { item } of located) args.push(...encode(item));
+        const replies = (await runScript(this.shards[shard]!, name, [this.keys.running()], args)) as Buffer[];
+        replies.forEach((reply, k) => (results[located[k]!.index] = decodeOutcome(reply)));
+      }),
+    );
+    return results;
+  }
+
+  /** Partitions grouped by the shard that holds them. */
+  private byShard(queue: string, partitions: number[]): Map<number, number[]> {
+    const groups = new Map<number, number[]>();
+    for (const partition of partitions) {
+      const shard = shardOf(queue, partition, this.shards.length);
+      groups.set(shard, [...(groups.get(shard) ?? []), partition]);
+    }
+    return groups;
+  }
+
+  /** Items grouped by the shard their job id names; malformed ids are left out. */
+  private groupByShard<T>(items: T[], idOf: (item: T) => string): Map<number, Array<Located<T>>> {
+    const groups = new Map<number, Array<Located<T>>>();
+    items.forEach((item, index) => {
+      const where = parseJobId(idOf(item));
+      if (!where) return;
+      const shard = shardOf(where.queue, where.partition, this.shards.length);
+      let list = groups.get(shard);
+      if (!list) groups.set(shard, (list = []));
+      list.push({ item, index });
+    });
+    return groups;
+  }
+
+  /** The queue's partition numbers (none for an unknown queue). */
+  private async partitions(queue: string): Promise<number[]> {
+    const record = await this.queueGet({ name: queue });
+    return Array.from({ length: record?.config.partitions ?? 0 }, (_, i) => i);
+  }
+
+  /** Runs a partition's script on its shard; ARGV starts with the prefix. */
+  private run(queue: string, partition: number, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return runScript(this.shards[shardOf(queue, partition, this.shards.length)]!, name, keys, [this.keys.prefix, ...args]);
+  }
+
+  private async stats(queue: string, now: number): Promise<QueueStatsRecord | undefined> {
+    const record = await this.queueGet({ name: queue });
+    if (!record) return undefined;
+    const partitions = Array.from({ length: record.config.partitions }, (_, i) => i);
+    const replies = await Promise.all(
+      [...this.byShard(queue, partitions)].map(async ([shard, list]) =>
+        (await runScript(this.shards[shard]!, "queue_stats", [this.keys.running()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
+      ),
+    );
+    const total = { pending: 0, scheduled: 0, running: 0, succeeded: 0, failed: 0, oldestPendingAgeMs: 0 };
+    let oldest: number | undefined;
+    for (const [p, b, r, s, f, scheduled, oldestDue] of replies) {
+      total.pending += p + b;
+      total.running += r;
+      total.succeeded += s;
+      total.failed += f;
+      total.scheduled += scheduled;
+      const at = text(oldestDue);
+      if (at !== "") oldest = Math.min(oldest ?? Infinity, Number(at));
+    }
+    total.oldestPendingAgeMs = oldest === undefined ? 0 : Math.max(0, now - oldest);
+    return total;
+  }
+
+}

@@ -1,0 +1,131 @@
+/**
+ * Redis store internals the shared suite cannot see: no key outlives its queue or job,
+ * the shard map is fixed, admin walks cross their chunk boundaries, and the Lua state
+ * machine cuts custom statuses exactly as transitions.ts does.
+ */
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { shardOf } from "../../src/store/redis/keys.js";
+import { openRedisStore } from "../../src/store/redis/redis-store.js";
+import { createQueue, get, handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
+import type { Store } from "../../src/store/store.js";
+import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
+
+afterAll(cleanup);
+
+/** The prefix a test store was opened with (private; read for key inspection only). */
+const prefixOf = (store: Store) => (store as unknown as { keys: { prefix: string } }).keys.prefix;
+
+describe("redis store internals", () => {
+  it("deleteQueue leaves no key of the queue behind, whatever state its jobs were in", async () => {
+    const store = await openTestStore(2);
+    const q = await createQueue(store, { partitions: 4 });
+    const other = await createQueue(store);
+    await insert(store, other, [{}]);
+    const [otherJob] = await handOut(store, other);
+    const specs = Array.from({ length: 40 }, (_, i) => ({ partition: i % 4, priority: 1 + (i % 3), idempotencyKey: i % 5 === 0 ? `k${i}` : "", runAfter: T0 + (i % 7 === 0 ? 60_000 : 0) }));
+    await insert(store, q, specs);
+    for (let partition = 0; partition < 4; partition++) {
+      const running = await handOut(store, q, { partition, limit: 6 });
+      await store.jobCompleteMany({ items: running.slice(0, 2).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 });
+      await store.jobFailMany({ items: running.slice(2, 4).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 });
+      const epoch = (await store.leaseAcquire({ queue: q, partition, owner: "broker-a", ttlMs: 60_000, now: T0 }))!.epoch;
+      await store.jobClaimMany({ queue: q, partition, epoch, limit: 2, now: T0 }); // buffered
+    }
+    expect(await store.queueDelete({ name: q })).toBe(true);
+    const left = (await Promise.all(shardUrls(2).map((url) => keysOf(url, prefixOf(store))))).flat();
+    expect(left.filter((k) => k.includes(`{q:${q}:`))).toEqual([]);
+    // The shard-wide running index forgot the queue's jobs but kept the other queue's.
+    const running = await Promise.all(shardUrls(2).map(async (url) => {
+      const client = new Redis(url);
+      const members = await client.zrange(`${prefixOf(store)}:{shard}:running`, "0", "-1");
+      client.disconnect();
+      return members;
+    }));
+    expect(running.flat()).toEqual([otherJob!.id]);
+    expect((await store.jobClaimExpire({ now: T0 + 1e9, limit: 100 })).expired.map((j) => j.id)).toEqual([otherJob!.id]);
+  });
+
+  it("retention GC deletes the job hash and every index entry", async () => {
+    const store = await openTestStore();
+    const q = await createQueue(store);
+    await insert(store, q, [{ idempotencyKey: "once" }, {}]);
+    const jobs = await handOut(store, q);
+    await store.jobCompleteMany({ items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 });
+    expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 1, failedBefore: 0, limit: 10 })).toBe(2);
+    const left = (await keysOf(shardUrls(1)[0]!, prefixOf(store))).filter((k) => k.includes(`{q:${q}:`));
+    expect(left.sort()).toEqual([`${prefixOf(store)}:{q:${q}:0}:lease`, `${prefixOf(store)}:{q:${q}:0}:n`, `${prefixOf(store)}:{q:${q}:0}:q`]);
+  });
+
+  it("spreads a queue's partitions over the shards and refuses a changed shard list", async () => {
+    const placed = new Set(Array.from({ length: 6 }, (_, p) => shardOf("emails", p, 3)));
+    expect(placed.size).toBe(3);
+    const store = await openTestStore(2);
+    const prefix = prefixOf(store);
+    const [a, b] = shardUrls(2);
+    const third = shardUrls(3)[2]!;
+    await expect(openRedisStore({ urls: [a!, b!, third], prefix })).rejects.toThrow(/created with 2 redis shards/);
+    const client = new Redis(third); // the refused third shard had recorded its index
+    await client.del(`${prefix}:{meta}:shard`);
+    client.disconnect();
+    await expect(openRedisStore({ urls: [b!, a!], prefix })).rejects.toThrow(/original order/);
+  });
+
+  it("scan, count and delete cross chunk boundaries among thousands of run_after ties", async () => {
+    const store = await openTestStore();
+    const q = await createQueue(store);
+    const n = 2500;
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 500) {
+      const batch = Array.from({ length: 500 }, (_, k) => ({ body: new TextEncoder().encode(`job ${i + k} ${(i + k) % 2 ? "odd" : "even"}`) }));
+      ids.push(...(await insert(store, q, batch)));
+    }
+    const seen: string[] = [];
+    let cursor: { runAfter: number; id: string } | undefined;
+    for (;;) {
+      const page = await store.jobScan({ queue: q, filter: {}, limit: 700, cursor, now: T0 });
+      seen.push(...page.map((j) => j.id));
+      if (page.length < 700) break;
+      cursor = { runAfter: page.at(-1)!.runAfter, id: page.at(-1)!.id };
+    }
+    expect(seen).toEqual([...ids].sort().reverse());
+    expect(await store.jobCount({ queue: q, filter: { bodyRegex: /odd$/ }, now: T0 })).toBe(n / 2);
+    expect(await store.jobCount({ queue: q, filter: { priority: 1, future: false }, now: T0 })).toBe(n);
+    expect(await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 1100, now: T0 })).toBe(1100);
+    expect(await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 10_000, now: T0 })).toBe(150);
+    expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(n / 2);
+  });
+
+  it("keeps epochs growing across a queue deleted and created again, so an old owner stays fenced", async () => {
+    const store = await openTestStore();
+    const q = await createQueue(store);
+    const a = (await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 }))!;
+    await store.queueDelete({ name: q });
+    expect(await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 })).toBeUndefined(); // no lease on a deleted queue
+    await store.queueCreate({ name: q, config: resolveQueueConfig(), now: T0 });
+    const b = (await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 + 1 }))!;
+    expect(b.epoch).toBeGreaterThan(a.epoch);
+    await insert(store, q, [{}]);
+    expect(await store.jobClaimMany({ queue: q, partition: 0, epoch: a.epoch, limit: 10, now: T0 + 1 })).toEqual([]);
+  });
+
+  it("cuts multi-byte custom statuses as the memory store does", async () => {
+    const statuses = ["é".repeat(600), "日本".repeat(300), "x\n".repeat(400), "ok"];
+    const results = await Promise.all(
+      [new MemoryStore(), await openTestStore()].map(async (store) => {
+        const q = await createQueue(store);
+        await insert(store, q, [{ customStatus: "ä".repeat(300) }]);
+        const [job] = await handOut(store, q);
+        for (const status of statuses.slice(0, -1)) {
+          await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 1, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: status }], now: T0 });
+        }
+        await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: statuses.at(-1)! }], now: T0 });
+        return (await get(store, job!.id))!.customStatus;
+      }),
+    );
+    expect(results[1]).toHaveLength(1000);
+    expect(results[1]).toBe(results[0]);
+  });
+});
