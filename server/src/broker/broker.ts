@@ -17,7 +17,7 @@ import { newClaimTokens } from "../engine/job-id.js";
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
-import type { HandOutPlan } from "../engine/transitions.js";
+import { type HandOutPlan, handOut } from "../engine/transitions.js";
 import type { Store } from "../store/store.js";
 import { PartitionBuffer } from "./partition-buffer.js";
 import { RateLimiter } from "./rate-limiter.js";
@@ -218,7 +218,9 @@ export class Broker {
       retryDelayMs: retryDelayMs(q.config.retryPolicy, job.attempt + 1),
     }));
     if (buffer.epoch === undefined) return [];
-    return this.o.store.jobStartMany({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, plans, now });
+    const started = new Set(await this.o.store.jobStartMany({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, plans, now }));
+    // The store applied handOut; apply the same transition to our copies for the reply.
+    return jobs.flatMap((job, i) => (started.has(job.id) ? [{ ...job, ...handOut(job, plans[i]!, now) }] : []));
   }
 
   private refill(q: QueueState, b: PartitionBuffer): Promise<void> {

@@ -93,8 +93,12 @@ export interface Store {
   jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
   /** Newest run_after first, ties by id descending; strictly after `cursor`. */
   jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]>;
-  /** Buffered jobs under `epoch` (the lease's) become running per their plan; returns the started jobs. */
-  jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<JobRecord[]>;
+  /**
+   * Buffered jobs under `epoch` (the lease's) become running per their plan (transitions.handOut).
+   * Returns the ids started, in plan order; a job no longer buffered under `epoch` is skipped.
+   * The broker applies handOut to its own buffered copy, so no job comes back over the wire.
+   */
+  jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]>;
 
   // Queues.
   queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }>;

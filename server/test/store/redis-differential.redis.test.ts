@@ -76,7 +76,7 @@ async function run(seed: number): Promise<void> {
       const limit = 1 + Math.floor(rand() * 5);
       const claimed = await both((s) => s.jobClaimMany({ queue, partition, epoch, limit, now }), byId);
       const plans = claimed.filter(() => rand() < 0.8).map((j) => ({ id: j.id, claimToken: `t${++tokens}`, claimExpiresAt: now + pick([100, 1000, 5000]), retryDelayMs: pick([0, 250, 1000]) }));
-      await both((s) => s.jobStartMany({ queue, partition, epoch, plans, now }), byId);
+      await both((s) => s.jobStartMany({ queue, partition, epoch, plans, now }));
     } else if (op === "complete" || op === "fail" || op === "checkpoint") {
       const targets = (await running()).filter(() => rand() < 0.6);
       const token = (j: JobRecord) => (rand() < 0.1 ? "stale" : j.claimToken);

@@ -307,14 +307,14 @@ export class MemoryStore implements Store {
     return page.slice(0, p.limit).map((j) => ({ ...j }));
   }
 
-  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<JobRecord[]> {
+  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<string[]> {
     if (!this.holdsLease(p.queue, p.partition, p.epoch)) return [];
-    const started: JobRecord[] = [];
+    const started: string[] = [];
     for (const plan of p.plans) {
       const slot = this.jobs.get(plan.id);
       if (!slot || slot.job.state !== "buffered" || slot.job.bufferEpoch !== p.epoch) continue;
       this.apply(slot, transitions.handOut(slot.job, plan, p.now));
-      started.push({ ...slot.job });
+      started.push(plan.id);
     }
     return started;
   }

@@ -272,11 +272,12 @@ export class RedisStore implements Store {
       .slice(0, p.limit);
   }
 
-  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<JobRecord[]> {
+  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
     if (p.plans.length === 0) return [];
     const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now];
     for (const plan of p.plans) args.push(plan.id, plan.claimToken, plan.claimExpiresAt, plan.retryDelayMs);
-    return decodeJobs(await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args));
+    const started = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args)) as Buffer[];
+    return started.map((id) => id.toString());
   }
 
   // ---- queues

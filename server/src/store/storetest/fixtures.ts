@@ -1,4 +1,5 @@
 /** Helpers for the shared store suite: build jobs, take leases, hand jobs out. */
+import { expect } from "vitest";
 import { newJobId } from "../../engine/job-id.js";
 import type { JobRecord, NewJob } from "../../engine/job-record.js";
 import { resolveQueueConfig, type QueueConfigInput } from "../../engine/queue-config.js";
@@ -57,13 +58,15 @@ export async function handOut(store: Store, queue: string, o: HandOutOptions = {
   const now = o.now ?? T0;
   const epoch = await lease(store, queue, partition, now);
   const claimed = await store.jobClaimMany({ queue, partition, epoch, limit: o.limit ?? 100, now });
-  return store.jobStartMany({
+  const started = await store.jobStartMany({
     queue,
     partition,
     epoch,
     plans: claimed.map((j) => ({ id: j.id, claimToken: `tok-${j.id}-${j.attempt + 1}`, claimExpiresAt: now + (o.claimMs ?? 30_000), retryDelayMs: o.retryDelayMs ?? 1000 })),
     now,
   });
+  expect(started).toEqual(claimed.map((j) => j.id));
+  return (await store.jobGetMany({ ids: started })).map((j) => j!);
 }
 
 export async function get(store: Store, id: string): Promise<JobRecord | undefined> {

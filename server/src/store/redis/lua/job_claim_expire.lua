@@ -26,6 +26,7 @@ while count < limit do
       redis.call("ZREM", RUNNING, id) -- left by a deleted queue: drop it
     end
   end
+  flushIndexes() -- the next read of the running index must not see these again
 end
 local nextEntry = redis.call("ZRANGE", RUNNING, 0, 0, "WITHSCORES")
 if nextEntry[2] then out[1] = nextEntry[2] end

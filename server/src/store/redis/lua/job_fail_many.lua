@@ -8,11 +8,12 @@
 --@include job
 --@include transitions
 local now = tonumber(ARGV[2])
+local NEEDED = fieldsFor("ct", "cs", "ar", "rd") -- checkClaim and fail read only these
 local out = {}
 for i = 3, #ARGV, 5 do
   local id = ARGV[i]
   local tag = tagOfId(id)
-  local job = tag and loadJob(tag, id)
+  local job = tag and loadJob(tag, id, NEEDED)
   local outcome = checkClaim(job, ARGV[i + 1])
   if outcome == "a" then
     apply(tag, job, fail(job, ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4] == "1", now))

@@ -12,21 +12,37 @@
 --@include keys
 --@include job
 local now = ARGV[2]
+-- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
+-- call), and its highest priority so far: one read or write per partition, not per job.
+local parts = {}
 for i = 3, #ARGV, 10 do
-  if redis.call("EXISTS", tagOf(ARGV[i + 1], ARGV[i + 2]) .. ":q") == 0 then
-    return redis.error_reply("QUEUE_NOT_FOUND " .. ARGV[i + 1])
+  local tag = tagOf(ARGV[i + 1], ARGV[i + 2])
+  local part = parts[tag]
+  if not part then
+    if redis.call("EXISTS", tag .. ":q") == 0 then
+      return redis.error_reply("QUEUE_NOT_FOUND " .. ARGV[i + 1])
+    end
+    part = { n = 0, maxpr = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0 }
+    parts[tag] = part
   end
+  part.n = part.n + 1
+end
+for tag, part in pairs(parts) do
+  part.seq = redis.call("HINCRBY", tag .. ":n", "seq", part.n) - part.n
+  part.maxprBefore = part.maxpr
 end
 local out = {}
 for i = 3, #ARGV, 10 do
   local id, priority, key = ARGV[i], ARGV[i + 3], ARGV[i + 9]
   local tag = tagOf(ARGV[i + 1], ARGV[i + 2])
+  local part = parts[tag]
   local existing = key ~= "" and redis.call("HGET", tag .. ":idem", key)
   if existing and redis.call("EXISTS", jobKey(tag, existing)) == 1 then
     out[#out + 1] = existing
   else
     if key ~= "" then redis.call("HSET", tag .. ":idem", key, id) end
-    local seq = redis.call("HINCRBY", tag .. ":n", "seq", 1)
+    part.seq = part.seq + 1
+    local seq = part.seq
     local job = { id = id, st = "p", pr = priority, ra = tonumber(ARGV[i + 5]), sq = seq }
     local fields = { "st", "p", "pr", priority, "ra", ARGV[i + 5], "aa", ARGV[i + 6], "ar", ARGV[i + 6],
       "ca", ARGV[i + 8], "ua", now, "sq", N(seq), "b", ARGV[i + 4] }
@@ -34,13 +50,14 @@ for i = 3, #ARGV, 10 do
     if key ~= "" then fields[#fields + 1] = "ik"; fields[#fields + 1] = key end
     redis.call("HSET", jobKey(tag, id), unpack(fields))
     index(tag, job)
-    redis.call("ZADD", tag .. ":all", ARGV[i + 5], id)
+    zaddLater(tag .. ":all", ARGV[i + 5], id)
     count(tag, "p", 1)
-    if tonumber(priority) > (tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0) then
-      redis.call("HSET", tag .. ":n", "maxpr", priority)
-    end
+    if tonumber(priority) > part.maxpr then part.maxpr = tonumber(priority) end
     out[#out + 1] = id
   end
+end
+for tag, part in pairs(parts) do
+  if part.maxpr > part.maxprBefore then redis.call("HSET", tag .. ":n", "maxpr", part.maxpr) end
 end
 flushCounts()
 return out

@@ -16,15 +16,27 @@ local function N(x)
   return string.format("%.0f", x)
 end
 
-local function loadJob(tag, id)
-  local values = redis.call("HMGET", jobKey(tag, id), unpack(FIELDS))
+-- Loads the job's fields (all of FIELDS, or just `fields`, which must start with "st"):
+-- building the Lua table costs more than the HMGET, so hot scripts load only what their
+-- transition and apply() read.
+local function loadJob(tag, id, fields)
+  fields = fields or FIELDS
+  local values = redis.call("HMGET", jobKey(tag, id), unpack(fields))
   if not values[1] then return nil end
   local job = { id = id }
-  for i, f in ipairs(FIELDS) do
-    local v = values[i]
+  for i = 1, #fields do
+    local f, v = fields[i], values[i]
     if TEXT[f] then job[f] = v or "" else job[f] = tonumber(v) or 0 end
   end
   return job
+end
+
+-- What apply() itself reads: the state and the pending-index key parts.
+local APPLY_FIELDS = { "st", "pr", "ra", "sq" }
+local function fieldsFor(...)
+  local out = { unpack(APPLY_FIELDS) }
+  for _, f in ipairs({ ... }) do out[#out + 1] = f end
+  return out
 end
 
 -- The job as the store's reply: { id, field, value, ... } including the body.
@@ -39,20 +51,58 @@ local function pendingMember(job)
   return string.format("%016.0f", job.sq) .. job.id
 end
 
+-- Index writes are collected and sent as one ZREM and one ZADD per key when the script
+-- flushes (flushIndexes, called by flushCounts): a batch of n jobs costs a handful of
+-- index calls instead of 2n. Removals go first, so a member removed and re-added ends up
+-- present. A script that reads an index after changing it must flushIndexes() first.
+local zrems, zadds = {}, {}
+
+local function zremLater(key, member)
+  local t = zrems[key]
+  if not t then
+    t = {}
+    zrems[key] = t
+  end
+  t[#t + 1] = member
+end
+
+local function zaddLater(key, score, member)
+  local t = zadds[key]
+  if not t then
+    t = {}
+    zadds[key] = t
+  end
+  t[#t + 1] = score
+  t[#t + 1] = member
+end
+
+-- unpack() has a stack limit: send long argument lists in chunks.
+local CHUNK = 4000
+
+local function flushIndexes()
+  for key, members in pairs(zrems) do
+    for i = 1, #members, CHUNK do redis.call("ZREM", key, unpack(members, i, math.min(i + CHUNK - 1, #members))) end
+  end
+  for key, args in pairs(zadds) do
+    for i = 1, #args, 2 * CHUNK do redis.call("ZADD", key, unpack(args, i, math.min(i + 2 * CHUNK - 1, #args))) end
+  end
+  zrems, zadds = {}, {}
+end
+
 local function unindex(tag, job)
   local st = job.st
-  if st == "p" then redis.call("ZREM", tag .. ":p:" .. job.pr, pendingMember(job))
-  elseif st == "b" then redis.call("ZREM", tag .. ":buf", job.id)
-  elseif st == "r" then redis.call("ZREM", RUNNING, job.id)
-  else redis.call("ZREM", tag .. ":done:" .. st, job.id) end
+  if st == "p" then zremLater(tag .. ":p:" .. job.pr, pendingMember(job))
+  elseif st == "b" then zremLater(tag .. ":buf", job.id)
+  elseif st == "r" then zremLater(RUNNING, job.id)
+  else zremLater(tag .. ":done:" .. st, job.id) end
 end
 
 local function index(tag, job)
   local st = job.st
-  if st == "p" then redis.call("ZADD", tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
-  elseif st == "b" then redis.call("ZADD", tag .. ":buf", N(job.be), job.id)
-  elseif st == "r" then redis.call("ZADD", RUNNING, N(job.ce), job.id)
-  else redis.call("ZADD", tag .. ":done:" .. st, N(job.fa), job.id) end
+  if st == "p" then zaddLater(tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
+  elseif st == "b" then zaddLater(tag .. ":buf", N(job.be), job.id)
+  elseif st == "r" then zaddLater(RUNNING, N(job.ce), job.id)
+  else zaddLater(tag .. ":done:" .. st, N(job.fa), job.id) end
 end
 
 -- Per-state job counters (<tag>:n) change with every job but are written once per script:
@@ -70,6 +120,7 @@ local function count(tag, st, delta)
 end
 
 local function flushCounts()
+  flushIndexes()
   for tag, c in pairs(counts) do
     for st, delta in pairs(c) do
       if delta ~= 0 then redis.call("HINCRBY", tag .. ":n", st, delta) end
@@ -90,7 +141,7 @@ local function apply(tag, job, patch)
   end
   redis.call("HSET", jobKey(tag, job.id), unpack(args))
   index(tag, job)
-  if job.ra ~= beforeRa then redis.call("ZADD", tag .. ":all", N(job.ra), job.id) end
+  if job.ra ~= beforeRa then zaddLater(tag .. ":all", N(job.ra), job.id) end
   if job.st ~= before then
     count(tag, before, -1)
     count(tag, job.st, 1)
@@ -100,7 +151,7 @@ end
 -- Deletes a job and every index entry that names it.
 local function removeJob(tag, job)
   unindex(tag, job)
-  redis.call("ZREM", tag .. ":all", job.id)
+  zremLater(tag .. ":all", job.id)
   count(tag, job.st, -1)
   if job.ik ~= "" and redis.call("HGET", tag .. ":idem", job.ik) == job.id then
     redis.call("HDEL", tag .. ":idem", job.ik)
