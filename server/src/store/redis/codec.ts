@@ -1,6 +1,7 @@
 /**
- * Decodes the scripts' replies. A job comes back as { id, field, value, ... } (its hash,
- * field names as in lua/include/job.lua), every string a Buffer so the body is exact.
+ * Decodes the scripts' replies. A job comes back positionally as { id, st, pr, ra, aa,
+ * ar, at, cs, ca, ua, fa, ct, ce, rd, be, ik, sq, b } (FIELDS of lua/include/job.lua, then
+ * the body); absent fields are nil. Every string is a Buffer so the body is exact.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import type { JobRecord, StoredState } from "../../engine/job-record.js";
@@ -9,58 +10,35 @@ import type { OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = { p: "pending", b: "buffered", r: "running", s: "succeeded", f: "failed" };
 
-const numeric = {
-  pr: "priority",
-  ra: "runAfter",
-  aa: "attemptsAllowed",
-  ar: "attemptsRemaining",
-  at: "attempt",
-  ca: "createdAt",
-  ua: "updatedAt",
-  fa: "finishedAt",
-  ce: "claimExpiresAt",
-  rd: "retryDelayMs",
-  be: "bufferEpoch",
-  sq: "seq",
-} as const satisfies Record<string, keyof JobRecord>;
+const num = (b: Buffer | null | undefined): number => (b ? Number(b.toString()) : 0);
+const str = (b: Buffer | null | undefined): string => (b ? b.toString() : "");
 
 export function decodeJob(reply: unknown): JobRecord {
-  const parts = reply as Buffer[];
-  const id = parts[0]!.toString();
+  const v = reply as Array<Buffer | null>;
+  const id = v[0]!.toString();
   const where = parseJobId(id);
-  const job: JobRecord = {
+  return {
     id,
     queue: where?.queue ?? "",
     partition: where?.partition ?? 0,
-    state: "pending",
-    priority: 0,
-    body: new Uint8Array(),
-    runAfter: 0,
-    attemptsAllowed: 0,
-    attemptsRemaining: 0,
-    attempt: 0,
-    customStatus: "",
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: 0,
-    claimToken: "",
-    claimExpiresAt: 0,
-    retryDelayMs: 0,
-    bufferEpoch: 0,
-    idempotencyKey: "",
-    seq: 0,
+    state: states[str(v[1])] ?? "pending",
+    priority: num(v[2]),
+    runAfter: num(v[3]),
+    attemptsAllowed: num(v[4]),
+    attemptsRemaining: num(v[5]),
+    attempt: num(v[6]),
+    customStatus: str(v[7]),
+    createdAt: num(v[8]),
+    updatedAt: num(v[9]),
+    finishedAt: num(v[10]),
+    claimToken: str(v[11]),
+    claimExpiresAt: num(v[12]),
+    retryDelayMs: num(v[13]),
+    bufferEpoch: num(v[14]),
+    idempotencyKey: str(v[15]),
+    seq: num(v[16]),
+    body: v[17] ? new Uint8Array(v[17]) : new Uint8Array(), // a copy: ioredis may reuse its buffer
   };
-  for (let i = 1; i + 1 < parts.length; i += 2) {
-    const field = parts[i]!.toString();
-    const value = parts[i + 1]!;
-    if (field in numeric) job[numeric[field as keyof typeof numeric]] = Number(value.toString());
-    else if (field === "st") job.state = states[value.toString()] ?? "pending";
-    else if (field === "b") job.body = new Uint8Array(value); // a copy: ioredis may reuse its buffer
-    else if (field === "cs") job.customStatus = value.toString();
-    else if (field === "ct") job.claimToken = value.toString();
-    else if (field === "ik") job.idempotencyKey = value.toString();
-  }
-  return job;
 }
 
 export function decodeJobs(reply: unknown): JobRecord[] {

@@ -39,9 +39,12 @@ local function fieldsFor(...)
   return out
 end
 
--- The job as the store's reply: { id, field, value, ... } including the body.
+-- The job as the store's reply: { id, <FIELDS in order>, body } (positional: half the
+-- reply of HGETALL, whose field names codec.ts would only throw away).
+local RECORD_FIELDS = { unpack(FIELDS) }
+RECORD_FIELDS[#RECORD_FIELDS + 1] = "b"
 local function record(tag, id)
-  local out = redis.call("HGETALL", jobKey(tag, id))
+  local out = redis.call("HMGET", jobKey(tag, id), unpack(RECORD_FIELDS))
   table.insert(out, 1, id)
   return out
 end
