@@ -24,11 +24,28 @@ export function toConnectError(err: unknown, log: Logger, procedure: string): Co
     return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
   }
   if (err instanceof ConnectError) return err;
+  if (isStoreUnreachable(err)) {
+    log.warn({ err, procedure }, "store unreachable");
+    return new ConnectError(`the store is unreachable (${(err as Error).message}); retry later`, Code.Unavailable, undefined, undefined, err);
+  }
   log.error({ err, procedure }, "internal error");
   return new ConnectError("internal error; the server log has the details", Code.Internal, undefined, undefined, err);
 }
 
 /** Maps errors (see toConnectError) and logs every call at debug level with its duration. */
+/** Connection-level failures of a store driver (ioredis, mysql2, Node sockets): retryable. */
+const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ER_CON_COUNT_ERROR"]);
+
+function isStoreUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (
+    (typeof code === "string" && unreachableCodes.has(code)) ||
+    err.name === "MaxRetriesPerRequestError" ||
+    err.message === "Connection is closed."
+  );
+}
+
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();

@@ -16,9 +16,18 @@ export function registerServe(program: Command): void {
     .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
-    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number; compress?: boolean }) => {
+    .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
+    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number; compress?: boolean; enableTestControl?: boolean }) => {
       const log = createLogger(opts.logLevel);
-      const store = await openStore(opts.store);
+      let lastReport = 0;
+      const store = await openStore(opts.store, {
+        // Reconnection errors repeat every few hundred ms while a store is down: log one a second.
+        onConnectionError: (err, shard) => {
+          if (Date.now() - lastReport < 1000) return;
+          lastReport = Date.now();
+          log.warn({ err: err.message, shard }, "store connection error; reconnecting");
+        },
+      });
       const server = await startServer({
         store,
         host: opts.host,
@@ -28,7 +37,9 @@ export function registerServe(program: Command): void {
         bufferSize: opts.bufferSize,
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
+        enableTestControl: opts.enableTestControl ?? false,
       });
+      if (opts.enableTestControl) log.warn("test control enabled: the clock is manual and Reset deletes every queue; never do this in production");
       process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");

@@ -35,6 +35,8 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Refuse to open unless maxmemory-policy is noeviction (default true). */
   requireNoEviction?: boolean;
+  /** Told about connection errors of shard `shard` (ioredis reconnects by itself). */
+  onError?: (err: Error, shard: number) => void;
 }
 
 interface Located<T> {
@@ -48,7 +50,13 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
   // Braces would break the hash tags every key relies on.
   if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(prefix)) throw new Error(`redis store: key prefix "${prefix}" may hold only letters, digits and _ : . -`);
   const keys = new Keys(prefix);
-  const clients = o.urls.map((url) => new Redis(url, { enableAutoPipelining: true, lazyConnect: true }));
+  // maxRetriesPerRequest: while Redis is down a call fails after a few reconnection
+  // attempts (the API answers `unavailable`) instead of hanging for a minute.
+  const clients = o.urls.map((url) => new Redis(url, { enableAutoPipelining: true, lazyConnect: true, maxRetriesPerRequest: 3 }));
+  for (const [i, client] of clients.entries()) {
+    // Without a listener ioredis prints "Unhandled error event" for every failed reconnect.
+    client.on("error", (err: Error) => o.onError?.(err, i));
+  }
   try {
     await Promise.all(clients.map((c, i) => connect(c, i, o.urls[i]!)));
     for (const client of clients) defineScripts(client);
