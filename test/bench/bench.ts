@@ -145,8 +145,8 @@ async function dequeueLatency(client: RunlaterClient, queue: string, count: numb
 async function main(): Promise<void> {
   const server = await startServerProcess();
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
+  const queue = `bench_${Date.now()}`;
   try {
-    const queue = `bench_${Date.now()}`;
     await admin.createQueue(queue, { claimTimeoutMs: 60_000 });
     const enqueueMs = await enqueueAll(admin, queue);
     const run = await processAll(server.url, queue);
@@ -184,6 +184,9 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    // Leave the store as we found it (a shared Redis or MariaDB keeps what we wrote).
+    await admin.queues.deleteQueue({ name: queue }).catch(() => {});
+    await admin.queues.deleteQueue({ name: `${queue}_latency` }).catch(() => {});
     admin.close();
     await server.stop();
   }

@@ -41,13 +41,16 @@ export async function keysOf(url: string, prefix: string): Promise<string[]> {
 }
 
 export async function cleanup(): Promise<void> {
-  for (const { store, urls, prefix } of opened.splice(0)) {
-    await store.close();
-    for (const url of urls) {
-      const keys = await keysOf(url, prefix);
-      const client = new Redis(url);
-      for (let i = 0; i < keys.length; i += 500) await client.unlink(...keys.slice(i, i + 500));
-      client.disconnect();
-    }
+  const stores = opened.splice(0);
+  for (const { store } of stores) await store.close();
+  // One SCAN per database for all of this file's prefixes (not one per store: a shared
+  // Redis may hold many other keys).
+  const prefixesByUrl = new Map<string, string[]>();
+  for (const { urls, prefix } of stores) for (const url of urls) prefixesByUrl.set(url, [...(prefixesByUrl.get(url) ?? []), `${prefix}:`]);
+  for (const [url, prefixes] of prefixesByUrl) {
+    const keys = (await keysOf(url, "test")).filter((k) => prefixes.some((p) => k.startsWith(p)));
+    const client = new Redis(url);
+    for (let i = 0; i < keys.length; i += 500) await client.unlink(...keys.slice(i, i + 500));
+    client.disconnect();
   }
 }
