@@ -6,8 +6,9 @@ import { randomBytes } from "node:crypto";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { errorInterceptor } from "./api/errors.js";
 import { registerServices } from "./api/services.js";
+import { registerTestControl } from "./api/test-control.js";
 import { Broker } from "./broker/broker.js";
-import { type Clock, systemClock } from "./engine/clock.js";
+import { type Clock, ManualClock, systemClock } from "./engine/clock.js";
 import { Engine } from "./engine/engine.js";
 import { limits } from "./engine/limits.js";
 import { listen, type Listener } from "./http/listener.js";
@@ -35,6 +36,11 @@ export interface ServerOptions {
   compressResponses?: boolean;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
+  /**
+   * Serve runlater.testing.v1.TestControlService (tests only): the server then runs on a
+   * ManualClock (the one given, or one starting at the real time). Off: the service refuses.
+   */
+  enableTestControl?: boolean;
 }
 
 export interface RunningServer {
@@ -48,7 +54,8 @@ export interface RunningServer {
 }
 
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
-  const clock = o.clock ?? systemClock;
+  if (o.enableTestControl && o.clock && !(o.clock instanceof ManualClock)) throw new Error("enableTestControl needs a ManualClock");
+  const clock = o.clock ?? (o.enableTestControl ? new ManualClock(Date.now()) : systemClock);
   const log = o.log ?? silentLogger;
   const store = o.store;
   const broker = new Broker({
@@ -71,7 +78,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   });
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
-    routes: (router) => registerServices(router, engine),
+    routes: (router) =>
+      registerTestControl(registerServices(router, engine), o.enableTestControl ? { clock: clock as ManualClock, engine, maintenance } : undefined),
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs the whole conformance matrix: every scenario × every SDK driver (TypeScript, Python,
+# Java) × every wire protocol each SDK offers × every store (memory, Redis, MariaDB).
+#
+#   conformance/run.sh [REPORT]        REPORT: JUnit XML (*.xml) or JSON (*.json) path
+#
+# Builds what the drivers need first: a Python venv with the SDK (.tools/conformance-venv)
+# and the Java driver (mvn test-compile + its classpath). Redis and MariaDB come from
+# scripts/services.sh; a store whose service cannot start is skipped with a warning
+# (scripts/test-all.sh reports the service failure itself). The Redis store uses
+# database 15 and MariaDB the database runlater_conformance, because the runner's Reset
+# deletes every queue of the store it runs on.
+# CONFORMANCE_STORES picks stores (default "memory redis mysql").
+# Extra runner flags can be passed in CONFORMANCE_ARGS (e.g. "--sdk ts --scenario run-after").
+# Ends with `N passed, N failed`; exits non-zero if any case failed.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck source=../scripts/node-env.sh
+source scripts/node-env.sh
+report="${1:-$root/.run/conformance/report.xml}"
+# Stores to run on: any of memory, redis, mysql (default all three).
+wanted=" ${CONFORMANCE_STORES:-memory redis mysql} "
+stores=()
+[[ "$wanted" == *" memory "* ]] && stores+=(--store memory)
+
+say() { echo "conformance: $*" >&2; }
+
+# ---- stores
+if [[ "$wanted" != *" redis "* ]]; then
+  :
+elif out="$(scripts/services.sh redis 2>/dev/null)"; then
+  eval "$out"
+  url="${RUNLATER_TEST_REDIS_URL%/}"
+  [[ "$url" =~ ^redis://[^/]+$ ]] && url="$url/15"
+  stores+=(--store "$url")
+else
+  say "WARNING: Redis did not start (scripts/services.sh redis); the redis store is skipped"
+fi
+if [[ "$wanted" != *" mysql "* ]]; then
+  :
+elif out="$(scripts/services.sh mariadb 2>/dev/null)"; then
+  eval "$out"
+  stores+=(--store "${RUNLATER_TEST_MYSQL_URL%/*}/runlater_conformance")
+else
+  say "WARNING: MariaDB did not start (scripts/services.sh mariadb); the mysql store is skipped"
+fi
+
+# ---- Python driver: a venv with the SDK installed from this checkout (editable)
+venv="$root/.tools/conformance-venv"
+stamp="$venv/.sdk-pyproject"
+if ! cmp -s sdk-python/pyproject.toml "$stamp" 2>/dev/null; then
+  say "installing the Python SDK into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" &&
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -e ./sdk-python &&
+    cp sdk-python/pyproject.toml "$stamp" || say "WARNING: the Python SDK did not install; python cases will fail"
+fi
+export RUNLATER_CONFORMANCE_PYTHON="$venv/bin/python"
+
+# ---- Java driver: compiled with the SDK's own build, run from its test classes
+say "building the Java driver (mvn test-compile)"
+(
+  cd sdk-java &&
+    { mvn -B -q -Dstyle.color=never -o test-compile 2>/dev/null || mvn -B -q -Dstyle.color=never test-compile; } &&
+    { mvn -B -q -Dstyle.color=never -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null 2>&1 ||
+      mvn -B -q -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null; }
+) || say "WARNING: the Java driver did not build; java cases will fail"
+
+# ---- run
+# shellcheck disable=SC2086
+exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" --report "$report" ${CONFORMANCE_ARGS:-}

@@ -1,0 +1,182 @@
+/**
+ * The driver protocol: one JSON object per line on the driver's stdin (a request) and
+ * one per line on its stdout (the response), strictly in turn. conformance/protocol.md
+ * is the prose version of these types; every driver (TS, Python, Java) implements it
+ * through its SDK's public API and holds no assertions.
+ *
+ * Conventions: snake_case keys; times are epoch milliseconds (numbers); durations are
+ * milliseconds; bodies are standard base64 (`body_b64`); enums are their short names
+ * (`PENDING`, `ACKNOWLEDGED`); unset values are omitted or null.
+ */
+
+/** Wire protocols a driver may be asked to use. */
+export type WireProtocol = "connect-json" | "connect-binary" | "grpc" | "grpc-web";
+
+export interface QueueConfigJson {
+  priorities?: number;
+  claim_timeout_ms?: number;
+  retry_policy?: { initial_delay_ms?: number; linear_steps?: number; max_delay_ms?: number };
+  default_attempts_allowed?: number;
+  max_dequeue_per_second?: number;
+  paused?: boolean;
+  succeeded_retention_ms?: number;
+  failed_retention_ms?: number;
+  fifo?: boolean;
+  partitions?: number;
+  max_body_bytes?: number;
+}
+
+export interface JobSpecJson {
+  queue: string;
+  body_b64: string;
+  priority?: number;
+  run_after_ms?: number;
+  attempts_allowed?: number;
+  idempotency_key?: string;
+  custom_status?: string;
+}
+
+export interface SuccessJson {
+  job_id: string;
+  claim_token: string;
+  custom_status?: string;
+}
+
+export interface FailureJson {
+  job_id: string;
+  claim_token: string;
+  custom_status?: string;
+  retry_delay_ms?: number;
+  no_retry?: boolean;
+}
+
+export interface CheckpointJson {
+  job_id: string;
+  claim_token: string;
+  extend_claim_by_ms?: number;
+  new_body_b64?: string;
+  move_to_pending?: boolean;
+  run_after_ms?: number;
+  attempts_allowed?: number;
+  custom_status?: string;
+}
+
+export type JobStateName = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED";
+
+interface Filter {
+  queue: string;
+  state?: JobStateName;
+  priority?: number;
+  body_regex?: string;
+}
+
+/** Every request carries `op`; SDK operations also name the `actor` (one client per actor). */
+export type DriverRequest =
+  | { op: "connect"; url: string; protocol: WireProtocol }
+  | { op: "shutdown" }
+  | ({ actor: string } & SdkRequest);
+
+export type SdkRequest =
+  | { op: "create_queue"; queue: string; config?: QueueConfigJson }
+  | { op: "update_queue"; queue: string; config: QueueConfigJson }
+  | { op: "delete_queue"; queue: string }
+  | { op: "get_queue"; queue: string }
+  | { op: "list_queues" }
+  | { op: "enqueue"; jobs: JobSpecJson[] }
+  | { op: "get_jobs"; job_ids: string[]; include_body?: boolean }
+  | ({ op: "scan_jobs"; future?: boolean; limit?: number; page_token?: string; include_body?: boolean } & Filter)
+  | ({ op: "count_jobs"; future?: boolean } & Filter)
+  | { op: "retry_failed_jobs"; queue: string; priority?: number; attempts_allowed?: number; run_after_ms?: number; limit?: number }
+  | ({ op: "delete_jobs"; state: JobStateName; limit?: number } & Filter)
+  | { op: "dequeue"; queue: string; limit?: number; dry_run?: boolean; succeeded?: SuccessJson[]; failed?: FailureJson[] }
+  | { op: "ack"; queue: string; succeeded?: SuccessJson[]; failed?: FailureJson[] }
+  | { op: "checkpoint"; queue: string; checkpoints: CheckpointJson[] };
+
+export type SdkOp = SdkRequest["op"];
+
+export const sdkOps: readonly SdkOp[] = [
+  "create_queue",
+  "update_queue",
+  "delete_queue",
+  "get_queue",
+  "list_queues",
+  "enqueue",
+  "get_jobs",
+  "scan_jobs",
+  "count_jobs",
+  "retry_failed_jobs",
+  "delete_jobs",
+  "dequeue",
+  "ack",
+  "checkpoint",
+];
+
+export interface QueueJson {
+  name: string;
+  config: Required<Omit<QueueConfigJson, "retry_policy">> & { retry_policy: Required<NonNullable<QueueConfigJson["retry_policy"]>> };
+  stats: { pending: number; scheduled: number; running: number; succeeded: number; failed: number };
+}
+
+export interface JobJson {
+  job_id: string;
+  queue: string;
+  state: JobStateName;
+  priority: number;
+  body_b64: string;
+  run_after_ms: number | null;
+  attempts_allowed: number;
+  attempts_remaining: number;
+  custom_status: string;
+  created_at_ms: number | null;
+  updated_at_ms: number | null;
+  claim_expires_at_ms: number | null;
+  finished_at_ms: number | null;
+}
+
+export interface DequeuedJobJson {
+  job_id: string;
+  body_b64: string;
+  priority: number;
+  attempt: number;
+  attempts_allowed: number;
+  claim_token: string;
+  claim_expires_at_ms: number | null;
+  created_at_ms: number | null;
+  custom_status: string;
+}
+
+export interface OutcomeJson {
+  job_id: string;
+  outcome: "ACKNOWLEDGED" | "STALE_CLAIM" | "NOT_FOUND";
+}
+
+/** The error half of a response: `code` is the Connect code name (`not_found`). */
+export interface ErrorJson {
+  code: string;
+  /** ErrorInfo reason without its prefix (`QUEUE_NOT_FOUND`); absent when none was sent. */
+  reason?: string;
+  field?: string;
+  message?: string;
+}
+
+/** What each op returns on success (besides `ok: true`). */
+export interface ResultByOp {
+  connect: Record<string, never>;
+  shutdown: Record<string, never>;
+  create_queue: { created: boolean; queue: QueueJson };
+  update_queue: { queue: QueueJson };
+  delete_queue: { deleted: boolean };
+  get_queue: { queue: QueueJson };
+  list_queues: { queues: QueueJson[] };
+  enqueue: { job_ids: string[] };
+  get_jobs: { jobs: JobJson[] };
+  scan_jobs: { jobs: JobJson[]; next_page_token: string };
+  count_jobs: { count: number };
+  retry_failed_jobs: { count: number };
+  delete_jobs: { count: number };
+  dequeue: { jobs: DequeuedJobJson[]; ack_results: OutcomeJson[] };
+  ack: { results: OutcomeJson[] };
+  checkpoint: { results: OutcomeJson[] };
+}
+
+export type DriverResponse = ({ ok: true } & Record<string, unknown>) | { ok: false; error: ErrorJson };

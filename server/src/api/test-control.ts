@@ -1,0 +1,70 @@
+/**
+ * runlater.testing.v1.TestControlService: lets a test harness (the conformance suite)
+ * move the server's manual clock and wipe its queues. Served for real only when the
+ * server was started with --enable-test-control; otherwise every method is refused with
+ * `unimplemented` and a message saying how to enable it.
+ */
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, type ConnectRouter, ConnectError } from "@connectrpc/connect";
+import { TestControlService } from "@runlater/sdk/gen/testing/control_pb.js";
+import { type ManualClock, settle } from "../engine/clock.js";
+import type { Engine } from "../engine/engine.js";
+import type { Maintenance } from "../maintenance/maintenance.js";
+import { durationToMs } from "./convert.js";
+
+export interface TestControlDeps {
+  clock: ManualClock;
+  engine: Engine;
+  maintenance: Maintenance;
+}
+
+const DISABLED =
+  "runlater.testing.v1.TestControlService is disabled on this server: it exists for test harnesses only " +
+  "(it moves the clock and deletes every queue). Start the server with `runlater serve --enable-test-control` to use it.";
+
+/** Registers the service: working when `deps` is given, refusing every call otherwise. */
+export function registerTestControl(router: ConnectRouter, deps: TestControlDeps | undefined): ConnectRouter {
+  if (!deps) {
+    const refuse = (): never => {
+      throw new ConnectError(DISABLED, Code.Unimplemented);
+    };
+    return router.service(TestControlService, { advanceClock: refuse, reset: refuse, now: refuse });
+  }
+  const { clock, engine, maintenance } = deps;
+  return router.service(TestControlService, {
+    async advanceClock(req) {
+      const target = clock.now() + (durationToMs(req.duration, "duration") ?? 0);
+      // Step from one claim expiry to the next, running each sweep to completion at the
+      // exact expiry time, so that a networked store (whose sweep outlives the manual
+      // clock's settle rounds) behaves exactly like the memory store. Timers in between
+      // (run_after wake-ups, retention GC, lease renewal) fire inside clock.advance().
+      for (let steps = 0, retries = 0; ; steps++) {
+        const { nextExpiryAt } = await maintenance.sweepClaims();
+        const now = clock.now();
+        if (nextExpiryAt !== undefined && nextExpiryAt <= now && retries++ < 500) {
+          // A due claim was skipped: the MySQL sweep uses SKIP LOCKED, and a sweep fired
+          // by a timer moments ago may still hold a lock on that row. Try again shortly.
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          continue;
+        }
+        retries = 0;
+        if (now >= target || steps > 100_000) break;
+        const next = Math.min(target, nextExpiryAt !== undefined && nextExpiryAt > now ? nextExpiryAt : target);
+        await clock.advance(next - now);
+      }
+      // Likewise retention: whatever has passed its retention by now is gone on return.
+      await maintenance.collectGarbage();
+      await settle();
+      return { now: timestampFromMs(clock.now()) };
+    },
+    async reset() {
+      const queues = await engine.listQueues();
+      for (const q of queues) await engine.deleteQueue(q.queue.name);
+      await settle();
+      return { deletedQueues: queues.length };
+    },
+    now() {
+      return { now: timestampFromMs(clock.now()) };
+    },
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * runlater.testing.v1.TestControlService: served only with enableTestControl (then on a
+ * manual clock starting at the real time), refused with a clear message otherwise.
+ */
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { createRunlaterClient } from "@runlater/sdk";
+import { TestControlService } from "@runlater/sdk/gen/testing/control_pb.js";
+import { startServer } from "@runlater/server/src/server.js";
+import { MemoryStore } from "@runlater/server/src/store/memory/memory-store.js";
+import { describe, expect, it } from "vitest";
+
+async function setup(enableTestControl: boolean) {
+  const server = await startServer({ store: new MemoryStore(), port: 0, enableTestControl });
+  const control = createClient(TestControlService, createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }));
+  return { server, control, client: createRunlaterClient(server.url) };
+}
+
+describe("TestControlService", () => {
+  it("is refused with unimplemented and a hint without --enable-test-control", async () => {
+    const { server, control } = await setup(false);
+    try {
+      const err = await control.now({}).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectError);
+      expect((err as ConnectError).code).toBe(Code.Unimplemented);
+      expect((err as ConnectError).rawMessage).toContain("--enable-test-control");
+      await expect(control.reset({})).rejects.toThrow(/disabled/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("moves a manual clock that starts at the real time, expiring claims on the way", async () => {
+    const { server, control, client } = await setup(true);
+    try {
+      const start = timestampDate((await control.now({})).now!).getTime();
+      expect(Math.abs(start - Date.now())).toBeLessThan(5_000);
+      await client.createQueue("q", { claimTimeoutMs: 1_000, retryPolicy: { initialDelayMs: 100 } });
+      const [id] = await client.enqueueMany([{ queue: "q", body: "x", attemptsAllowed: 3 }]);
+      expect((await client.worker.dequeue({ queue: "q" })).jobs).toHaveLength(1);
+      const moved = timestampDate((await control.advanceClock({ duration: { seconds: 5n, nanos: 0 } })).now!).getTime();
+      expect(moved).toBe(start + 5_000);
+      const { jobs } = await client.jobs.getJobs({ jobIds: [id!] });
+      // Expired at start + 1 s exactly, due again 100 ms later.
+      expect(timestampDate(jobs[0]!.runAfter!).getTime()).toBe(start + 1_100);
+      expect(jobs[0]!.attemptsRemaining).toBe(2);
+      expect((await control.reset({})).deletedQueues).toBe(1);
+      expect((await client.queues.listQueues({})).queues).toEqual([]);
+      await expect(control.advanceClock({ duration: { seconds: -1n, nanos: 0 } })).rejects.toThrow(/negative/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
