@@ -58,5 +58,9 @@ if [ -f sdk-java/ci.sh ]; then
   cp sdk-java/target/surefire-reports/TEST-*.xml "$reports/sdk-java/" 2>/dev/null || echo "fail sdk-java (no report)" >>"$checks"
 fi
 
+step "conformance (conformance/run.sh: scenarios × SDKs × protocols × stores)"
+mkdir -p "$reports/conformance"
+bash conformance/run.sh "$reports/conformance/junit.xml" || [ -s "$reports/conformance/junit.xml" ] || echo "fail conformance (no report)" >>"$checks"
+
 step "summary"
 node scripts/summarize.mjs "$reports"

@@ -17,8 +17,9 @@ export class RateLimiter {
 
   setRate(rate: number, now: number): void {
     this.refill(now);
+    // From unlimited to a limit: start with a full second's worth, as a new queue does.
+    this.tokens = this.rate <= 0 ? Math.max(1, rate) : Math.min(this.tokens, Math.max(1, rate));
     this.rate = rate;
-    this.tokens = Math.min(this.tokens, Math.max(1, rate));
   }
 
   /** Grants up to `wanted` jobs now. */

@@ -150,11 +150,19 @@ export function retryFailed(attemptsAllowed: number, runAfter: number, now: numb
   };
 }
 
-/** Custom status grows by lines; past the limit the oldest text is cut. */
+/**
+ * Custom status grows by lines; past the limit (in UTF-16 units) the oldest text is cut,
+ * at a whole character: a cut that would split a surrogate pair drops its low half too,
+ * so the status is never invalid Unicode (it is then one unit shorter).
+ */
 export function appendStatus(existing: string, addition: string): string {
   if (addition === "") return existing;
   const joined = existing === "" ? addition : `${existing}\n${addition}`;
-  return joined.length <= limits.customStatusMaxLength ? joined : joined.slice(joined.length - limits.customStatusMaxLength);
+  if (joined.length <= limits.customStatusMaxLength) return joined;
+  let start = joined.length - limits.customStatusMaxLength;
+  const first = joined.charCodeAt(start);
+  if (first >= 0xdc00 && first <= 0xdfff) start++; // the low half of a pair cut in two
+  return joined.slice(start);
 }
 
 /** Users see buffered jobs as pending. */

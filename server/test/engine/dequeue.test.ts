@@ -140,3 +140,14 @@ describe("abandoned dequeue", () => {
     expect(await t.job(id!)).toMatchObject({ state: "pending", attemptsRemaining: 2 });
   });
 });
+
+describe("rate limit changed at runtime", () => {
+  it("gives a queue moved from unlimited to N/s a full second's burst, like a new queue", async () => {
+    const t = await setup();
+    await t.enqueue(...Array.from({ length: 10 }, () => ({})));
+    expect(await t.dequeue(1)).toHaveLength(1); // the limiter has been used while unlimited
+    await t.engine.updateQueue(t.queue, { maxDequeuePerSecond: 5 }, ["max_dequeue_per_second"]);
+    expect(await t.dequeue(10)).toHaveLength(5);
+    expect(await t.dequeue(10)).toHaveLength(0);
+  });
+});

@@ -90,6 +90,16 @@ export function exerciseJobAck(open: OpenStore): void {
       expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
     });
 
+    it("never cuts the custom status inside a character (a surrogate pair)", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{ customStatus: `😀${"a".repeat(997)}` }]); // 999 UTF-16 units
+      const [job] = await handOut(store, q);
+      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b" }], now: T0 });
+      // 1001 units: the cut would keep the emoji's low half alone; it goes too.
+      expect((await get(store, job!.id))!.customStatus).toBe(`${"a".repeat(997)}\nb`);
+    });
+
     it("cuts the custom status to its newest 1000 characters", async () => {
       const store = await open();
       const q = await createQueue(store);
