@@ -1,9 +1,16 @@
 /** Opens the store named by `--store` URLs. One URL per shard. */
 import { invalidArgument } from "../engine/errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
+import { openMysqlStore } from "./mysql/mysql-store.js";
+import { openRedisStore } from "./redis/redis-store.js";
 import type { Store } from "./store.js";
 
-export async function openStore(urls: string[]): Promise<Store> {
+export interface OpenStoreOptions {
+  /** Where connection trouble is reported (drivers reconnect by themselves). */
+  onConnectionError?: (err: Error, shard: number) => void;
+}
+
+export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promise<Store> {
   const list = urls.length === 0 ? ["memory"] : urls;
   const scheme = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]);
   const kinds = new Set(list.map(scheme));
@@ -13,5 +20,7 @@ export async function openStore(urls: string[]): Promise<Store> {
     if (list.length > 1) throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
     return new MemoryStore();
   }
-  throw invalidArgument("store", `unknown store "${list[0]}": use memory (redis:// and mysql:// stores are planned)`);
+  if (kind === "redis" || kind === "rediss") return openRedisStore({ urls: list, onError: o.onConnectionError });
+  if (kind === "mysql") return openMysqlStore(list, { onConnectionError: o.onConnectionError });
+  throw invalidArgument("store", `unknown store "${list[0]}": use memory, redis://host:port[/db] or mysql://user:password@host:port/database`);
 }

@@ -1,0 +1,62 @@
+/**
+ * JobFilter → WHERE clause for scan, count and delete.
+ *
+ * The body regex is NOT sent to the database: MySQL 8 (ICU) and MariaDB (PCRE) each have
+ * their own dialect, neither is JavaScript's, and REGEXP on binary bodies differs again.
+ * Instead the other filters run in SQL and the regex is applied here, in JavaScript, to
+ * bounded pages of rows (PAGE rows at a time), so every store agrees on what matches
+ * and no user text ever becomes SQL.
+ */
+import type { JobRecord } from "../../engine/job-record.js";
+import type { JobFilter, ScanCursor } from "../store.js";
+import { matchesFilter } from "../memory/memory-store.js";
+import { ALL_COLUMNS, type JobRow, toRecord } from "./rows.js";
+import { type Conn, type Param, select } from "./shard.js";
+
+/** Rows read per round trip while a body regex filters in JavaScript. */
+export const REGEX_PAGE = 500;
+
+export function filterWhere(queue: string, filter: JobFilter, now: number): { sql: string; params: Param[] } {
+  const parts = ["queue = ?"];
+  const params: Param[] = [queue];
+  if (filter.state === "pending") parts.push("state IN ('pending', 'buffered')");
+  else if (filter.state !== undefined) {
+    parts.push("state = ?");
+    params.push(filter.state);
+  }
+  if (filter.priority !== undefined) {
+    parts.push("priority = ?");
+    params.push(filter.priority);
+  }
+  if (filter.future !== undefined) {
+    parts.push(filter.future ? "run_after > ?" : "run_after <= ?");
+    params.push(now);
+  }
+  return { sql: parts.join(" AND "), params };
+}
+
+/** One page in scan order (newest run_after first, ties by id descending), strictly after `cursor`. */
+export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number): Promise<JobRecord[]> {
+  const where = filterWhere(queue, filter, now);
+  let sql = `SELECT ${ALL_COLUMNS} FROM jobs WHERE ${where.sql}`;
+  const params = [...where.params];
+  if (cursor) {
+    sql += " AND (run_after < ? OR (run_after = ? AND id < ?))";
+    params.push(cursor.runAfter, cursor.runAfter, cursor.id);
+  }
+  sql += " ORDER BY run_after DESC, id DESC LIMIT ?";
+  params.push(limit);
+  return (await select<JobRow>(c, sql, params)).map(toRecord);
+}
+
+/** Jobs matching `filter` including its body regex, in scan order, read REGEX_PAGE rows at a time. */
+export async function* matchingJobs(c: Conn, queue: string, filter: JobFilter, now: number, cursor?: ScanCursor): AsyncGenerator<JobRecord> {
+  const sqlFilter: JobFilter = { ...filter, bodyRegex: undefined };
+  for (;;) {
+    const page = await scanPage(c, queue, sqlFilter, REGEX_PAGE, cursor, now);
+    for (const job of page) if (matchesFilter(job, filter, now)) yield job;
+    const last = page[page.length - 1];
+    if (!last || page.length < REGEX_PAGE) return;
+    cursor = { runAfter: last.runAfter, id: last.id };
+  }
+}

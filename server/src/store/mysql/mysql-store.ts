@@ -1,0 +1,522 @@
+/**
+ * The MySQL / MariaDB store (MySQL 8, MariaDB ≥ 10.6), over mysql2. docs/mysql.md has
+ * the schema, why each index exists and the plans of the hot queries.
+ *
+ * How it keeps the store's rules:
+ * - Every job change is a patch from engine/transitions.ts. Job-independent transitions
+ *   (claimIntoBuffer, unbuffer, retryFailed) become one UPDATE; job-dependent ones
+ *   (handOut, succeed, fail, expireClaim, checkpoint) run as one short transaction: lock
+ *   the batch's rows (SELECT … FOR UPDATE), decide each with transitions.ts, write them
+ *   all with one UPDATE whose WHERE re-checks state and claim token. The lock and the
+ *   write are one atomic step; no other writer can slip in between.
+ * - Ownership writes (claim, start) check the lease epoch inside the same transaction,
+ *   under a shared lock on the lease row, so a takeover waits for them to commit.
+ * - Sessions use READ COMMITTED: locking reads take no gap locks, so a claim never
+ *   blocks enqueues into the range it reads.
+ * - Several URLs are shards: a partition's jobs and lease live on shard-map.ts's shard;
+ *   queue metadata on shard 0.
+ */
+import { queueNotFound } from "../../engine/errors.js";
+import { parseJobId } from "../../engine/job-id.js";
+import { compareForDequeue, type JobRecord, type NewJob } from "../../engine/job-record.js";
+import { limits } from "../../engine/limits.js";
+import type { QueueConfig } from "../../engine/queue-config.js";
+import * as transitions from "../../engine/transitions.js";
+import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../engine/transitions.js";
+import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { insertOnShard, type Keyed } from "./insert-jobs.js";
+import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
+import { migrate } from "./migrate.js";
+import * as sql from "./queries.js";
+import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js";
+import { AmbiguousCommitError, type Conn, type Param, placeholders, run, select, Shard } from "./shard.js";
+import { shardIndex } from "./shard-map.js";
+import { duplicateKeyIndex } from "./transient.js";
+
+export interface MysqlStoreOptions {
+  /** How long a statement keeps retrying transient errors (deadlock, lost connection, restart). */
+  retryForMs?: number;
+  /** Connections per shard. */
+  connectionLimit?: number;
+  /** Told about broken or refused connections (each is retried). */
+  onConnectionError?: (err: Error, shard: number) => void;
+}
+
+/** Rows changed per statement in bulk work (GC, delete, retry), so no statement holds locks for long. */
+const CHUNK = 1000;
+
+/** Opens the shards and brings their schema up to date. */
+export async function openMysqlStore(urls: string[], o: MysqlStoreOptions = {}): Promise<MysqlStore> {
+  const shards = urls.map(
+    (url, i) => new Shard(i, url, { retryForMs: o.retryForMs ?? 30_000, connectionLimit: o.connectionLimit ?? 10, onConnectionError: o.onConnectionError }),
+  );
+  try {
+    for (const shard of shards) await migrate(shard);
+  } catch (err) {
+    await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
+    throw err;
+  }
+  return new MysqlStore(shards);
+}
+
+interface QueueRow {
+  name: string;
+  config: string;
+  created_at: number | string;
+}
+
+export class MysqlStore implements Store {
+  readonly name = "mysql";
+
+  constructor(private readonly shards: Shard[]) {}
+
+  // ---- leases
+
+  async leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
+    const shard = this.shardOf(p.queue, p.partition);
+    for (let tries = 0; ; tries++) {
+      try {
+        return await shard.transaction(async (c) => {
+          const [row] = await select<{ owner: string; epoch: number | string; expires_at: number | string }>(c, sql.LEASE_LOCK, [p.queue, p.partition]);
+          if (row && row.owner !== "" && row.owner !== p.owner && Number(row.expires_at) > p.now) return undefined;
+          // Same owner renews under its epoch; anyone else (or after a release) gets a higher one.
+          const epoch = !row ? 1 : row.owner === p.owner ? Number(row.epoch) : Number(row.epoch) + 1;
+          const lease: Lease = { queue: p.queue, partition: p.partition, owner: p.owner, epoch, expiresAt: p.now + p.ttlMs };
+          if (row) await run(c, sql.LEASE_UPDATE, [p.owner, epoch, lease.expiresAt, p.queue, p.partition]);
+          else await run(c, sql.LEASE_INSERT, [p.queue, p.partition, p.owner, epoch, lease.expiresAt]);
+          return lease;
+        });
+      } catch (err) {
+        // Two brokers inserted the first lease row at once: the loser reads the winner's row.
+        if (duplicateKeyIndex(err) === undefined || tries >= 2) throw err;
+      }
+    }
+  }
+
+  async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
+    await this.shardOf(p.queue, p.partition).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
+  }
+
+  // ---- jobs
+
+  async jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+    const expired: JobRecord[] = [];
+    let nextExpiryAt: number | undefined;
+    for (const shard of this.shards) {
+      const room = p.limit - expired.length;
+      if (room > 0) {
+        expired.push(
+          ...(await shard.transaction(async (c) => {
+            const rows = (await select<JobRow>(c, sql.EXPIRED_CLAIMS, [p.now, room])).map(toRecord);
+            return this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
+          })),
+        );
+      }
+      const [next] = await shard.session((c) => select<{ next_at: number | string | null }>(c, sql.NEXT_EXPIRY));
+      if (next?.next_at != null) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, Number(next.next_at));
+    }
+    return { expired, nextExpiryAt };
+  }
+
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+    const shard = this.shardOf(p.queue, p.partition);
+    let ids: string[] = [];
+    try {
+      return await shard.transaction(async (c) => {
+        ids = [];
+        if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
+        const levels = await select<{ priority: number; next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition));
+        const claimed: JobRecord[] = [];
+        for (const level of levels) {
+          if (claimed.length >= p.limit) break;
+          if (level.next_at === null || Number(level.next_at) > p.now) continue;
+          const rows = await select<JobRow>(c, sql.CLAIM_LEVEL, [p.queue, p.partition, Number(level.priority), p.now, p.limit - claimed.length]);
+          claimed.push(...rows.map(toRecord));
+        }
+        if (claimed.length === 0) return [];
+        ids = claimed.map((j) => j.id);
+        // The rows are locked and pending: the UPDATE's state test cannot fail, it only fences.
+        const patch = transitions.claimIntoBuffer(p.epoch, p.now);
+        const set = setClause(patch);
+        await run(c, `UPDATE jobs SET ${set.sql} WHERE id IN (${placeholders(ids.length)}) AND state = 'pending'`, [...set.params, ...ids]);
+        return claimed.map((job) => ({ ...job, ...patch }));
+      });
+    } catch (err) {
+      // The claim may have committed without our hearing of it: hand those jobs straight
+      // back, or they would sit buffered under our epoch until the lease changes hands.
+      if (err instanceof AmbiguousCommitError && ids.length > 0) {
+        await this.jobReleaseBuffered({ queue: p.queue, partition: p.partition, epoch: p.epoch, ids, now: p.now });
+      }
+      throw err;
+    }
+  }
+
+  async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.applyToRunning(p.items, (job, item) => transitions.checkpoint(job, item, p.now));
+  }
+
+  async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.applyToRunning(p.items, (job, item) => transitions.succeed(job, item.customStatus, p.now));
+  }
+
+  async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
+    const counts = await Promise.all(
+      this.shards.map((shard) =>
+        shard.session(async (c) => {
+          if (p.filter.bodyRegex) {
+            let n = 0;
+            for await (const _ of matchingJobs(c, p.queue, p.filter, p.now)) n++;
+            return n;
+          }
+          const where = filterWhere(p.queue, p.filter, p.now);
+          const [row] = await select<{ n: number | string }>(c, `SELECT COUNT(*) AS n FROM jobs WHERE ${where.sql}`, where.params);
+          return Number(row?.n ?? 0);
+        }),
+      ),
+    );
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  async jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+    let deleted = 0;
+    for (const shard of this.shards) {
+      for (const [state, before] of [["succeeded", p.succeededBefore], ["failed", p.failedBefore]] as const) {
+        while (deleted < p.limit) {
+          const chunk = Math.min(CHUNK, p.limit - deleted);
+          const [found, n] = await shard.session(async (c) => {
+            const ids = (await select<{ id: string }>(c, sql.FINISHED_EXPIRED, [p.queue, state, before, chunk])).map((r) => r.id);
+            return [ids.length, ids.length === 0 ? 0 : await run(c, sql.deleteFinishedIds(ids.length), [...ids, state, before])] as const;
+          });
+          deleted += n;
+          if (found < chunk) break;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  async jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+    const where = filterWhere(p.queue, p.filter, p.now);
+    let deleted = 0;
+    for (const shard of this.shards) {
+      while (deleted < p.limit) {
+        const chunk = Math.min(CHUNK, p.limit - deleted);
+        // Ids first, then DELETE by id with the filter re-checked: a statement replayed after
+        // a lost connection can never delete more than `limit`.
+        const [found, n] = await shard.session(async (c) => {
+          const ids: string[] = [];
+          if (!p.filter.bodyRegex) {
+            for (const row of await select<{ id: string }>(c, `SELECT id FROM jobs WHERE ${where.sql} LIMIT ?`, [...where.params, chunk])) ids.push(row.id);
+          } else {
+            for await (const job of matchingJobs(c, p.queue, p.filter, p.now)) {
+              ids.push(job.id);
+              if (ids.length >= chunk) break;
+            }
+          }
+          if (ids.length === 0) return [0, 0] as const;
+          return [ids.length, await run(c, `${sql.deleteIds(ids.length)} AND ${where.sql}`, [...ids, ...where.params])] as const;
+        });
+        deleted += n;
+        if (found < chunk) break;
+      }
+    }
+    return deleted;
+  }
+
+  async jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+    return this.applyToRunning(p.items, (job, item) => transitions.fail(job, item, p.now));
+  }
+
+  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+    const found = new Map<string, JobRecord>();
+    await Promise.all(
+      [...this.groupByShard(p.ids.map((id) => ({ id })))].map(([shard, items]) =>
+        shard.session(async (c) => {
+          const ids = [...new Set(items.map((k) => k.item.id))];
+          for (const row of await select<JobRow>(c, sql.selectJobs(ids.length), ids)) found.set(row.id, toRecord(row));
+        }),
+      ),
+    );
+    return p.ids.map((id) => found.get(id));
+  }
+
+  async jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]> {
+    if (p.jobs.length === 0) return [];
+    for (let tries = 0; ; tries++) {
+      try {
+        return await this.insertOnce(p.jobs, p.now, tries > 0);
+      } catch (err) {
+        // A concurrent enqueue took one of our idempotency keys between our lookup and our
+        // INSERT: run again, and the lookup now finds its job. Bounded: each race needs a new key.
+        if (duplicateKeyIndex(err) !== "jobs_idempotency" || tries >= 10) throw err;
+      }
+    }
+  }
+
+  async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
+    const levels = await this.shardOf(p.queue, p.partition).session((c) =>
+      select<{ next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition)),
+    );
+    const due = levels.filter((l) => l.next_at !== null).map((l) => Number(l.next_at));
+    return due.length === 0 ? undefined : Math.min(...due);
+  }
+
+  async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
+    const pages = await Promise.all(this.shards.map((s) => s.session((c) => select<JobRow>(c, sql.PEEK, [p.queue, p.now, p.limit]))));
+    return pages
+      .flat()
+      .map(toRecord)
+      .sort(compareForDequeue)
+      .slice(0, p.limit);
+  }
+
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+    const shard = this.shardOf(p.queue, p.partition);
+    const set = setClause(transitions.unbuffer(p.now));
+    if (p.ids !== undefined) {
+      const ids = p.ids;
+      if (ids.length === 0) return 0;
+      // A NULL epoch or bound matches nothing, as an absent one does in the contract.
+      return shard.session((c) => run(c, sql.releaseBufferedIds(set.sql, ids.length), [...set.params, ...ids, p.epoch ?? null, p.belowEpoch ?? null]));
+    }
+    if (p.belowEpoch === undefined) return 0;
+    let released = 0;
+    for (;;) {
+      const n = await shard.session((c) => run(c, sql.releaseBufferedBelow(set.sql), [...set.params, p.queue, p.partition, p.belowEpoch!, CHUNK]));
+      released += n;
+      if (n < CHUNK) return released;
+    }
+  }
+
+  async jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+    const set = setClause(transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now));
+    const oldest = sql.failedOldest(p.priority !== undefined);
+    let retried = 0;
+    for (const shard of this.shards) {
+      while (retried < p.limit) {
+        const chunk = Math.min(CHUNK, p.limit - retried);
+        const [found, n] = await shard.session(async (c) => {
+          const params: Param[] = [p.queue, ...(p.priority !== undefined ? [p.priority] : []), chunk];
+          const ids = (await select<{ id: string }>(c, oldest, params)).map((r) => r.id);
+          return [ids.length, ids.length === 0 ? 0 : await run(c, sql.retryFailedIds(set.sql, ids.length), [...set.params, ...ids])] as const;
+        });
+        retried += n;
+        if (found < chunk) break;
+      }
+    }
+    return retried;
+  }
+
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+    const pages = await Promise.all(
+      this.shards.map((shard) =>
+        shard.session(async (c) => {
+          if (!p.filter.bodyRegex) return scanPage(c, p.queue, p.filter, p.limit, p.cursor, p.now);
+          const page: JobRecord[] = [];
+          for await (const job of matchingJobs(c, p.queue, p.filter, p.now, p.cursor)) {
+            page.push(job);
+            if (page.length >= p.limit) break;
+          }
+          return page;
+        }),
+      ),
+    );
+    return pages
+      .flat()
+      .sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .slice(0, p.limit);
+  }
+
+  async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
+    if (p.plans.length === 0) return [];
+    const plans = new Map(p.plans.map((plan) => [plan.id, plan]));
+    const ids = [...plans.keys()];
+    return this.shardOf(p.queue, p.partition).transaction(async (c) => {
+      if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
+      const jobs = (await select<JobRow>(c, sql.selectBufferedLocked(ids.length), [...ids, p.epoch])).map(toRecord);
+      await this.applyPatches(
+        c,
+        jobs.map((job) => ({ job, patch: transitions.handOut(job, plans.get(job.id)!, p.now) })),
+        { sql: "state = 'buffered' AND buffer_epoch = ?", params: [p.epoch] },
+      );
+      const started = new Set(jobs.map((j) => j.id));
+      return p.plans.map((plan) => plan.id).filter((id) => started.has(id));
+    });
+  }
+
+  // ---- queues
+
+  async queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
+    return this.shards[0]!.session(async (c) => {
+      try {
+        await run(c, sql.QUEUE_INSERT, [p.name, JSON.stringify(p.config), p.now]);
+        return { queue: { name: p.name, config: p.config, createdAt: p.now }, created: true };
+      } catch (err) {
+        if (duplicateKeyIndex(err) === undefined) throw err;
+        const [row] = await select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]);
+        if (!row) throw err;
+        return { queue: toQueue(row), created: false };
+      }
+    });
+  }
+
+  async queueDelete(p: { name: string }): Promise<boolean> {
+    // The row goes first: enqueues hold a shared lock on it, so once this commits no
+    // enqueue into the queue is in flight, and the job deletion below sees all of them.
+    const deleted = (await this.shards[0]!.session((c) => run(c, sql.QUEUE_DELETE, [p.name]))) > 0;
+    for (const shard of this.shards) {
+      // Always, even when the row was gone: finishes a delete that crashed half-way.
+      while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_JOBS, [p.name, CHUNK]))) >= CHUNK);
+      await shard.session((c) => run(c, sql.LEASE_RELEASE_QUEUE, [p.name]));
+    }
+    return deleted;
+  }
+
+  async queueGet(p: { name: string }): Promise<QueueRecord | undefined> {
+    const [row] = await this.shards[0]!.session((c) => select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]));
+    return row ? toQueue(row) : undefined;
+  }
+
+  async queueList(): Promise<QueueRecord[]> {
+    return (await this.shards[0]!.session((c) => select<QueueRow>(c, sql.QUEUE_SELECT_ALL))).map(toQueue);
+  }
+
+  async queueStats(p: { name: string; now: number }): Promise<QueueStatsRecord> {
+    if (!(await this.queueGet({ name: p.name }))) throw queueNotFound(p.name);
+    type StatsRow = Record<"pending" | "scheduled" | "running" | "succeeded" | "failed", number | string> & { oldest_due: number | string | null };
+    const rows = await Promise.all(this.shards.map((s) => s.session(async (c) => (await select<StatsRow>(c, sql.QUEUE_STATS, [p.now, p.now, p.name]))[0]!)));
+    const sum = (k: keyof StatsRow) => rows.reduce((a, r) => a + Number(r[k] ?? 0), 0);
+    const oldest = rows.filter((r) => r.oldest_due !== null).map((r) => Number(r.oldest_due));
+    return {
+      pending: sum("pending"),
+      scheduled: sum("scheduled"),
+      running: sum("running"),
+      succeeded: sum("succeeded"),
+      failed: sum("failed"),
+      oldestPendingAgeMs: oldest.length === 0 ? 0 : Math.max(0, p.now - Math.min(...oldest)),
+    };
+  }
+
+  async queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
+    return this.shards[0]!.session(async (c) => {
+      await run(c, sql.QUEUE_UPDATE, [JSON.stringify(p.config), p.name]);
+      const [row] = await select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]);
+      return row ? toQueue(row) : undefined;
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((s) => s.close()));
+  }
+
+  // ---- internals
+
+  /** One enqueue attempt; `replay`: an earlier attempt may have committed on some shard. */
+  private async insertOnce(jobs: NewJob[], now: number, replay: boolean): Promise<string[]> {
+    const ids: string[] = new Array(jobs.length);
+    const byShard = this.groupByShard(jobs);
+    const shard0 = this.shards[0]!;
+    // Shard 0 holds the queue rows: lock them (shared) until every shard has committed.
+    await shard0.transaction(
+      async (c0, attempt) => {
+        const names = [...new Set(jobs.map((j) => j.queue))];
+        const present = new Set((await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name));
+        const missing = jobs.find((j) => !present.has(j.queue));
+        if (missing) throw queueNotFound(missing.queue);
+        await Promise.all(
+          [...byShard].map(async ([shard, items]) => {
+            const write = (c: Conn, retry: number) => insertOnShard(c, items, now, replay || attempt > 0 || retry > 0);
+            const resolved = shard === shard0 ? await write(c0, 0) : await shard.transaction(write, { retryAmbiguousCommit: true });
+            for (const [i, k] of items.entries()) ids[k.index] = resolved[i]!;
+          }),
+        );
+      },
+      // insertOnShard looks its ids up before writing again, so a replay is harmless.
+      { retryAmbiguousCommit: true },
+    );
+    return ids;
+  }
+
+  /**
+   * ACK and checkpoint: lock the jobs, decide each with transitions.ts behind the claim
+   * fence (checkClaim), write every acknowledged change with one UPDATE per shard.
+   * Items are decided in order, so a job named twice in a batch sees the first change.
+   */
+  private async applyToRunning<T extends { id: string; claimToken: string }>(items: T[], decide: (job: JobRecord, item: T) => JobPatch): Promise<OutcomeResult[]> {
+    const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
+    await Promise.all(
+      [...this.groupByShard(items)].map(([shard, keyed]) =>
+        shard.transaction(async (c) => {
+          const ids = [...new Set(keyed.map((k) => k.item.id))];
+          const jobs = new Map((await select<JobRow>(c, sql.selectJobsMetaLocked(ids.length), ids)).map((row) => [row.id, toRecord(row)]));
+          const tokens = new Map([...jobs.values()].map((j) => [j.id, j.claimToken]));
+          const patches = new Map<string, JobPatch>();
+          for (const { index, item } of keyed) {
+            const job = jobs.get(item.id);
+            const outcome = transitions.checkClaim(job, item.claimToken);
+            if (outcome !== "acknowledged" || !job) {
+              results[index] = { outcome };
+              continue;
+            }
+            const patch = decide(job, item);
+            Object.assign(job, patch);
+            patches.set(job.id, { ...patches.get(job.id), ...patch });
+            results[index] = { outcome, pendingAt: job.state === "pending" ? job.runAfter : undefined };
+          }
+          if (patches.size === 0) return;
+          const changed = [...patches].map(([id, patch]) => ({ id, patch }));
+          // The statement re-checks what was decided under the lock: still running, same token.
+          const fence = {
+            sql: `state = 'running' AND (id, claim_token) IN (${changed.map(() => "(?, ?)").join(", ")})`,
+            params: changed.flatMap((c) => [c.id, tokens.get(c.id)!]),
+          };
+          const statement = patchManyStatement(changed, fence);
+          await run(c, statement.sql, statement.params);
+        }),
+      ),
+    );
+    return results;
+  }
+
+  /** Writes each job's patch with one UPDATE and returns the jobs as they now are. */
+  private async applyPatches(c: Conn, changes: Array<{ job: JobRecord; patch: JobPatch }>, fence = { sql: "state = 'running'", params: [] as Param[] }): Promise<JobRecord[]> {
+    if (changes.length === 0) return [];
+    const statement = patchManyStatement(
+      changes.map((ch) => ({ id: ch.job.id, patch: ch.patch })),
+      fence,
+    );
+    await run(c, statement.sql, statement.params);
+    return changes.map((ch) => ({ ...ch.job, ...ch.patch }));
+  }
+
+  private async holdsLease(c: Conn, queue: string, partition: number, epoch: number): Promise<boolean> {
+    const [row] = await select<{ epoch: number | string }>(c, sql.LEASE_EPOCH_SHARED, [queue, partition]);
+    return row !== undefined && Number(row.epoch) === epoch;
+  }
+
+  private shardOf(queue: string, partition: number): Shard {
+    return this.shards[shardIndex(queue, partition, this.shards.length)]!;
+  }
+
+  /** Items by the shard their job id (or queue and partition) names; ids that name nothing are left out. */
+  private groupByShard<T extends { id: string; queue?: string; partition?: number }>(items: T[]): Map<Shard, Array<Keyed<T>>> {
+    const groups = new Map<Shard, Array<Keyed<T>>>();
+    for (const [index, item] of items.entries()) {
+      const where = item.queue !== undefined && item.partition !== undefined ? { queue: item.queue, partition: item.partition } : parseJobId(item.id);
+      if (!where) continue;
+      const shard = this.shardOf(where.queue, where.partition);
+      let group = groups.get(shard);
+      if (!group) groups.set(shard, (group = []));
+      group.push({ index, item });
+    }
+    return groups;
+  }
+}
+
+function pendingLevelParams(queue: string, partition: number): Param[] {
+  return Array.from({ length: limits.prioritiesMax }, () => [queue, partition]).flat();
+}
+
+function toQueue(row: QueueRow): QueueRecord {
+  return { name: row.name, config: JSON.parse(row.config) as QueueConfig, createdAt: Number(row.created_at) };
+}

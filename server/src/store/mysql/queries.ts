@@ -1,0 +1,111 @@
+/**
+ * The SQL of the MySQL store, one named constant per statement (functions where an IN
+ * list's length varies: they only repeat `?`). docs/mysql.md shows the EXPLAIN of the
+ * hot ones. Every value is a bound parameter.
+ */
+import { limits } from "../../engine/limits.js";
+import { ALL_COLUMNS, INSERT_COLUMNS, INSERT_ROW, META_COLUMNS } from "./rows.js";
+import { placeholders } from "./shard.js";
+
+const list = placeholders;
+
+// ---- queues (shard 0)
+
+export const QUEUE_INSERT = "INSERT INTO queues (name, config, created_at) VALUES (?, ?, ?)";
+export const QUEUE_SELECT = "SELECT name, config, created_at FROM queues WHERE name = ?";
+export const QUEUE_SELECT_ALL = "SELECT name, config, created_at FROM queues ORDER BY name";
+export const QUEUE_UPDATE = "UPDATE queues SET config = ? WHERE name = ?";
+export const QUEUE_DELETE = "DELETE FROM queues WHERE name = ?";
+/** Enqueue holds a shared lock on its queues' rows until it commits, so a concurrent DeleteQueue waits for it (and then deletes its jobs too). */
+export const queuesLockShared = (n: number) => `SELECT name FROM queues WHERE name IN (${list(n)}) LOCK IN SHARE MODE`;
+
+// ---- leases (on the partition's shard)
+
+export const LEASE_LOCK = "SELECT owner, epoch, expires_at FROM leases WHERE queue = ? AND part = ? FOR UPDATE";
+export const LEASE_INSERT = "INSERT INTO leases (queue, part, owner, epoch, expires_at) VALUES (?, ?, ?, ?, ?)";
+export const LEASE_UPDATE = "UPDATE leases SET owner = ?, epoch = ?, expires_at = ? WHERE queue = ? AND part = ?";
+/** A released lease keeps its row and epoch, so the next owner's epoch is higher still. */
+export const LEASE_RELEASE = "UPDATE leases SET owner = '', expires_at = 0 WHERE queue = ? AND part = ? AND owner = ? AND epoch = ?";
+export const LEASE_RELEASE_QUEUE = "UPDATE leases SET owner = '', expires_at = 0 WHERE queue = ?";
+/** The epoch fence of claim and start: a shared lock, so a takeover (LEASE_UPDATE) waits until this transaction commits. */
+export const LEASE_EPOCH_SHARED = "SELECT epoch FROM leases WHERE queue = ? AND part = ? LOCK IN SHARE MODE";
+
+// ---- claiming (the lease owner only)
+
+/**
+ * Earliest run_after of the partition's pending jobs, per priority level: one MIN per
+ * level, each answered by a single dive into jobs_claim ("Select tables optimized away"),
+ * so the claim knows which levels have due jobs without scanning future ones.
+ */
+export const PENDING_LEVELS = Array.from(
+  { length: limits.prioritiesMax },
+  (_, i) => `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ${i + 1}`,
+).join(" UNION ALL ");
+
+/**
+ * Due jobs of one level in dequeue order, whole (the broker buffers them, bodies included):
+ * a range scan of jobs_claim that stops after LIMIT rows, locking exactly those rows.
+ */
+export const CLAIM_LEVEL =
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? AND run_after <= ? ` +
+  "ORDER BY run_after, seq LIMIT ? FOR UPDATE";
+
+export const selectJobs = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
+export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
+export const selectBufferedLocked = (n: number) =>
+  `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'buffered' AND buffer_epoch = ? FOR UPDATE`;
+
+export const releaseBufferedIds = (set: string, n: number) =>
+  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'buffered' AND (buffer_epoch = ? OR buffer_epoch < ?)`;
+export const releaseBufferedBelow = (set: string) =>
+  `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND state = 'buffered' AND buffer_epoch < ? LIMIT ?`;
+
+// ---- inserting
+
+export const insertJobs = (rows: number) => `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES ${Array.from({ length: rows }, () => INSERT_ROW).join(", ")}`;
+export const idempotencyLookup = (n: number) => `SELECT idempotency_key, id FROM jobs WHERE queue = ? AND idempotency_key IN (${list(n)})`;
+export const existingIds = (n: number) => `SELECT id FROM jobs WHERE id IN (${list(n)})`;
+
+// ---- claim timeouts (any node)
+
+/**
+ * Expired claims, oldest deadline first: a range of jobs_expiry (claim_expires_at is 0
+ * unless running; the state test is a safety net). SKIP LOCKED, so sweeps on several
+ * nodes, or an ACK in flight, never make a sweep wait.
+ */
+export const EXPIRED_CLAIMS =
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE claim_expires_at > 0 AND claim_expires_at <= ? AND state = 'running' ` +
+  "ORDER BY claim_expires_at LIMIT ? FOR UPDATE SKIP LOCKED";
+/** The next deadline: the first entry of jobs_expiry past 0. */
+export const NEXT_EXPIRY = "SELECT claim_expires_at AS next_at FROM jobs WHERE claim_expires_at > 0 AND state = 'running' ORDER BY claim_expires_at LIMIT 1";
+
+// ---- retention and bulk admin
+
+/**
+ * Finished jobs past retention, oldest first: an ordered range of jobs_finished that stops
+ * at LIMIT. Selected first and then deleted by id (DELETE … ORDER BY … LIMIT would sort the
+ * whole expired range on every chunk); the DELETE re-checks state and time.
+ */
+export const FINISHED_EXPIRED = "SELECT id FROM jobs WHERE queue = ? AND state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?";
+export const deleteFinishedIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)}) AND state = ? AND finished_at < ?`;
+/** Failed jobs to retry, oldest failure first (same index and reason as FINISHED_EXPIRED). */
+export const failedOldest = (byPriority: boolean) =>
+  `SELECT id FROM jobs WHERE queue = ? AND state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
+export const retryFailedIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'failed'`;
+export const DELETE_QUEUE_JOBS = "DELETE FROM jobs WHERE queue = ? LIMIT ?";
+export const deleteIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)})`;
+
+// ---- reads for users
+
+export const PEEK =
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (state = 'buffered' OR (state = 'pending' AND run_after <= ?)) ` +
+  "ORDER BY priority, run_after, seq LIMIT ?";
+
+export const QUEUE_STATS =
+  "SELECT COALESCE(SUM(state IN ('pending', 'buffered')), 0) AS pending, " +
+  "COALESCE(SUM(state = 'pending' AND run_after > ?), 0) AS scheduled, " +
+  "COALESCE(SUM(state = 'running'), 0) AS running, " +
+  "COALESCE(SUM(state = 'succeeded'), 0) AS succeeded, " +
+  "COALESCE(SUM(state = 'failed'), 0) AS failed, " +
+  "MIN(CASE WHEN state = 'buffered' OR (state = 'pending' AND run_after <= ?) THEN run_after END) AS oldest_due " +
+  "FROM jobs WHERE queue = ?";

@@ -1,0 +1,30 @@
+/**
+ * MySQL test isolation: each test file gets fresh databases on the test server
+ * (services.ts), named after the file and this process, dropped again when it ends.
+ */
+import { createConnection } from "mysql2/promise";
+import { parseMysqlUrl } from "../../src/store/mysql/shard.js";
+import { mysqlUrl } from "../services.js";
+
+let counter = 0;
+
+/** A URL for a database no other test file uses; `drop()` removes every one made here. */
+export function freshDatabaseUrl(label: string): string {
+  const base = mysqlUrl();
+  const name = `rl_${label}_${process.pid}_${++counter}`;
+  created.push(name);
+  return base.replace(/\/[^/]*$/, `/${name}`);
+}
+
+const created: string[] = [];
+
+export async function dropDatabases(): Promise<void> {
+  const { database: _, ...settings } = parseMysqlUrl(mysqlUrl());
+  const conn = await createConnection(settings);
+  try {
+    // Names come from freshDatabaseUrl: letters, digits and underscores only.
+    for (const name of created.splice(0)) await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  } finally {
+    await conn.end();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * MySQL store internals the shared suite cannot see: the hot queries use the indexes
+ * docs/mysql.md says they use (no full scans, no scanning of future jobs), and lease
+ * epochs outlive a queue's deletion.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
+import * as sql from "../../src/store/mysql/queries.js";
+import { select, Shard } from "../../src/store/mysql/shard.js";
+import { newJob, T0 } from "../../src/store/storetest/fixtures.js";
+import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
+
+const url = freshDatabaseUrl("plans");
+let store: MysqlStore;
+let shard: Shard;
+const queue = "plans_q";
+
+interface PlanRow {
+  type: string | null;
+  key: string | null;
+  Extra: string | null;
+}
+
+async function explain(statement: string, params: unknown[]): Promise<PlanRow[]> {
+  return shard.session((c) => select<PlanRow>(c, `EXPLAIN ${statement}`, params as never));
+}
+
+beforeAll(async () => {
+  store = await openMysqlStore([url], { connectionLimit: 4 });
+  shard = new Shard(0, url, { retryForMs: 5000, connectionLimit: 1 });
+  await store.queueCreate({ name: queue, config: resolveQueueConfig({ partitions: 2 }), now: T0 });
+  // A queue with history: many pending jobs (due and future, three priorities), some running, some finished.
+  for (let batch = 0; batch < 6; batch++) {
+    const jobs = Array.from({ length: 1000 }, (_, i) =>
+      newJob(queue, { partition: i % 2, priority: 1 + (i % 3), runAfter: T0 + ((i * 37) % 2000) - 1000, idempotencyKey: i % 10 === 0 ? `k${batch}-${i}` : "" }),
+    );
+    await store.jobInsertMany({ jobs, now: T0 });
+  }
+  const lease = await store.leaseAcquire({ queue, partition: 0, owner: "plans", ttlMs: 60_000, now: T0 });
+  const claimed = await store.jobClaimMany({ queue, partition: 0, epoch: lease!.epoch, limit: 600, now: T0 });
+  const startedIds = await store.jobStartMany({
+    queue,
+    partition: 0,
+    epoch: lease!.epoch,
+    plans: claimed.map((j) => ({ id: j.id, claimToken: `t${j.id}`, claimExpiresAt: T0 + 30_000, retryDelayMs: 1000 })),
+    now: T0,
+  });
+  const started = (await store.jobGetMany({ ids: startedIds })).map((j) => j!);
+  await store.jobCompleteMany({ items: started.slice(0, 300).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 + 10 });
+  await store.jobFailMany({ items: started.slice(300, 400).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 + 10 });
+  await shard.session((c) => c.query("ANALYZE TABLE jobs"));
+}, 60_000);
+
+afterAll(async () => {
+  await store?.close();
+  await shard?.close();
+  await dropDatabases();
+});
+
+describe("mysql query plans", () => {
+  it("finds each priority level's next due time with one index dive per level", async () => {
+    const plan = await explain(sql.PENDING_LEVELS, Array.from({ length: 10 }, () => [queue, 0]).flat());
+    for (const row of plan) expect(row.Extra).toMatch(/Select tables optimized away|No matching min\/max row/);
+  });
+
+  it("claims one level with a range scan of jobs_claim in dequeue order (no filesort)", async () => {
+    const [row] = await explain(sql.CLAIM_LEVEL, [queue, 0, 1, T0, 500]);
+    expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
+    expect(row!.Extra).not.toMatch(/filesort/);
+  });
+
+  it("starts and acks by primary key", async () => {
+    const ids = [`${queue}.0.aaaaaaaaaaaa`, `${queue}.0.bbbbbbbbbbbb`];
+    for (const statement of [sql.selectBufferedLocked(2), sql.selectJobsMetaLocked(2)]) {
+      const [row] = await explain(statement, [...ids, 1]);
+      expect(row).toMatchObject({ type: "range", key: "PRIMARY" });
+    }
+  });
+
+  it("sweeps expired claims from jobs_expiry and collects finished jobs from jobs_finished", async () => {
+    const [sweep] = await explain(sql.EXPIRED_CLAIMS, [T0 + 60_000, 100]);
+    expect(sweep).toMatchObject({ type: "range", key: "jobs_expiry" });
+    const [next] = await explain(sql.NEXT_EXPIRY, []);
+    expect(next).toMatchObject({ type: "range", key: "jobs_expiry" });
+    const [gc] = await explain(sql.FINISHED_EXPIRED, [queue, "succeeded", T0 + 100, 1000]);
+    expect(gc).toMatchObject({ type: "range", key: "jobs_finished" });
+    expect(gc!.Extra).not.toMatch(/filesort/);
+  });
+
+  it("retries failed jobs oldest first from jobs_finished, without sorting", async () => {
+    const [row] = await explain(sql.failedOldest(false), [queue, 1000]);
+    expect(row).toMatchObject({ key: "jobs_finished" });
+    expect(row!.Extra).not.toMatch(/filesort/);
+  });
+
+  it("resolves idempotency keys from their unique index", async () => {
+    const [row] = await explain(sql.idempotencyLookup(2), [queue, "k0-0", "k1-10"]);
+    expect(row).toMatchObject({ key: "jobs_idempotency" });
+  });
+});
+
+describe("mysql leases", () => {
+  it("keep their epoch when the queue is deleted and created again, so an old owner stays fenced", async () => {
+    const q = "plans_epochs";
+    await store.queueCreate({ name: q, config: resolveQueueConfig(), now: T0 });
+    const a = (await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 }))!;
+    await store.queueDelete({ name: q });
+    await store.queueCreate({ name: q, config: resolveQueueConfig(), now: T0 });
+    const b = (await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 + 1 }))!;
+    expect(b.epoch).toBeGreaterThan(a.epoch);
+    await store.jobInsertMany({ jobs: [newJob(q)], now: T0 });
+    expect(await store.jobClaimMany({ queue: q, partition: 0, epoch: a.epoch, limit: 10, now: T0 + 1 })).toEqual([]);
+  });
+});

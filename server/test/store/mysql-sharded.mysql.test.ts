@@ -1,0 +1,20 @@
+import { afterAll } from "vitest";
+import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
+import { exerciseStore } from "../../src/store/storetest/index.js";
+import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
+
+// The same suite over three shards (three databases): partitions, leases and jobs spread
+// by shard-map.ts, queue metadata on shard 0.
+const urls = [freshDatabaseUrl("shard"), freshDatabaseUrl("shard"), freshDatabaseUrl("shard")];
+const opened: MysqlStore[] = [];
+
+exerciseStore("mysql, 3 shards", async () => {
+  const store = await openMysqlStore(urls, { connectionLimit: 4 });
+  opened.push(store);
+  return store;
+});
+
+afterAll(async () => {
+  await Promise.all(opened.map((s) => s.close()));
+  await dropDatabases();
+});
