@@ -151,17 +151,22 @@ export function retryFailed(attemptsAllowed: number, runAfter: number, now: numb
 }
 
 /**
- * Custom status grows by lines; past the limit (in UTF-16 units) the oldest text is cut,
- * at a whole character: a cut that would split a surrogate pair drops its low half too,
- * so the status is never invalid Unicode (it is then one unit shorter).
+ * Custom status grows by lines; past the limit, counted in characters (Unicode code
+ * points, not UTF-16 units or bytes), the oldest characters are cut, whole: the status is
+ * never invalid Unicode.
  */
 export function appendStatus(existing: string, addition: string): string {
   if (addition === "") return existing;
   const joined = existing === "" ? addition : `${existing}\n${addition}`;
-  if (joined.length <= limits.customStatusMaxLength) return joined;
-  let start = joined.length - limits.customStatusMaxLength;
-  const first = joined.charCodeAt(start);
-  if (first >= 0xdc00 && first <= 0xdfff) start++; // the low half of a pair cut in two
+  const max = limits.customStatusMaxLength;
+  if (joined.length <= max) return joined; // fewer units than the limit: fewer characters too
+  // Walk back from the end over `max` characters; a surrogate pair is one character.
+  let start = joined.length;
+  for (let kept = 0; kept < max && start > 0; kept++) {
+    const low = joined.charCodeAt(start - 1);
+    const pair = low >= 0xdc00 && low <= 0xdfff && start >= 2 && joined.charCodeAt(start - 2) >= 0xd800 && joined.charCodeAt(start - 2) <= 0xdbff;
+    start -= pair ? 2 : 1;
+  }
   return joined.slice(start);
 }
 

@@ -90,14 +90,16 @@ export function exerciseJobAck(open: OpenStore): void {
       expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
     });
 
-    it("never cuts the custom status inside a character (a surrogate pair)", async () => {
+    it("counts the limit in characters, an emoji being one, and cuts whole characters", async () => {
       const store = await open();
       const q = await createQueue(store);
-      await insert(store, q, [{ customStatus: `😀${"a".repeat(997)}` }]); // 999 UTF-16 units
+      const full = `😀${"a".repeat(999)}`; // 1000 characters, 1001 UTF-16 units
+      await insert(store, q, [{ customStatus: full }]);
+      expect((await store.jobGetMany({ ids: (await store.jobScan({ queue: q, filter: {}, limit: 1, now: T0 })).map((j) => j.id) }))[0]!.customStatus).toBe(full);
       const [job] = await handOut(store, q);
       await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b" }], now: T0 });
-      // 1001 units: the cut would keep the emoji's low half alone; it goes too.
-      expect((await get(store, job!.id))!.customStatus).toBe(`${"a".repeat(997)}\nb`);
+      // 1002 characters: the two oldest go, the emoji whole.
+      expect((await get(store, job!.id))!.customStatus).toBe(`${"a".repeat(998)}\nb`);
     });
 
     it("cuts the custom status to its newest 1000 characters", async () => {

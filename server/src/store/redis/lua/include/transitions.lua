@@ -6,29 +6,31 @@
 local STATUS_MAX = {{customStatusMaxLength}}
 
 -- JS measures strings in UTF-16 code units: count them the same way over UTF-8 bytes.
-local function utf16Length(s)
+-- Characters (code points) of UTF-8 text: count the bytes that start one.
+local function charLength(s)
   local n = 0
   for i = 1, #s do
     local c = string.byte(s, i)
-    if c < 0x80 or c >= 0xC0 then n = n + (c >= 0xF0 and 2 or 1) end
+    if c < 0x80 or c >= 0xC0 then n = n + 1 end
   end
   return n
 end
 
--- Custom status grows by lines; past the limit the oldest text is cut (whole characters:
--- where JS would split a surrogate pair, this keeps one unit less).
+-- Custom status grows by lines; past the limit (in characters) the oldest whole
+-- characters are cut.
 local function appendStatus(existing, addition)
   if addition == "" then return existing end
   local joined = addition
   if existing ~= "" then joined = existing .. "\n" .. addition end
-  local excess = utf16Length(joined) - STATUS_MAX
+  if #joined <= STATUS_MAX then return joined end -- fewer bytes than the limit: fewer characters too
+  local excess = charLength(joined) - STATUS_MAX
   if excess <= 0 then return joined end
   local i = 1
   while excess > 0 and i <= #joined do
     local c = string.byte(joined, i)
-    local bytes, units = 1, 1
-    if c >= 0xF0 then bytes, units = 4, 2 elseif c >= 0xE0 then bytes = 3 elseif c >= 0xC0 then bytes = 2 end
-    excess = excess - units
+    local bytes = 1
+    if c >= 0xF0 then bytes = 4 elseif c >= 0xE0 then bytes = 3 elseif c >= 0xC0 then bytes = 2 end
+    excess = excess - 1
     i = i + bytes
   end
   return string.sub(joined, i)
