@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { resolveQueueConfig } from "../../engine/queue-config.js";
 import { createQueue, get, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
@@ -23,6 +24,17 @@ export function exerciseLease(open: OpenStore): void {
       await store.leaseRelease({ queue: q, partition: 0, owner: "b", epoch: b.epoch });
       const c = (await store.leaseAcquire({ queue: q, partition: 0, owner: "c", ttlMs: 1000, now: T0 + 1002 }))!;
       expect(c.epoch).toBeGreaterThan(b.epoch);
+    });
+
+    it("keeps epochs growing when a queue is deleted and created again", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const first = (await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 }))!;
+      await store.queueDelete({ name: q });
+      await store.queueCreate({ name: q, config: resolveQueueConfig({}), now: T0 });
+      const second = (await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 }))!;
+      // An owner of the old queue still holding epoch `first` must not pass the new fence.
+      expect(second.epoch).toBeGreaterThan(first.epoch);
     });
 
     it("fences the old owner: its buffered jobs cannot be started, and the new owner returns them to pending", async () => {
