@@ -6,6 +6,8 @@
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
  *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
+ *                    [--compare-skip-locked]  (with a mysql:// store: workers claiming straight from
+ *                                          a table with SELECT … FOR UPDATE SKIP LOCKED, same jobs in flight)
  *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
@@ -16,6 +18,7 @@ import { parseArgs } from "node:util";
 import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
 import { runBullmq } from "./bullmq.js";
+import { runDirectMysql } from "./mysql-direct.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -30,6 +33,7 @@ const { values: args } = parseArgs({
     protocol: { type: "string", default: "connect" },
     "buffer-size": { type: "string", default: "2000" },
     "compare-bullmq": { type: "boolean", default: false },
+    "compare-skip-locked": { type: "boolean", default: false },
   },
 });
 
@@ -178,6 +182,18 @@ async function main(): Promise<void> {
       const theirs = (jobs / bull.processMs) * 1000;
       console.log(`bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`);
       console.log(`ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${((jobs / enqueueMs) / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`);
+    }
+    if (args["compare-skip-locked"]) {
+      const mysqlUrl = (args.store as string[]).find((u) => u.startsWith("mysql://"));
+      if (!mysqlUrl) throw new Error("--compare-skip-locked needs a --store mysql://… (it runs on the same database)");
+      const claimers = workers * Math.ceil(concurrency / batch);
+      const direct = await runDirectMysql({ mysqlUrl, jobs, payloadBytes: payload.length, claimers, batch });
+      const theirs = (jobs / direct.processMs) * 1000;
+      console.log(
+        `skip locked: processed ${fmt(theirs)} jobs/s with ${claimers} claimers × ${batch} jobs; ${direct.claimQueries} claim queries, ` +
+          `${direct.emptyClaims} empty (${((100 * direct.emptyClaims) / Math.max(1, direct.claimQueries)).toFixed(1)} %), ${direct.lockErrors} deadlocks/lock timeouts`,
+      );
+      console.log(`ratio:     runlater (broker) / direct SKIP LOCKED = ${(((jobs / run.ms) * 1000) / theirs).toFixed(2)}× processed`);
     }
     if (succeeded !== jobs) {
       console.error(`expected ${jobs} SUCCEEDED, server reports ${succeeded}`);
