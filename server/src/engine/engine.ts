@@ -192,14 +192,25 @@ export class Engine {
     validateQueueName(p.queue);
     const limit = boundedLimit(p.limit, 1, limits.dequeueLimitMax, "limit");
     if (p.waitMs < 0) throw invalidArgument("wait", "wait must not be negative");
-    // Acks first, always: even when nothing is handed out (PinLater dropped them).
-    const ack = p.ack ? await this.ack({ ...p.ack, queue: p.ack.queue || p.queue }) : undefined;
+    // Acks are always applied, even when nothing is handed out (PinLater dropped them).
+    const acking = p.ack ? this.ack({ ...p.ack, queue: p.ack.queue || p.queue }) : Promise.resolve(undefined);
     if (p.dryRun) {
+      const ack = await acking;
       await this.queueRecord(p.queue, "queue");
       return { jobs: await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() }), ack };
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
-    const jobs = await this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal });
+    // Jobs are started while the acks are written (they concern other jobs): on a durable
+    // store the two commits share a log flush instead of following each other.
+    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal })]);
+    if (acked.status === "rejected") {
+      // The call fails: the jobs just started must not be lost to their claim timeout.
+      if (taken.status === "fulfilled" && taken.value.length > 0) await this.releaseUndelivered(taken.value);
+      throw acked.reason;
+    }
+    if (taken.status === "rejected") throw taken.reason;
+    const ack = acked.value;
+    const jobs = taken.value;
     if (p.signal?.aborted && jobs.length > 0) {
       // The caller gave up while its jobs were being started: hand them back at once,
       // charging nothing, rather than letting their claims time out.

@@ -151,3 +151,20 @@ describe("rate limit changed at runtime", () => {
     expect(await t.dequeue(10)).toHaveLength(0);
   });
 });
+
+describe("dequeue with a piggy-backed ack that fails", () => {
+  it("fails the call and hands the jobs it started back, charging nothing", async () => {
+    const t = await setup();
+    const [id] = await t.enqueue({ attemptsAllowed: 2 });
+    const result = t.engine.dequeue({
+      queue: t.queue,
+      limit: 5,
+      waitMs: 0,
+      dryRun: false,
+      ack: { queue: "no_such_queue", succeeded: [], failed: [] },
+    });
+    await expect(result).rejects.toMatchObject({ code: "not_found" });
+    expect(await t.job(id!)).toMatchObject({ state: "pending", attemptsRemaining: 2 });
+    expect(await t.dequeue()).toMatchObject([{ id, attempt: 1 }]);
+  });
+});
