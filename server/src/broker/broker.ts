@@ -241,7 +241,10 @@ export class Broker {
       // Full of worse jobs while better ones wait in the store: make room for them.
       await this.release(b, b.removeWorseThan(dirty));
     }
-    const room = this.o.bufferSize - b.size;
+    // A refill claims at most a quarter of the buffer at a time (more only when the buffer
+    // is empty): one big claim would hold the event loop for milliseconds, and every
+    // Dequeue waiting behind it would see that in its latency.
+    const room = Math.min(this.o.bufferSize - b.size, b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)));
     if (room <= 0) return;
     const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, now });
     b.add(claimed);

@@ -42,9 +42,17 @@ export class PartitionBuffer {
     return this.size === 0 ? Number.POSITIVE_INFINITY : this.jobs[this.jobs.length - 1]!.priority;
   }
 
+  /** Adds jobs in dequeue order (as a claim returns them): a linear merge, no re-sort. */
   add(claimed: JobRecord[]): void {
     if (claimed.length === 0) return;
-    this.jobs = this.jobs.slice(this.head).concat(claimed).sort(compareForDequeue);
+    const held = this.jobs;
+    const merged: JobRecord[] = [];
+    let i = this.head;
+    let k = 0;
+    while (i < held.length && k < claimed.length) merged.push(compareForDequeue(held[i]!, claimed[k]!) <= 0 ? held[i++]! : claimed[k++]!);
+    while (i < held.length) merged.push(held[i++]!);
+    while (k < claimed.length) merged.push(claimed[k++]!);
+    this.jobs = merged;
     this.head = 0;
   }
 
