@@ -15,28 +15,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The producer and operator side: JobService. */
-class JobsTest {
-  private static RunlaterClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = TestServer.client();
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
+class JobsTest extends ServerTest {
   private static String newQueue() {
-    String name = TestServer.queueName("jobs");
-    client.createQueue(name, QueueConfig.defaults());
-    return name;
+    return newQueue("jobs", QueueConfig.defaults());
   }
 
   @Test

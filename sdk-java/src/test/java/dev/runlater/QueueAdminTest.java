@@ -7,23 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-class QueueAdminTest {
-  private static RunlaterClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = TestServer.client();
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
+class QueueAdminTest extends ServerTest {
   @Test
   void createsQueueWithDefaultsAndIsIdempotent() {
     String name = TestServer.queueName("admin");

@@ -10,28 +10,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The worker side of the protocol, call by call: Dequeue, Ack, Checkpoint. */
-class WorkerCallsTest {
-  private static RunlaterClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = TestServer.client();
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
+class WorkerCallsTest extends ServerTest {
   private static String newQueue(QueueConfig config) {
-    String name = TestServer.queueName("calls");
-    client.createQueue(name, config);
-    return name;
+    return newQueue("calls", config);
   }
 
   private static Job job(String id) {

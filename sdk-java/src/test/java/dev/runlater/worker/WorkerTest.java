@@ -11,8 +11,7 @@ import dev.runlater.JobSpec;
 import dev.runlater.JobState;
 import dev.runlater.QueueConfig;
 import dev.runlater.QueueRetryPolicy;
-import dev.runlater.RunlaterClient;
-import dev.runlater.TestServer;
+import dev.runlater.ServerTest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,29 +22,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The worker framework end to end against a real server. */
-class WorkerTest {
+class WorkerTest extends ServerTest {
   private static final Duration WAIT = Duration.ofSeconds(15);
-  private static RunlaterClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = TestServer.client();
-  }
-
-  @AfterAll
-  static void disconnect() {
-    client.close();
-  }
-
   private static String newQueue(QueueConfig config) {
-    String name = TestServer.queueName("worker");
-    client.createQueue(name, config);
-    return name;
+    return newQueue("worker", config);
   }
 
   private static Worker.Builder worker() {
