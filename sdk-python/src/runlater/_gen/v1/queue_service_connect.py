@@ -48,8 +48,8 @@ class QueueService(Protocol):
     async def update_queue(self, request: UpdateQueueRequest, ctx: RequestContext[UpdateQueueRequest, UpdateQueueResponse], /) -> UpdateQueueResponse:
         """
         UpdateQueue changes the config fields named in update_mask, at runtime (rate limit,
-        pause, retry policy, timeouts, retention). `priorities` may only grow; `partitions`
-        and `fifo` are fixed at create.
+        pause, retry policy, timeouts, retention). `priorities` and `partitions` may only
+        grow; `fifo` is fixed at create.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -209,8 +209,8 @@ class QueueServiceClient(ConnectClient):
     ) -> UpdateQueueResponse:
         """
         UpdateQueue changes the config fields named in update_mask, at runtime (rate limit,
-        pause, retry policy, timeouts, retention). `priorities` may only grow; `partitions`
-        and `fifo` are fixed at create.
+        pause, retry policy, timeouts, retention). `priorities` and `partitions` may only
+        grow; `fifo` is fixed at create.
         """
         return await self.execute_unary(
             request=request,
@@ -312,8 +312,8 @@ class QueueServiceSync(Protocol):
     def update_queue(self, request: UpdateQueueRequest, ctx: RequestContext[UpdateQueueRequest, UpdateQueueResponse], /) -> UpdateQueueResponse:
         """
         UpdateQueue changes the config fields named in update_mask, at runtime (rate limit,
-        pause, retry policy, timeouts, retention). `priorities` may only grow; `partitions`
-        and `fifo` are fixed at create.
+        pause, retry policy, timeouts, retention). `priorities` and `partitions` may only
+        grow; `fifo` is fixed at create.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -470,8 +470,8 @@ class QueueServiceClientSync(ConnectClientSync):
     ) -> UpdateQueueResponse:
         """
         UpdateQueue changes the config fields named in update_mask, at runtime (rate limit,
-        pause, retry policy, timeouts, retention). `priorities` may only grow; `partitions`
-        and `fifo` are fixed at create.
+        pause, retry policy, timeouts, retention). `priorities` and `partitions` may only
+        grow; `fifo` is fixed at create.
         """
         return self.execute_unary(
             request=request,

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/v1/job.proto.
  */
 export const file_runlater_v1_job: GenFile = /*@__PURE__*/
-  fileDesc("ChVydW5sYXRlci92MS9qb2IucHJvdG8SC3J1bmxhdGVyLnYxIrEBCgdKb2JTcGVjEg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSEAoIcHJpb3JpdHkYAyABKA0SLQoJcnVuX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAUgASgNEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRIVCg1jdXN0b21fc3RhdHVzGAcgASgJIq0DCgNKb2ISDgoGam9iX2lkGAEgASgJEg0KBXF1ZXVlGAIgASgJEiQKBXN0YXRlGAMgASgOMhUucnVubGF0ZXIudjEuSm9iU3RhdGUSEAoIcHJpb3JpdHkYBCABKA0SDAoEYm9keRgFIAEoDBItCglydW5fYWZ0ZXIYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGF0dGVtcHRzX2FsbG93ZWQYByABKA0SGgoSYXR0ZW1wdHNfcmVtYWluaW5nGAggASgNEhUKDWN1c3RvbV9zdGF0dXMYCSABKAkSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQY2xhaW1fZXhwaXJlc19hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKoIBCghKb2JTdGF0ZRIZChVKT0JfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFKT0JfU1RBVEVfUEVORElORxABEhUKEUpPQl9TVEFURV9SVU5OSU5HEAISFwoTSk9CX1NUQVRFX1NVQ0NFRURFRBADEhQKEEpPQl9TVEFURV9GQUlMRUQQBGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChVydW5sYXRlci92MS9qb2IucHJvdG8SC3J1bmxhdGVyLnYxIscBCgdKb2JTcGVjEg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSEAoIcHJpb3JpdHkYAyABKA0SLQoJcnVuX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAUgASgNEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRIVCg1jdXN0b21fc3RhdHVzGAcgASgJEhQKDG9yZGVyaW5nX2tleRgIIAEoCSLDAwoDSm9iEg4KBmpvYl9pZBgBIAEoCRINCgVxdWV1ZRgCIAEoCRIkCgVzdGF0ZRgDIAEoDjIVLnJ1bmxhdGVyLnYxLkpvYlN0YXRlEhAKCHByaW9yaXR5GAQgASgNEgwKBGJvZHkYBSABKAwSLQoJcnVuX2FmdGVyGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAcgASgNEhoKEmF0dGVtcHRzX3JlbWFpbmluZxgIIAEoDRIVCg1jdXN0b21fc3RhdHVzGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGNsYWltX2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxvcmRlcmluZ19rZXkYDiABKAkqggEKCEpvYlN0YXRlEhkKFUpPQl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEUpPQl9TVEFURV9QRU5ESU5HEAESFQoRSk9CX1NUQVRFX1JVTk5JTkcQAhIXChNKT0JfU1RBVEVfU1VDQ0VFREVEEAMSFAoQSk9CX1NUQVRFX0ZBSUxFRBAEYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * JobSpec is one job to enqueue.
@@ -74,6 +74,16 @@ export type JobSpec = Message<"runlater.v1.JobSpec"> & {
    * @generated from field: string custom_status = 7;
    */
   customStatus: string;
+
+  /**
+   * Optional. Jobs of a queue that share an ordering key run one at a time, in the order
+   * they were enqueued: the next one is handed out only after the one before it reached
+   * SUCCEEDED or FAILED (or was deleted). Jobs with different keys run in parallel. At
+   * most 128 characters. Ignored on FIFO queues, where the whole queue is one sequence.
+   *
+   * @generated from field: string ordering_key = 8;
+   */
+  orderingKey: string;
 };
 
 /**
@@ -181,6 +191,13 @@ export type Job = Message<"runlater.v1.Job"> & {
    * @generated from field: google.protobuf.Timestamp finished_at = 13;
    */
   finishedAt?: Timestamp | undefined;
+
+  /**
+   * The ordering key given at enqueue, if any.
+   *
+   * @generated from field: string ordering_key = 14;
+   */
+  orderingKey: string;
 };
 
 /**

@@ -119,14 +119,17 @@ export type QueueConfig = Message<"runlater.v1.QueueConfig"> & {
   failedRetention?: Duration | undefined;
 
   /**
-   * Strict enqueue order (one partition). Fixed at create.
+   * Strict enqueue order: the queue has one partition and its jobs run one at a time in
+   * the order they were enqueued (as if they all shared one ordering key). Priorities
+   * do not reorder them. Fixed at create.
    *
    * @generated from field: bool fifo = 9;
    */
   fifo: boolean;
 
   /**
-   * Number of partitions; default 1, at most 256. Fixed at create.
+   * Number of partitions; default 1, at most 256. May grow with UpdateQueue (new jobs
+   * then spread over every partition), never shrink. A FIFO queue has exactly one.
    *
    * @generated from field: uint32 partitions = 10;
    */
@@ -491,8 +494,8 @@ export const QueueService: GenService<{
   },
   /**
    * UpdateQueue changes the config fields named in update_mask, at runtime (rate limit,
-   * pause, retry policy, timeouts, retention). `priorities` may only grow; `partitions`
-   * and `fifo` are fixed at create.
+   * pause, retry policy, timeouts, retention). `priorities` and `partitions` may only
+   * grow; `fifo` is fixed at create.
    *
    * @generated from rpc runlater.v1.QueueService.UpdateQueue
    */
