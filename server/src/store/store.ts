@@ -60,8 +60,25 @@ export interface Lease {
   expiresAt: number;
 }
 
+/** A live broker as the registry knows it (see docs/cluster.md). */
+export interface BrokerEntry {
+  /** Unique per process run; also the owner name in its leases. */
+  id: string;
+  /** Where other nodes reach it (forwarded Dequeue, notifications). */
+  url: string;
+  expiresAt: number;
+}
+
 export interface Store {
   readonly name: string;
+
+  // Broker registry (shard 0): who is alive, and where.
+  /** Registers or refreshes `id` until now + ttlMs. */
+  brokerHeartbeat(p: { id: string; url: string; ttlMs: number; now: number }): Promise<void>;
+  /** Brokers whose registration has not expired at `now`, by id. */
+  brokerList(p: { now: number }): Promise<BrokerEntry[]>;
+  /** Removes `id` at once (graceful shutdown), so others take its partitions without waiting for expiry. */
+  brokerLeave(p: { id: string }): Promise<void>;
 
   // Leases (partition ownership with fencing epochs).
   /** Takes or renews the lease if free, expired, or already `owner`'s; a new owner gets a higher epoch. */

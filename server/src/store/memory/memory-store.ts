@@ -14,7 +14,7 @@ import { queueNotFound } from "../../engine/errors.js";
 import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
 import * as transitions from "../../engine/transitions.js";
 import type { JobPatch } from "../../engine/transitions.js";
-import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { OrderedIndex } from "./ordered-index.js";
 
 interface Slot {
@@ -89,7 +89,23 @@ export class MemoryStore implements Store {
   private runningCount = 0;
   private readonly leases = new Map<string, Lease>();
   private readonly epochs = new Map<string, number>();
+  private readonly brokers = new Map<string, BrokerEntry>();
   private seq = 0;
+
+  // ---- broker registry
+
+  async brokerHeartbeat(p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+    this.brokers.set(p.id, { id: p.id, url: p.url, expiresAt: p.now + p.ttlMs });
+  }
+
+  async brokerList(p: { now: number }): Promise<BrokerEntry[]> {
+    for (const [id, b] of this.brokers) if (b.expiresAt <= p.now) this.brokers.delete(id);
+    return [...this.brokers.values()].map((b) => ({ ...b })).sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async brokerLeave(p: { id: string }): Promise<void> {
+    this.brokers.delete(p.id);
+  }
 
   // ---- leases
 

@@ -23,7 +23,7 @@ import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
 import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../engine/transitions.js";
-import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { insertOnShard, type Keyed } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
 import { migrate } from "./migrate.js";
@@ -69,6 +69,24 @@ export class MysqlStore implements Store {
   readonly name = "mysql";
 
   constructor(private readonly shards: Shard[]) {}
+
+  // ---- broker registry (shard 0)
+
+  async brokerHeartbeat(p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+    await this.shards[0]!.session((c) => run(c, sql.BROKER_UPSERT, [p.id, p.url, p.now + p.ttlMs]));
+  }
+
+  async brokerList(p: { now: number }): Promise<BrokerEntry[]> {
+    return this.shards[0]!.session(async (c) => {
+      if (Math.random() < 0.01) await run(c, sql.BROKER_PURGE_DEAD, [p.now - 60 * 60_000]);
+      const rows = await select<{ id: string; url: string; expires_at: number | string }>(c, sql.BROKER_LIVE, [p.now]);
+      return rows.map((r) => ({ id: r.id, url: r.url, expiresAt: Number(r.expires_at) }));
+    });
+  }
+
+  async brokerLeave(p: { id: string }): Promise<void> {
+    await this.shards[0]!.session((c) => run(c, sql.BROKER_DELETE, [p.id]));
+  }
 
   // ---- leases
 

@@ -22,6 +22,11 @@ export const queuesLockShared = (n: number) => `SELECT name FROM queues WHERE na
 // ---- leases (on the partition's shard)
 
 export const LEASE_LOCK = "SELECT owner, epoch, expires_at FROM leases WHERE queue = ? AND part = ? FOR UPDATE";
+export const BROKER_UPSERT = "INSERT INTO brokers (id, url, expires_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE url = VALUES(url), expires_at = VALUES(expires_at)";
+export const BROKER_LIVE = "SELECT id, url, expires_at FROM brokers WHERE expires_at > ? ORDER BY id";
+/** Registrations dead for an hour: kept that long for debugging, then dropped. */
+export const BROKER_PURGE_DEAD = "DELETE FROM brokers WHERE expires_at < ?";
+export const BROKER_DELETE = "DELETE FROM brokers WHERE id = ?";
 export const LEASE_INSERT = "INSERT INTO leases (queue, part, owner, epoch, expires_at) VALUES (?, ?, ?, ?, ?)";
 export const LEASE_UPDATE = "UPDATE leases SET owner = ?, epoch = ?, expires_at = ? WHERE queue = ? AND part = ?";
 /** A released lease keeps its row and epoch, so the next owner's epoch is higher still. */

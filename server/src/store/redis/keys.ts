@@ -36,6 +36,11 @@ export class Keys {
     return `${this.tag(queue, partition)}:n`;
   }
 
+  /** Shard 0: hash broker id → JSON {url, expiresAt} (the broker registry). */
+  brokers(): string {
+    return `${this.prefix}:{meta}:brokers`;
+  }
+
   /** Per shard: the lease epoch counter (epochs only grow, even across queue re-creation). */
   epochs(): string {
     return `${this.prefix}:{shard}:epoch`;

@@ -21,7 +21,7 @@ import { parseJobId } from "../../engine/job-id.js";
 import { compareForDequeue, type JobRecord, type NewJob } from "../../engine/job-record.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
-import type { JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { decodeJob, decodeJobs, decodeOutcome, text } from "./codec.js";
 import { Keys, shardOf } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
@@ -68,6 +68,9 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
   return new RedisStore(clients, keys);
 }
 
+/** Expired registrations are kept this long (for debugging) before brokerList drops them. */
+const REGISTRY_KEEP_DEAD_MS = 60 * 60_000;
+
 export class RedisStore implements Store {
   readonly name = "redis";
   private sweepStart = 0;
@@ -78,6 +81,30 @@ export class RedisStore implements Store {
     private readonly shards: Redis[],
     private readonly keys: Keys,
   ) {}
+
+  // ---- broker registry (shard 0: one hash, broker id → JSON {url, expiresAt})
+
+  async brokerHeartbeat(p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+    await this.shards[0]!.hset(this.keys.brokers(), p.id, JSON.stringify({ url: p.url, expiresAt: p.now + p.ttlMs }));
+  }
+
+  async brokerList(p: { now: number }): Promise<BrokerEntry[]> {
+    const all = await this.shards[0]!.hgetall(this.keys.brokers());
+    const live: BrokerEntry[] = [];
+    const dead: string[] = [];
+    for (const [id, value] of Object.entries(all)) {
+      const { url, expiresAt } = JSON.parse(value) as { url: string; expiresAt: number };
+      if (expiresAt > p.now) live.push({ id, url, expiresAt });
+      else if (expiresAt < p.now - REGISTRY_KEEP_DEAD_MS) dead.push(id);
+    }
+    // Long-dead entries are dropped here so the hash stays as small as the cluster.
+    if (dead.length > 0) await this.shards[0]!.hdel(this.keys.brokers(), ...dead);
+    return live.sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async brokerLeave(p: { id: string }): Promise<void> {
+    await this.shards[0]!.hdel(this.keys.brokers(), p.id);
+  }
 
   // ---- leases
 

@@ -13,6 +13,7 @@ import { exerciseJobInsert } from "./job-insert.js";
 import { exerciseJobLookup } from "./job-lookup.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
+import { exerciseRegistry } from "./registry.js";
 
 export type OpenStore = () => Promise<Store>;
 
@@ -27,5 +28,6 @@ export function exerciseStore(name: string, open: OpenStore): void {
     exerciseJobExpire(open);
     exerciseJobLookup(open);
     exerciseJobBulk(open);
+    exerciseRegistry(open);
   });
 }
