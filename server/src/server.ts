@@ -1,13 +1,22 @@
 /**
- * Assembles a runlater node: store → broker → engine → Connect handlers on one port
- * (Connect JSON/binary over HTTP/1.1 and h2c, gRPC, gRPC-Web), plus maintenance.
+ * Assembles a runlater node: store → broker → router → engine → Connect handlers on one
+ * port (Connect JSON/binary over HTTP/1.1 and h2c, gRPC, gRPC-Web), plus maintenance.
+ *
+ * Roles (docs/cluster.md): `all` runs frontend and broker in one process; `frontend`
+ * serves enqueues, lookups and admin and forwards Dequeue; `broker` registers itself,
+ * owns partitions and runs maintenance.
  */
 import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { registerClusterService } from "./api/cluster-service.js";
 import { errorInterceptor } from "./api/errors.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
 import { Broker } from "./broker/broker.js";
+import { Membership } from "./cluster/membership.js";
+import { Peers } from "./cluster/peers.js";
+import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./engine/clock.js";
 import { Engine } from "./engine/engine.js";
 import { limits } from "./engine/limits.js";
@@ -16,8 +25,14 @@ import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import type { Store } from "./store/store.js";
 
+export type Role = "all" | "frontend" | "broker";
+
 export interface ServerOptions {
   store: Store;
+  /** Default "all". */
+  role?: Role;
+  /** How other nodes reach this one; default the listening URL (with this host's name when listening on a wildcard address). */
+  advertiseUrl?: string;
   host?: string;
   port?: number;
   clock?: Clock;
@@ -26,6 +41,7 @@ export interface ServerOptions {
   maxRequestBytes?: number;
   /** Jobs prefetched per owned partition (default 1000). */
   bufferSize?: number;
+  /** Partition lease and broker registration lifetime (default 10 s): a dead broker's partitions move within about this long. */
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
   gcIntervalMs?: number;
@@ -48,7 +64,9 @@ export interface RunningServer {
   readonly port: number;
   readonly engine: Engine;
   readonly maintenance: Maintenance;
-  readonly broker: Broker;
+  /** Undefined on a frontend. */
+  readonly broker: Broker | undefined;
+  readonly membership: Membership;
   /** Graceful stop: refuse new calls, end long polls, finish in-flight calls, release buffered jobs. */
   stop(): Promise<void>;
 }
@@ -58,15 +76,36 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const clock = o.clock ?? (o.enableTestControl ? new ManualClock(Date.now()) : systemClock);
   const log = o.log ?? silentLogger;
   const store = o.store;
-  const broker = new Broker({
-    store,
-    clock,
-    log,
-    owner: `broker-${randomBytes(4).toString("hex")}`,
-    bufferSize: o.bufferSize ?? 1000,
-    leaseTtlMs: o.leaseTtlMs ?? 30_000,
+  const role = o.role ?? "all";
+  if (role !== "all" && store.name === "memory") {
+    throw new Error(`--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`);
+  }
+  const leaseTtlMs = o.leaseTtlMs ?? 10_000;
+  if (!(leaseTtlMs >= 300)) throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
+  const brokerId = `broker-${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const membership = new Membership({ store, clock, log, ttlMs: leaseTtlMs, selfId: role === "frontend" ? undefined : brokerId });
+  const broker =
+    role === "frontend"
+      ? undefined
+      : new Broker({
+          store,
+          clock,
+          log,
+          owner: brokerId,
+          bufferSize: o.bufferSize ?? 1000,
+          leaseTtlMs,
+          ownership: membership,
+          // One process on the memory store hears every announcement; a shared store may have other writers.
+          recheckEmptyMs: store.name === "memory" ? undefined : 1000,
+        });
+  const peers = new Peers();
+  const router = new Router({ membership, local: broker, peers, store, clock, log });
+  membership.onChange(() => {
+    peers.retain(new Set(membership.brokers().map((b) => b.url)));
+    broker?.rebalance();
   });
-  const engine = new Engine({ store, broker, clock });
+  const engine = new Engine({ store, broker: router, clock });
+  router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,
     engine,
@@ -78,19 +117,24 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   });
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
-    routes: (router) =>
-      registerTestControl(registerServices(router, engine), o.enableTestControl ? { clock: clock as ManualClock, engine, maintenance } : undefined),
+    routes: (routes) => {
+      registerServices(routes, engine, { frontend: role !== "broker" });
+      if (broker) registerClusterService(routes, router);
+      registerTestControl(routes, o.enableTestControl ? { clock: clock as ManualClock, engine, maintenance } : undefined);
+    },
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
     interceptors: [errorInterceptor(log)],
   });
-  broker.start();
-  maintenance.start();
   const host = o.host ?? "127.0.0.1";
   const listener: Listener = await listen(handler, host, o.port ?? 8080);
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
-  log.info({ url, store: store.name, limits }, "listening");
+  // Register only once listening: other nodes forward to us as soon as they see us.
+  await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
+  broker?.start();
+  if (broker) maintenance.start();
+  log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
 
   let stopping: Promise<void> | undefined;
   return {
@@ -99,13 +143,16 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     engine,
     maintenance,
     broker,
+    membership,
     stop() {
       stopping ??= (async () => {
         log.info("shutting down");
         const closed = listener.close(o.shutdownGraceMs ?? 10_000);
         shutdown.abort(); // ends long polls at once (they return empty)
-        await broker.stop();
+        await membership.stop(); // leave the registry first, so the others take over at once
+        await broker?.stop();
         await closed;
+        peers.close();
         await maintenance.stop();
         await store.close();
         log.info("stopped");
@@ -113,4 +160,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       return stopping;
     },
   };
+}
+
+function advertisedUrl(host: string, port: number): string {
+  const wildcard = host === "0.0.0.0" || host === "::" || host === "";
+  const name = wildcard ? hostname() : host;
+  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
 }

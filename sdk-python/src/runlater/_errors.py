@@ -25,6 +25,7 @@ class ErrorReason(enum.IntEnum):
     BATCH_TOO_LARGE = errors_pb2.ERROR_REASON_BATCH_TOO_LARGE
     INVALID_ARGUMENT = errors_pb2.ERROR_REASON_INVALID_ARGUMENT
     SHUTTING_DOWN = errors_pb2.ERROR_REASON_SHUTTING_DOWN
+    NO_BROKER = errors_pb2.ERROR_REASON_NO_BROKER
 
 
 class RunlaterError(Exception):

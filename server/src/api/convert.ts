@@ -6,6 +6,7 @@ import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStat
 import { type DequeuedJob, DequeuedJobSchema, type JobOutcome, JobOutcomeSchema, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
+import { parseJobId } from "../engine/job-id.js";
 import type { JobRecord } from "../engine/job-record.js";
 import type { QueueConfigInput } from "../engine/queue-config.js";
 import { visibleState } from "../engine/transitions.js";
@@ -79,6 +80,36 @@ export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
     createdAt: msToTimestamp(job.createdAt),
     customStatus: job.customStatus,
   });
+}
+
+/**
+ * A job handed out by another broker, as this node's engine needs it to answer (and, if
+ * the caller is gone, to release it): the fields of dequeuedToProto, read back.
+ */
+export function dequeuedFromProto(d: DequeuedJob): JobRecord {
+  const where = parseJobId(d.jobId);
+  return {
+    id: d.jobId,
+    queue: where?.queue ?? "",
+    partition: where?.partition ?? 0,
+    state: "running",
+    priority: d.priority,
+    body: d.body,
+    runAfter: 0,
+    attemptsAllowed: d.attemptsAllowed,
+    attemptsRemaining: d.attemptsAllowed - d.attempt,
+    attempt: d.attempt,
+    customStatus: d.customStatus,
+    createdAt: timestampToMs(d.createdAt) ?? 0,
+    updatedAt: 0,
+    finishedAt: 0,
+    claimToken: d.claimToken,
+    claimExpiresAt: timestampToMs(d.claimExpiresAt) ?? 0,
+    retryDelayMs: 0,
+    bufferEpoch: 0,
+    idempotencyKey: "",
+    seq: 0,
+  };
 }
 
 const outcomeToProto = { acknowledged: Outcome.ACKNOWLEDGED, stale_claim: Outcome.STALE_CLAIM, not_found: Outcome.NOT_FOUND } as const;

@@ -13,8 +13,57 @@ import { durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfig
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
 
-export function registerServices(router: ConnectRouter, engine: Engine): ConnectRouter {
-  return router
+/** Which public services a node serves: a broker (--role broker) serves WorkerService only. */
+export interface ServedApis {
+  frontend: boolean;
+}
+
+/** Set by a node forwarding Dequeue to the broker that owns the partitions (docs/cluster.md). */
+export const FORWARDED_HEADER = "runlater-forwarded";
+
+export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis = { frontend: true }): ConnectRouter {
+  if (served.frontend) registerFrontend(router, engine);
+  return router.service(WorkerService, {
+      async dequeue(req, ctx) {
+        const result = await engine.dequeue({
+          queue: req.queue,
+          limit: req.limit,
+          waitMs: Math.min(durationToMs(req.wait, "wait") ?? 0, deadlineLeft(ctx)),
+          signal: ctx.signal,
+          dryRun: req.dryRun,
+          ack: req.ack ? ackFromProto(req.ack) : undefined,
+          forwarded: ctx.requestHeader.get(FORWARDED_HEADER) === "1",
+        });
+        return {
+          jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
+          ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
+        };
+      },
+      async ack(req) {
+        if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
+        return { results: outcomesToProto(await engine.ack(ackFromProto(req))) };
+      },
+      async checkpoint(req) {
+        const results = await engine.checkpoint({
+          queue: req.queue,
+          items: req.checkpoints.map((c, i) => ({
+            jobId: c.jobId,
+            claimToken: c.claimToken,
+            extendClaimByMs: durationToMs(c.extendClaimBy, `checkpoints[${i}].extend_claim_by`),
+            newBody: c.newBody,
+            moveToPending: c.moveToPending,
+            runAfter: timestampToMs(c.runAfter),
+            attemptsAllowed: c.attemptsAllowed,
+            customStatus: c.customStatus,
+          })),
+        });
+        return { results: outcomesToProto(results) };
+      },
+    });
+}
+
+function registerFrontend(router: ConnectRouter, engine: Engine): void {
+  router
     .service(JobService, {
       async enqueue(req) {
         const ids = await engine.enqueue(
@@ -70,42 +119,6 @@ export function registerServices(router: ConnectRouter, engine: Engine): Connect
           limit: req.limit,
         });
         return { count: BigInt(count) };
-      },
-    })
-    .service(WorkerService, {
-      async dequeue(req, ctx) {
-        const result = await engine.dequeue({
-          queue: req.queue,
-          limit: req.limit,
-          waitMs: Math.min(durationToMs(req.wait, "wait") ?? 0, deadlineLeft(ctx)),
-          signal: ctx.signal,
-          dryRun: req.dryRun,
-          ack: req.ack ? ackFromProto(req.ack) : undefined,
-        });
-        return {
-          jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
-          ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
-        };
-      },
-      async ack(req) {
-        if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
-        return { results: outcomesToProto(await engine.ack(ackFromProto(req))) };
-      },
-      async checkpoint(req) {
-        const results = await engine.checkpoint({
-          queue: req.queue,
-          items: req.checkpoints.map((c, i) => ({
-            jobId: c.jobId,
-            claimToken: c.claimToken,
-            extendClaimByMs: durationToMs(c.extendClaimBy, `checkpoints[${i}].extend_claim_by`),
-            newBody: c.newBody,
-            moveToPending: c.moveToPending,
-            runAfter: timestampToMs(c.runAfter),
-            attemptsAllowed: c.attemptsAllowed,
-            customStatus: c.customStatus,
-          })),
-        });
-        return { results: outcomesToProto(results) };
       },
     })
     .service(QueueService, {

@@ -9,6 +9,9 @@
  * - The rate limit is charged per job handed out.
  * - Handing out writes RUNNING, the claim token and the expiry in one batched, epoch-
  *   fenced store call; only then are jobs returned.
+ * - In a cluster (docs/cluster.md) it serves only the partitions `ownership` assigns to
+ *   it, gives up those it no longer should own (rebalance), and charges each queue's rate
+ *   limit in proportion to the share of partitions it owns.
  */
 import type { Logger } from "pino";
 import type { Clock } from "../engine/clock.js";
@@ -32,7 +35,22 @@ export interface BrokerOptions {
   /** Jobs buffered per partition. */
   bufferSize: number;
   leaseTtlMs: number;
+  /** Which partitions this broker should own; default all of them (one broker). */
+  ownership?: Ownership;
+  /**
+   * In a cluster, a notification from another node can be lost (a stale view of who owns
+   * what, a dropped connection). With this set, a partition found empty is checked again
+   * after this long while workers wait on it, so such jobs wait at most this long.
+   * Unset (one node): notifications are in-process and never lost; empty means empty.
+   */
+  recheckEmptyMs?: number;
 }
+
+export interface Ownership {
+  owns(queue: string, partition: number): boolean;
+}
+
+const everything: Ownership = { owns: () => true };
 
 export interface DequeueParams {
   queue: string;
@@ -42,6 +60,7 @@ export interface DequeueParams {
 }
 
 interface QueueState {
+  name: string;
   config: QueueConfig;
   partitions: PartitionBuffer[];
   limiter: RateLimiter;
@@ -52,12 +71,17 @@ export class Broker {
   private readonly queues = new Map<string, Promise<QueueState>>();
   private cancelRenewal: (() => void) | undefined;
   private stopped = false;
+  private readonly ownership: Ownership;
+  /** Claim queries made and those that came back empty (docs/benchmarks.md reports the share). */
+  readonly claimStats = { queries: 0, empty: 0 };
 
-  constructor(private readonly o: BrokerOptions) {}
+  constructor(private readonly o: BrokerOptions) {
+    this.ownership = o.ownership ?? everything;
+  }
 
   start(): void {
     const renew = () => {
-      void this.renewLeases().finally(() => {
+      void Promise.all([this.renewLeases(), this.reloadConfigs()]).finally(() => {
         if (!this.stopped) this.cancelRenewal = this.o.clock.setTimer(this.o.leaseTtlMs / 3, renew);
       });
     };
@@ -80,6 +104,7 @@ export class Broker {
         } else {
           waitCap = q.limiter.msUntilNext(now);
         }
+        if (this.o.recheckEmptyMs !== undefined) waitCap = Math.min(waitCap, this.o.recheckEmptyMs);
       }
       const left = deadline - this.o.clock.now();
       if (left <= 0 || p.signal?.aborted || this.stopped) return [];
@@ -106,16 +131,48 @@ export class Broker {
   onQueueUpdated(name: string, config: QueueConfig): void {
     void this.queues.get(name)?.then((q) => {
       q.config = config;
-      q.limiter.setRate(config.maxDequeuePerSecond, this.o.clock.now());
+      this.applyRate(q);
       q.waiters.wakeAll();
     }, () => {});
+  }
+
+  /** A queue was changed through another node: read its config again. */
+  async reloadQueue(name: string): Promise<void> {
+    if (!this.queues.has(name)) return;
+    const record = await this.o.store.queueGet({ name });
+    if (record) this.onQueueUpdated(name, record.config);
+    else this.onQueueDeleted(name);
+  }
+
+  /**
+   * The set of partitions this broker should own changed: release the ones it lost
+   * (buffered jobs back to pending, lease given up, so the new owner starts at once)
+   * and wake waiters so the ones it gained are claimed.
+   */
+  rebalance(): void {
+    for (const state of this.queues.values()) {
+      void state.then(async (q) => {
+        this.applyRate(q);
+        for (const b of q.partitions) {
+          if (this.ownership.owns(q.name, b.partition)) {
+            if (b.epoch === undefined) this.markDue(q, b, 0);
+          } else if (b.epoch !== undefined) {
+            await this.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
+          }
+        }
+        q.waiters.wakeAll();
+      }, () => {});
+    }
   }
 
   onQueueDeleted(name: string): void {
     const state = this.queues.get(name);
     this.queues.delete(name);
     void state?.then((q) => {
-      for (const b of q.partitions) b.cancelDueTimer?.();
+      for (const b of q.partitions) {
+        b.cancelDueTimer?.();
+        b.cancelLeaseRetry?.();
+      }
       q.waiters.wakeAll();
     }, () => {});
   }
@@ -130,6 +187,7 @@ export class Broker {
       s.value.waiters.wakeAll();
       for (const buffer of s.value.partitions) {
         buffer.cancelDueTimer?.();
+        buffer.cancelLeaseRetry?.();
         await buffer.refilling?.catch(() => {});
         await this.release(buffer, buffer.drain());
         if (buffer.epoch !== undefined) {
@@ -162,26 +220,37 @@ export class Broker {
     const record = await this.o.store.queueGet({ name });
     if (!record) throw queueNotFound(name);
     const config = record.config;
-    return {
+    const q: QueueState = {
+      name,
       config,
       partitions: Array.from({ length: config.partitions }, (_, i) => new PartitionBuffer(name, i)),
-      limiter: new RateLimiter(config.maxDequeuePerSecond, this.o.clock.now()),
+      limiter: new RateLimiter(0, this.o.clock.now()),
       waiters: new Waiters(),
     };
+    this.applyRate(q);
+    return q;
+  }
+
+  /** Each broker hands out its share of the queue's rate: the share of partitions it owns. */
+  private applyRate(q: QueueState): void {
+    const rate = q.config.maxDequeuePerSecond;
+    const owned = q.partitions.filter((b) => this.ownership.owns(q.name, b.partition)).length;
+    q.limiter.setRate(rate === 0 || owned === q.partitions.length ? rate : (rate * owned) / q.partitions.length, this.o.clock.now());
   }
 
   /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
   private async take(queue: string, q: QueueState, count: number): Promise<JobRecord[]> {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
+    const owned = q.partitions.filter((b) => this.ownership.owns(queue, b.partition));
     let total = 0;
     // More than one round only when a request is larger than a buffer holds.
     for (let round = 0; round < 16 && total < count; round++) {
       const wanted = count - total;
       await Promise.all(
-        q.partitions.map((b) => {
+        owned.map((b) => {
           // Refill first when this partition alone cannot fill the request and the store may have more,
           // or when a better priority than the buffered ones was announced.
-          const needsJobs = b.size < wanted && !b.exhausted;
+          const needsJobs = b.size < wanted && !this.knownEmpty(b);
           const betterArrived = b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
           return needsJobs || betterArrived ? this.refill(q, b) : undefined;
         }),
@@ -189,7 +258,7 @@ export class Broker {
       const before = total;
       while (total < count) {
         let best: PartitionBuffer | undefined;
-        for (const b of q.partitions) {
+        for (const b of owned) {
           const head = b.peek();
           if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
         }
@@ -201,8 +270,8 @@ export class Broker {
       }
       if (total === before) break;
     }
-    for (const b of q.partitions) {
-      if (b.size < this.o.bufferSize / 4 && !b.exhausted) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
+    for (const b of owned) {
+      if (b.size < this.o.bufferSize / 4 && !this.knownEmpty(b)) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
     }
     const started = await Promise.all([...picked].map(([b, jobs]) => this.startJobs(q, b, jobs)));
     return started.flat().sort(compareForDequeue);
@@ -219,6 +288,13 @@ export class Broker {
     }));
     if (buffer.epoch === undefined) return [];
     const started = new Set(await this.o.store.jobStartMany({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, plans, now }));
+    if (started.size < plans.length) {
+      // The store refused to start some: their epoch is no longer the lease's (a newer
+      // owner took the partition while we were paused or cut off) or they were deleted.
+      // Check the lease before handing out anything else from this buffer.
+      this.o.log.warn({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, refused: plans.length - started.size }, "hand-out refused by the store");
+      buffer.leaseExpiresAt = 0;
+    }
     // The store applied handOut; apply the same transition to our copies for the reply.
     return jobs.flatMap((job, i) => (started.has(job.id) ? [{ ...job, ...handOut(job, plans[i]!, now) }] : []));
   }
@@ -234,7 +310,8 @@ export class Broker {
 
   private async doRefill(q: QueueState, b: PartitionBuffer): Promise<void> {
     const now = this.o.clock.now();
-    if (!(await this.ensureLease(b, now))) return;
+    if (!this.ownership.owns(q.name, b.partition)) return;
+    if (!(await this.ensureLease(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
     if (b.size >= this.o.bufferSize && dirty < b.worstPriority()) {
@@ -247,19 +324,30 @@ export class Broker {
     const room = Math.min(this.o.bufferSize - b.size, b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)));
     if (room <= 0) return;
     const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, now });
+    this.claimStats.queries++;
+    if (claimed.length === 0) this.claimStats.empty++;
     b.add(claimed);
     b.exhausted = claimed.length < room;
-    if (claimed.length > 0) q.waiters.wakeAll();
+    b.exhaustedAt = now;
+    // A job announced while the claim ran may have been inserted after it read: let the
+    // waiters look again (their take() refills, seeing dirtyPriority set).
+    if (claimed.length > 0 || b.dirtyPriority !== Number.POSITIVE_INFINITY) q.waiters.wakeAll();
     if (b.exhausted) {
       const next = await this.o.store.jobNextDueAt({ queue: b.queue, partition: b.partition });
       if (next !== undefined) this.armDueTimer(q, b, next);
     }
   }
 
-  private markDue(q: QueueState, b: PartitionBuffer, priority: number): void {
+  /** The store had nothing more for this partition at the last look, and that look is recent enough to trust. */
+  private knownEmpty(b: PartitionBuffer): boolean {
+    if (!b.exhausted) return false;
+    return this.o.recheckEmptyMs === undefined || this.o.clock.now() - b.exhaustedAt < this.o.recheckEmptyMs;
+  }
+
+  private markDue(q: QueueState, b: PartitionBuffer, priority: number, evenWithoutWaiters = false): void {
     b.exhausted = false;
     b.dirtyPriority = Math.min(b.dirtyPriority, priority);
-    if (q.waiters.size > 0) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
+    if (q.waiters.size > 0 || evenWithoutWaiters) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
   }
 
   private armDueTimer(q: QueueState, b: PartitionBuffer, at: number): void {
@@ -274,30 +362,64 @@ export class Broker {
   }
 
   /** Makes sure this broker holds the partition's lease; a new epoch resets old buffers. */
-  private async ensureLease(b: PartitionBuffer, now: number): Promise<boolean> {
+  private async ensureLease(q: QueueState, b: PartitionBuffer, now: number): Promise<boolean> {
     if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true;
     const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
-    if (!lease) {
+    if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
+      // Someone else holds it, or held it since our last renewal: what we buffered under
+      // the old epoch is theirs to release; our late writes are refused by the fence.
+      if (b.epoch !== undefined) this.o.log.warn({ queue: b.queue, partition: b.partition, epoch: b.epoch }, "lease lost");
       b.epoch = undefined;
       b.drain();
+    }
+    if (!lease) {
+      // The previous owner has not let go yet (it has not seen the new assignment, or it
+      // died and its lease has not expired): try again soon.
+      this.armLeaseRetry(q, b);
       return false;
     }
     if (lease.epoch !== b.epoch) {
-      b.drain(); // Jobs buffered under an older epoch are no longer ours to hand out.
       // Invariant 4: a new owner first returns what older epochs buffered, charging nothing.
-      await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch: lease.epoch, now });
+      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch: lease.epoch, now });
+      this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch, released }, "partition acquired");
     }
     b.epoch = lease.epoch;
     b.leaseExpiresAt = lease.expiresAt;
     return true;
   }
 
+  private armLeaseRetry(q: QueueState, b: PartitionBuffer): void {
+    if (b.cancelLeaseRetry || this.stopped) return;
+    b.cancelLeaseRetry = this.o.clock.setTimer(Math.min(1000, this.o.leaseTtlMs / 4), () => {
+      b.cancelLeaseRetry = undefined;
+      if (this.ownership.owns(q.name, b.partition)) this.markDue(q, b, 0, true);
+    });
+  }
+
+  /** Lets go of a partition this broker should no longer own. */
+  private async giveUp(b: PartitionBuffer): Promise<void> {
+    await b.refilling?.catch(() => {});
+    const epoch = b.epoch;
+    if (epoch === undefined) return;
+    await this.release(b, b.drain());
+    b.epoch = undefined;
+    await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
+    this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
+  }
+
   private async renewLeases(): Promise<void> {
     for (const state of [...this.queues.values()]) {
       const q = await state.catch(() => undefined);
       for (const b of q?.partitions ?? []) {
-        if (b.epoch !== undefined) await this.ensureLease(b, this.o.clock.now()).catch((err) => this.o.log.warn({ err }, "lease renewal failed"));
+        if (b.epoch !== undefined) await this.ensureLease(q!, b, this.o.clock.now()).catch((err) => this.o.log.warn({ err }, "lease renewal failed"));
       }
+    }
+  }
+
+  /** Picks up config changes made through other nodes (a notification may have been lost). */
+  private async reloadConfigs(): Promise<void> {
+    for (const name of [...this.queues.keys()]) {
+      await this.reloadQueue(name).catch((err) => this.o.log.warn({ err, queue: name }, "queue reload failed"));
     }
   }
 

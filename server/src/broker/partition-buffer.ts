@@ -10,11 +10,15 @@ export class PartitionBuffer {
   leaseExpiresAt = 0;
   /** The store had no more due jobs at the last refill (until notified otherwise). */
   exhausted = false;
+  /** When `exhausted` was last decided. */
+  exhaustedAt = 0;
   /** Best priority of jobs announced as due since the last refill (Infinity: none). */
   dirtyPriority = Number.POSITIVE_INFINITY;
   refilling: Promise<void> | undefined;
   cancelDueTimer: (() => void) | undefined;
   dueTimerAt = Number.POSITIVE_INFINITY;
+  /** Set while waiting to try the lease again (another broker still held it). */
+  cancelLeaseRetry: (() => void) | undefined;
   private jobs: JobRecord[] = [];
   private head = 0;
 

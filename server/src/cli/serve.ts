@@ -1,23 +1,45 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { createLogger } from "../log.js";
-import { startServer } from "../server.js";
+import { type Role, startServer } from "../server.js";
 import { openStore } from "../store/open-store.js";
 import { intOption } from "./options.js";
+
+interface ServeFlags {
+  role: Role;
+  host: string;
+  port: number;
+  store: string[];
+  advertiseUrl?: string;
+  leaseTtl: number;
+  logLevel: string;
+  maxRequestBytes: number;
+  bufferSize: number;
+  shutdownGrace: number;
+  compress?: boolean;
+  enableTestControl?: boolean;
+}
 
 export function registerServe(program: Command): void {
   program
     .command("serve")
     .description("run a runlater server (frontend and broker) on one port: Connect, gRPC and gRPC-Web")
+    .addOption(
+      new Option("--role <role>", "all: frontend and broker in one process; frontend: enqueues, lookups, admin, forwards Dequeue; broker: owns partitions (needs a redis:// or mysql:// store)")
+        .choices(["all", "frontend", "broker"])
+        .default("all"),
+    )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on; 0 picks a free one (printed on stdout)", intOption, 8080)
     .option("--store <url>", "store URL: memory (default); repeat for several shards", (v: string, prev: string[]) => [...prev, v], [] as string[])
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
+    .option("--advertise-url <url>", "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)")
+    .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long", intOption, 10_000)
     .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
-    .action(async (opts: { host: string; port: number; store: string[]; logLevel: string; maxRequestBytes: number; bufferSize: number; shutdownGrace: number; compress?: boolean; enableTestControl?: boolean }) => {
+    .action(async (opts: ServeFlags) => {
       const log = createLogger(opts.logLevel);
       let lastReport = 0;
       const store = await openStore(opts.store, {
@@ -30,6 +52,9 @@ export function registerServe(program: Command): void {
       });
       const server = await startServer({
         store,
+        role: opts.role,
+        advertiseUrl: opts.advertiseUrl,
+        leaseTtlMs: opts.leaseTtl,
         host: opts.host,
         port: opts.port,
         log,

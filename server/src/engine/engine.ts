@@ -3,9 +3,9 @@
  * The API layer calls it with domain values; it knows nothing about Connect.
  */
 import { createHash } from "node:crypto";
-import type { Broker } from "../broker/broker.js";
 import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
 import type { Clock } from "./clock.js";
+import type { Dispatch } from "./dispatch.js";
 import { batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
 import { newJobId, parseJobId } from "./job-id.js";
 import type { JobRecord, NewJob, Outcome } from "./job-record.js";
@@ -64,13 +64,14 @@ const QUEUE_CACHE_MS = 1000;
 
 export interface EngineOptions {
   store: Store;
-  broker: Broker;
+  /** Where Dequeue goes and due jobs are announced: the local broker, or the cluster router. */
+  broker: Dispatch;
   clock: Clock;
 }
 
 export class Engine {
   private readonly store: Store;
-  private readonly broker: Broker;
+  private readonly broker: Dispatch;
   private readonly clock: Clock;
   private readonly roundRobin = new Map<string, number>();
   /**
@@ -188,7 +189,15 @@ export class Engine {
 
   // ---- worker side
 
-  async dequeue(p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; dryRun: boolean; ack?: AckInput }): Promise<{ jobs: JobRecord[]; ack?: JobOutcome[] }> {
+  async dequeue(p: {
+    queue: string;
+    limit: number;
+    waitMs: number;
+    signal?: AbortSignal;
+    dryRun: boolean;
+    ack?: AckInput;
+    forwarded?: boolean;
+  }): Promise<{ jobs: JobRecord[]; ack?: JobOutcome[] }> {
     validateQueueName(p.queue);
     const limit = boundedLimit(p.limit, 1, limits.dequeueLimitMax, "limit");
     if (p.waitMs < 0) throw invalidArgument("wait", "wait must not be negative");
@@ -202,7 +211,7 @@ export class Engine {
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable
     // store the two commits share a log flush instead of following each other.
-    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal })]);
+    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal, forwarded: p.forwarded })]);
     if (acked.status === "rejected") {
       // The call fails: the jobs just started must not be lost to their claim timeout.
       if (taken.status === "fulfilled" && taken.value.length > 0) await this.releaseUndelivered(taken.value);
@@ -278,7 +287,8 @@ export class Engine {
     return outcomes;
   }
 
-  private async releaseUndelivered(jobs: JobRecord[]): Promise<void> {
+  /** Jobs started for a caller that did not get them: back to pending at once, charging nothing. */
+  async releaseUndelivered(jobs: JobRecord[]): Promise<void> {
     const now = this.clock.now();
     const results = await this.store.jobCheckpointMany({
       items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, claimExpiresAt: 0, moveToPending: true, runAfter: now, attemptsAllowed: 0, customStatus: "" })),

@@ -18,7 +18,8 @@ export type ErrorReasonName =
   | "BODY_TOO_LARGE"
   | "BATCH_TOO_LARGE"
   | "INVALID_ARGUMENT"
-  | "SHUTTING_DOWN";
+  | "SHUTTING_DOWN"
+  | "NO_BROKER";
 
 export class RunlaterError extends Error {
   constructor(

@@ -15,6 +15,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_BATCH_TOO_LARGE: _ClassVar[ErrorReason]
     ERROR_REASON_INVALID_ARGUMENT: _ClassVar[ErrorReason]
     ERROR_REASON_SHUTTING_DOWN: _ClassVar[ErrorReason]
+    ERROR_REASON_NO_BROKER: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_QUEUE_NOT_FOUND: ErrorReason
 ERROR_REASON_INVALID_QUEUE_NAME: ErrorReason
@@ -23,6 +24,7 @@ ERROR_REASON_BODY_TOO_LARGE: ErrorReason
 ERROR_REASON_BATCH_TOO_LARGE: ErrorReason
 ERROR_REASON_INVALID_ARGUMENT: ErrorReason
 ERROR_REASON_SHUTTING_DOWN: ErrorReason
+ERROR_REASON_NO_BROKER: ErrorReason
 
 class ErrorInfo(_message.Message):
     __slots__ = ("reason", "field")

@@ -17,5 +17,7 @@ public enum ErrorReason {
   /** Any other invalid field. */
   INVALID_ARGUMENT,
   /** The server is shutting down; retry on another node or later. */
-  SHUTTING_DOWN
+  SHUTTING_DOWN,
+  /** No broker is alive to hand out the queue's jobs; enqueues still work. Retry later. */
+  NO_BROKER
 }

@@ -86,6 +86,7 @@ final class ProtoConvert {
       case ERROR_REASON_BATCH_TOO_LARGE -> ErrorReason.BATCH_TOO_LARGE;
       case ERROR_REASON_INVALID_ARGUMENT -> ErrorReason.INVALID_ARGUMENT;
       case ERROR_REASON_SHUTTING_DOWN -> ErrorReason.SHUTTING_DOWN;
+      case ERROR_REASON_NO_BROKER -> ErrorReason.NO_BROKER;
     };
   }
 

@@ -1,0 +1,121 @@
+/**
+ * Who the live brokers are, read from the store's registry every `ttlMs / 3`; a broker
+ * node also heartbeats its own entry on the same beat. Listeners hear about every change
+ * of the set (a broker joined, left or expired), which is when partitions move.
+ *
+ * A broker always counts itself as live while it runs, even if its own heartbeat could
+ * not be written: correctness never rests on the view (leases fence every write), and a
+ * broker cut off from the store cannot renew its leases anyway.
+ */
+import type { Logger } from "pino";
+import type { Clock } from "../engine/clock.js";
+import type { BrokerEntry, Store } from "../store/store.js";
+import { assignQueue, ownerOf } from "./assignment.js";
+
+export interface MembershipOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  /** This node's broker id when it runs a broker; undefined for a frontend. */
+  selfId?: string;
+  /** Registration lifetime; refreshed every ttlMs / 3. */
+  ttlMs: number;
+}
+
+export class Membership {
+  private live: BrokerEntry[] = [];
+  private ids: string[] = [];
+  private readonly listeners: Array<() => void> = [];
+  private readonly owned = new Map<string, boolean[]>();
+  private readonly assignments = new Map<string, { count: number; byOwner: Map<string, number[]> }>();
+  private cancelTimer: (() => void) | undefined;
+  private stopped = false;
+  private self: { id: string; url: string } | undefined;
+
+  constructor(private readonly o: MembershipOptions) {}
+
+  /** Registers (for a broker, reachable at `url`) and reads the registry once, then keeps both fresh. */
+  async start(url: string): Promise<void> {
+    if (this.selfId !== undefined) {
+      this.self = { id: this.selfId, url };
+      this.setLive([{ ...this.self, expiresAt: Number.POSITIVE_INFINITY }]);
+    }
+    await this.refresh();
+    const beat = () => {
+      void this.refresh().finally(() => {
+        if (!this.stopped) this.cancelTimer = this.o.clock.setTimer(this.o.ttlMs / 3, beat);
+      });
+    };
+    this.cancelTimer = this.o.clock.setTimer(this.o.ttlMs / 3, beat);
+  }
+
+  /** Stops heartbeating and, for a broker, leaves the registry so others take over at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelTimer?.();
+    if (this.self) await this.o.store.brokerLeave({ id: this.self.id }).catch((err) => this.o.log.warn({ err }, "could not leave the broker registry"));
+  }
+
+  get selfId(): string | undefined {
+    return this.o.selfId;
+  }
+
+  brokers(): readonly BrokerEntry[] {
+    return this.live;
+  }
+
+  /** The broker that should own `queue`/`partition`, or undefined when none is live. */
+  ownerOf(queue: string, partition: number): BrokerEntry | undefined {
+    const id = ownerOf(this.ids, queue, partition);
+    return this.live.find((b) => b.id === id);
+  }
+
+  /** The partitions of `queue` (out of `count`) grouped by the broker that should own them. */
+  assignment(queue: string, count: number): Map<string, number[]> {
+    const cached = this.assignments.get(queue);
+    if (cached && cached.count === count) return cached.byOwner;
+    const byOwner = assignQueue(this.ids, queue, count);
+    this.assignments.set(queue, { count, byOwner });
+    return byOwner;
+  }
+
+  /** Whether this node's broker should own the partition (asked on every Dequeue: cached until the set changes). */
+  owns(queue: string, partition: number): boolean {
+    if (this.self === undefined) return false;
+    let byPartition = this.owned.get(queue);
+    if (!byPartition) {
+      byPartition = [];
+      this.owned.set(queue, byPartition);
+    }
+    return (byPartition[partition] ??= ownerOf(this.ids, queue, partition) === this.self.id);
+  }
+
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private async refresh(): Promise<void> {
+    const now = this.o.clock.now();
+    try {
+      if (this.self) await this.o.store.brokerHeartbeat({ id: this.self.id, url: this.self.url, ttlMs: this.o.ttlMs, now });
+      const listed = await this.o.store.brokerList({ now });
+      const self = this.self;
+      this.setLive(self && !listed.some((b) => b.id === self.id) ? [...listed, { ...self, expiresAt: now }] : listed);
+    } catch (err) {
+      this.o.log.warn({ err }, "broker registry unreachable; keeping the last known brokers");
+    }
+  }
+
+  private setLive(list: BrokerEntry[]): void {
+    const ids = list.map((b) => b.id).sort();
+    const changed = ids.length !== this.ids.length || ids.some((id, i) => id !== this.ids[i]);
+    this.live = list;
+    if (!changed) return;
+    const before = this.ids;
+    this.ids = ids;
+    this.assignments.clear();
+    this.owned.clear();
+    this.o.log.info({ brokers: list.map((b) => ({ id: b.id, url: b.url })), before }, "brokers changed");
+    for (const listener of this.listeners) listener();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Calls to other runlater nodes: forwarded Dequeue (WorkerService, marked with the
+ * forwarded header) and ClusterService.Notify, over HTTP/1.1 with keep-alive: a pool of
+ * connections per peer, closed when the peer leaves the registry.
+ *
+ * Why not HTTP/2: connect-node's session manager (2.x) can raise an uncaught
+ * "received GOAWAY without any open streams" error when a peer shuts down between
+ * calls, which would crash this node whenever another one restarts.
+ */
+import { Agent } from "node:http";
+import { type Client, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ClusterService, type NotifyRequestSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
+import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import { dequeuedFromProto, msToDuration } from "../api/convert.js";
+import { FORWARDED_HEADER } from "../api/services.js";
+import type { JobRecord } from "../engine/job-record.js";
+
+/** Beyond the long poll itself, how long a forwarded Dequeue may take before it is given up. */
+const FORWARD_SLACK_MS = 10_000;
+const NOTIFY_TIMEOUT_MS = 5_000;
+
+interface Peer {
+  agent: Agent;
+  worker: Client<typeof WorkerService>;
+  cluster: Client<typeof ClusterService>;
+}
+
+export class Peers {
+  private readonly peers = new Map<string, Peer>();
+
+  async dequeue(url: string, p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal }): Promise<JobRecord[]> {
+    const res = await this.peer(url).worker.dequeue(
+      { queue: p.queue, limit: p.limit, wait: p.waitMs > 0 ? msToDuration(p.waitMs) : undefined },
+      { signal: p.signal, headers: { [FORWARDED_HEADER]: "1" }, timeoutMs: p.waitMs + FORWARD_SLACK_MS },
+    );
+    return res.jobs.map(dequeuedFromProto);
+  }
+
+  async notify(url: string, req: MessageInitShape<typeof NotifyRequestSchema>): Promise<void> {
+    await this.peer(url).cluster.notify(req, { timeoutMs: NOTIFY_TIMEOUT_MS });
+  }
+
+  /** Drops connections to nodes no longer in `urls`. */
+  retain(urls: Set<string>): void {
+    for (const [url, peer] of [...this.peers]) {
+      if (urls.has(url)) continue;
+      peer.agent.destroy();
+      this.peers.delete(url);
+    }
+  }
+
+  close(): void {
+    this.retain(new Set());
+  }
+
+  private peer(url: string): Peer {
+    let peer = this.peers.get(url);
+    if (!peer) {
+      const agent = new Agent({ keepAlive: true });
+      const transport = createConnectTransport({ baseUrl: url, httpVersion: "1.1", useBinaryFormat: true, nodeOptions: { agent } });
+      peer = { agent, worker: createClient(WorkerService, transport), cluster: createClient(ClusterService, transport) };
+      this.peers.set(url, peer);
+    }
+    return peer;
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * The engine's Dispatch in a cluster: sends each Dequeue to the brokers that own the
+ * queue's partitions and each due-job announcement to the partition's owner.
+ *
+ * Dequeue (any node, any queue; workers need not know the assignment):
+ * 1. If this node owns every partition of the queue, its broker answers directly.
+ * 2. Otherwise the owners are asked one after another without waiting (this node's own
+ *    broker first, then the others in rotation), and the first that has jobs answers.
+ * 3. If none had any and the caller wants to wait, all owners are asked at once with the
+ *    remaining wait; the first to hand out jobs wins, the others are cancelled, and jobs
+ *    any of them still handed out are put straight back to pending (charging nothing).
+ * A broker that cannot be reached counts as empty; if every owner fails the call fails
+ * with `unavailable` (as it does when no broker is alive at all).
+ *
+ * Notifications are batched per peer and sent once per event-loop turn.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { NotifyRequest, PartitionDueSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
+import type { Logger } from "pino";
+import type { Broker } from "../broker/broker.js";
+import type { Clock } from "../engine/clock.js";
+import type { Dispatch, DispatchDequeue } from "../engine/dispatch.js";
+import { queueNotFound, RunlaterError } from "../engine/errors.js";
+import type { JobRecord } from "../engine/job-record.js";
+import type { QueueConfig } from "../engine/queue-config.js";
+import type { Store } from "../store/store.js";
+import type { Membership } from "./membership.js";
+import type { Peers } from "./peers.js";
+
+export interface RouterOptions {
+  membership: Membership;
+  /** This node's broker; undefined on a frontend. */
+  local?: Broker;
+  peers: Peers;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+}
+
+/** How long a queue's partition count is trusted before it is read again. */
+const PARTITIONS_CACHE_MS = 1000;
+
+interface Target {
+  id: string;
+  /** undefined: this node's own broker. */
+  url?: string;
+}
+
+interface PendingNotify {
+  due: Map<string, MessageInitShape<typeof PartitionDueSchema> & { dueAtMs: bigint; priority: number }>;
+  changed: Set<string>;
+  deleted: Set<string>;
+}
+
+export class Router implements Dispatch {
+  private readonly partitionCounts = new Map<string, { count: number; at: number }>();
+  private readonly outbox = new Map<string, PendingNotify>();
+  private flushScheduled = false;
+  private turn = 0;
+  /** Puts jobs that were handed out to nobody back to pending; set by the engine's owner. */
+  release: (jobs: JobRecord[]) => Promise<void> = async () => {};
+
+  constructor(private readonly o: RouterOptions) {}
+
+  async dequeue(p: DispatchDequeue): Promise<JobRecord[]> {
+    const local = this.o.local;
+    if (p.forwarded) {
+      if (!local) throw new RunlaterError("unavailable", "NO_BROKER", "this node runs --role frontend and owns no partitions: send Dequeue to any node without the forwarded header");
+      return local.dequeue(p);
+    }
+    const targets = await this.targets(p.queue);
+    if (targets.length === 0) {
+      throw new RunlaterError(
+        "unavailable",
+        "NO_BROKER",
+        `no broker is alive to hand out jobs of queue "${p.queue}"; enqueues still work. Start one with: runlater serve --role broker`,
+      );
+    }
+    if (targets.length === 1 && targets[0]!.url === undefined) return local!.dequeue(p);
+
+    const deadline = this.o.clock.now() + p.waitMs;
+    let failures = 0;
+    let lastError: unknown;
+    for (const t of targets) {
+      if (p.signal?.aborted) return [];
+      try {
+        const jobs = await this.call(t, { ...p, waitMs: 0 });
+        if (jobs.length > 0) return jobs;
+      } catch (err) {
+        failures++;
+        lastError = err;
+      }
+    }
+    if (failures === targets.length) throw this.unreachable(p.queue, lastError);
+    const left = deadline - this.o.clock.now();
+    return left > 0 && !p.signal?.aborted ? this.race(targets, { ...p, waitMs: left }) : [];
+  }
+
+  notify(queue: string, partition: number, dueAt: number, priority?: number): void {
+    const owner = this.o.membership.ownerOf(queue, partition);
+    if (!owner) return; // Nobody to tell: the next owner claims from the store when it starts.
+    if (owner.id === this.o.membership.selfId) {
+      this.o.local?.notify(queue, partition, dueAt, priority);
+      return;
+    }
+    const due = this.pending(owner.url).due;
+    const key = `${queue}/${partition}`;
+    const prev = due.get(key);
+    due.set(key, {
+      queue,
+      partition,
+      dueAtMs: BigInt(Math.min(dueAt, prev ? Number(prev.dueAtMs) : dueAt)),
+      priority: Math.min(priority ?? 0, prev?.priority ?? Number.POSITIVE_INFINITY),
+    });
+    this.scheduleFlush();
+  }
+
+  onQueueUpdated(name: string, config: QueueConfig): void {
+    this.partitionCounts.delete(name);
+    this.o.local?.onQueueUpdated(name, config);
+    for (const url of this.peerUrls()) this.pending(url).changed.add(name);
+    this.scheduleFlush();
+  }
+
+  onQueueDeleted(name: string): void {
+    this.partitionCounts.delete(name);
+    this.o.local?.onQueueDeleted(name);
+    for (const url of this.peerUrls()) this.pending(url).deleted.add(name);
+    this.scheduleFlush();
+  }
+
+  /** ClusterService.Notify arrived from another node. */
+  receive(req: NotifyRequest): void {
+    const local = this.o.local;
+    if (!local) return;
+    for (const d of req.due) local.notify(d.queue, d.partition, Number(d.dueAtMs), d.priority === 0 ? undefined : d.priority);
+    for (const name of req.queuesChanged) {
+      this.partitionCounts.delete(name);
+      void local.reloadQueue(name).catch((err) => this.o.log.warn({ err, queue: name }, "queue reload failed"));
+    }
+    for (const name of req.queuesDeleted) {
+      this.partitionCounts.delete(name);
+      local.onQueueDeleted(name);
+    }
+  }
+
+  // ---- internals
+
+  /** The brokers owning partitions of `queue`: this node's first, then the rest in rotation. */
+  private async targets(queue: string): Promise<Target[]> {
+    const byOwner = this.o.membership.assignment(queue, await this.partitionCount(queue));
+    const urls = new Map(this.o.membership.brokers().map((b) => [b.id, b.url]));
+    const remote: Target[] = [];
+    let own: Target | undefined;
+    for (const id of byOwner.keys()) {
+      if (id === this.o.membership.selfId) own = { id };
+      else if (urls.has(id)) remote.push({ id, url: urls.get(id) });
+    }
+    const start = remote.length > 0 ? this.turn++ % remote.length : 0;
+    const rotated = [...remote.slice(start), ...remote.slice(0, start)];
+    return own ? [own, ...rotated] : rotated;
+  }
+
+  private call(t: Target, p: DispatchDequeue): Promise<JobRecord[]> {
+    if (t.url === undefined) return this.o.local!.dequeue({ queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal });
+    return this.o.peers.dequeue(t.url, { queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal }).catch((err: unknown) => {
+      if (!p.signal?.aborted) this.o.log.debug({ err, broker: t.id, queue: p.queue }, "forwarded dequeue failed");
+      throw err;
+    });
+  }
+
+  /** Long poll on every owner at once; the first non-empty answer wins. */
+  private race(targets: Target[], p: DispatchDequeue): Promise<JobRecord[]> {
+    return new Promise((resolve, reject) => {
+      const controllers = targets.map(() => new AbortController());
+      const cancelAll = () => {
+        for (const c of controllers) c.abort();
+      };
+      p.signal?.addEventListener("abort", cancelAll, { once: true });
+      let settled = false;
+      let open = targets.length;
+      let failures = 0;
+      let lastError: unknown;
+      const finish = (jobs: JobRecord[] | undefined, err?: unknown) => {
+        settled = true;
+        p.signal?.removeEventListener("abort", cancelAll);
+        cancelAll();
+        if (err !== undefined) reject(err);
+        else resolve(jobs ?? []);
+      };
+      targets.forEach((t, i) => {
+        this.call(t, { ...p, signal: controllers[i]!.signal })
+          .then(
+            (jobs) => {
+              if (jobs.length === 0) return;
+              if (settled) {
+                // Handed out after another owner answered: nobody will run these.
+                void this.release(jobs).catch((err) => this.o.log.warn({ err, queue: p.queue }, "could not release undelivered jobs"));
+              } else {
+                finish(jobs);
+              }
+            },
+            (err: unknown) => {
+              failures++;
+              lastError = err;
+            },
+          )
+          .finally(() => {
+            if (--open > 0 || settled) return;
+            if (failures === targets.length && !p.signal?.aborted) finish(undefined, this.unreachable(p.queue, lastError));
+            else finish([]);
+          });
+      });
+    });
+  }
+
+  private unreachable(queue: string, cause: unknown): RunlaterError {
+    const detail = cause instanceof Error ? `: ${cause.message}` : "";
+    return new RunlaterError("unavailable", "NO_BROKER", `no broker owning partitions of queue "${queue}" could be reached${detail}; retry shortly`);
+  }
+
+  private async partitionCount(queue: string): Promise<number> {
+    const now = this.o.clock.now();
+    const cached = this.partitionCounts.get(queue);
+    if (cached && now - cached.at < PARTITIONS_CACHE_MS) return cached.count;
+    const record = await this.o.store.queueGet({ name: queue });
+    if (!record) {
+      this.partitionCounts.delete(queue);
+      throw queueNotFound(queue);
+    }
+    this.partitionCounts.set(queue, { count: record.config.partitions, at: now });
+    return record.config.partitions;
+  }
+
+  private peerUrls(): string[] {
+    return this.o.membership
+      .brokers()
+      .filter((b) => b.id !== this.o.membership.selfId)
+      .map((b) => b.url);
+  }
+
+  private pending(url: string): PendingNotify {
+    let p = this.outbox.get(url);
+    if (!p) {
+      p = { due: new Map(), changed: new Set(), deleted: new Set() };
+      this.outbox.set(url, p);
+    }
+    return p;
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      const batches = [...this.outbox];
+      this.outbox.clear();
+      for (const [url, p] of batches) {
+        this.o.peers
+          .notify(url, { due: [...p.due.values()], queuesChanged: [...p.changed], queuesDeleted: [...p.deleted] })
+          .catch((err) => this.o.log.debug({ err, url }, "notify failed; the broker's own checks will find the jobs"));
+      }
+    });
+  }
+}
