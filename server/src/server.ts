@@ -155,7 +155,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         peers.close();
         await maintenance.stop();
         await store.close();
-        log.info("stopped");
+        // The share of claim queries that found nothing: how often a broker looked at an empty partition.
+        log.info({ claimQueries: broker?.claimStats.queries, emptyClaimQueries: broker?.claimStats.empty }, "stopped");
       })();
       return stopping;
     },
