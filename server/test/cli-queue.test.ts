@@ -150,9 +150,17 @@ describe("queue update", () => {
   });
 
   it("does not offer create-only flags", async () => {
-    const r = await h.run(["queue", "update", "upd", "--partitions", "3"]);
+    const r = await h.run(["queue", "update", "upd", "--fifo"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("unknown option '--partitions'");
+    expect(r.stderr).toContain("unknown option '--fifo'");
+  });
+
+  it("grows partitions, and passes on the refusal to shrink them", async () => {
+    expect((await h.run(["queue", "update", "upd", "--partitions", "3"])).code).toBe(0);
+    expect((await config("upd")).partitions).toBe(3);
+    const shrink = await h.run(["queue", "update", "upd", "--partitions", "2"]);
+    expect(shrink.code).toBe(1);
+    expect(shrink.stderr).toMatch(/partitions can only grow/);
   });
 
   it("passes on the server's errors", async () => {

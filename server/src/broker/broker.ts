@@ -131,6 +131,8 @@ export class Broker {
   onQueueUpdated(name: string, config: QueueConfig): void {
     void this.queues.get(name)?.then((q) => {
       q.config = config;
+      // Partitions only grow: the new ones start empty and unowned, claimed on demand.
+      while (q.partitions.length < config.partitions) q.partitions.push(new PartitionBuffer(name, q.partitions.length));
       this.applyRate(q);
       q.waiters.wakeAll();
     }, () => {});

@@ -41,15 +41,15 @@ export function addTunableFlags(cmd: Command): Command {
     .option("--max-dequeue-per-second <rate>", "rate limit on jobs handed to workers, fractions allowed; 0 = unlimited (default 0)", nonNegativeNumber)
     .option("--succeeded-retention <duration>", "how long SUCCEEDED jobs are kept (default 1d)", parseDurationMs)
     .option("--failed-retention <duration>", "how long FAILED jobs are kept (default 7d)", parseDurationMs)
-    .option("--max-body-bytes <n>", "largest job body accepted, in bytes (default 1048576, at most 16 MiB)", uint32);
+    .option("--max-body-bytes <n>", "largest job body accepted, in bytes (default 1048576, at most 16 MiB)", uint32)
+    .option("--partitions <n>", "number of partitions, at most 256 (default 1); may grow later, never shrink", positiveInt);
 }
 
 /** Flags only `queue create` accepts: fixed at create, or a starting state. */
 export function addCreateOnlyFlags(cmd: Command): Command {
   return cmd
     .option("--paused", "create the queue paused: it accepts enqueues but hands out nothing until `queue update --resume`")
-    .option("--fifo", "strict enqueue order (one partition); fixed at create")
-    .option("--partitions <n>", "number of partitions, at most 256 (default 1); fixed at create", positiveInt);
+    .option("--fifo", "strict enqueue order: one partition, one job at a time; fixed at create");
 }
 
 /** Flags only `queue update` accepts: pausing is a verb there. */

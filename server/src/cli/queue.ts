@@ -42,7 +42,7 @@ export function registerQueue(program: Command, io: CliIo): void {
 
   const updateCmd = queue
     .command("update")
-    .description("change a queue's settings at runtime; only the flags given are changed (fifo and partitions are fixed at create)")
+    .description("change a queue's settings at runtime; only the flags given are changed (fifo is fixed at create; partitions may only grow)")
     .argument("<name>", "queue name");
   addUpdateOnlyFlags(addTunableFlags(updateCmd));
   addJsonOption(updateCmd)

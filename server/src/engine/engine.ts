@@ -348,7 +348,8 @@ export class Engine {
   /** Jobs sharing an idempotency key share a partition, so the store can dedupe them. */
   private pickPartition(spec: JobSpecInput, config: QueueConfig): number {
     if (config.partitions === 1) return 0;
-    if (spec.idempotencyKey !== "") return createHash("sha1").update(spec.idempotencyKey).digest().readUInt32BE(0) % config.partitions;
+    // Over the partitions the queue was created with: growing a queue never splits a key's jobs.
+    if (spec.idempotencyKey !== "") return createHash("sha1").update(spec.idempotencyKey).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
     const next = ((this.roundRobin.get(spec.queue) ?? -1) + 1) % config.partitions;
     this.roundRobin.set(spec.queue, next);
     return next;

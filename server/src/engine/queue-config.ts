@@ -15,6 +15,13 @@ export interface QueueConfig {
   failedRetentionMs: number;
   fifo: boolean;
   partitions: number;
+  /**
+   * The partitions jobs with an ordering or idempotency key hash over: the count the
+   * queue was created with. Partitions added later take only keyless jobs, so growing a
+   * queue never splits a key's jobs over two partitions (undefined in records written
+   * before growth existed: the same as `partitions`).
+   */
+  keyPartitions?: number;
   maxBodyBytes: number;
 }
 
@@ -50,8 +57,9 @@ export const updatableFields = [
   "succeeded_retention",
   "failed_retention",
   "max_body_bytes",
+  "partitions",
 ] as const;
-export const fixedFields = ["fifo", "partitions"] as const;
+export const fixedFields = ["fifo"] as const;
 
 const QUEUE_NAME = /^[A-Za-z0-9_]+$/;
 
@@ -89,6 +97,7 @@ export function resolveQueueConfig(input: QueueConfigInput = {}): QueueConfig {
     partitions: input.fifo ? 1 : pick("partitions"),
     maxBodyBytes: pick("maxBodyBytes"),
   };
+  config.keyPartitions = config.partitions;
   if (input.fifo && input.partitions && input.partitions > 1) {
     throw invalidArgument("config.partitions", "a fifo queue has exactly one partition: leave partitions unset");
   }
@@ -147,8 +156,15 @@ export function updateQueueConfig(current: QueueConfig, input: QueueConfigInput,
       case "max_body_bytes":
         next.maxBodyBytes = input.maxBodyBytes || defaultQueueConfig.maxBodyBytes;
         break;
-      case "fifo":
       case "partitions":
+        next.partitions = input.partitions || current.partitions;
+        next.keyPartitions = current.keyPartitions ?? current.partitions;
+        if (next.partitions < current.partitions) {
+          throw invalidArgument("config.partitions", `partitions can only grow (now ${current.partitions}): jobs live in every partition`);
+        }
+        if (current.fifo && next.partitions !== 1) throw invalidArgument("config.partitions", "a fifo queue has exactly one partition");
+        break;
+      case "fifo":
         throw invalidArgument("update_mask", `${head} is fixed when the queue is created and cannot be updated`);
       default:
         throw invalidArgument("update_mask", `unknown field "${path}" in update_mask; updatable: ${updatableFields.join(", ")}`);

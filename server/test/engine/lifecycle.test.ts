@@ -212,9 +212,26 @@ describe("queues", () => {
     const t = await setup({ queue: { partitions: 2 } });
     const view = await t.engine.updateQueue(t.queue, { paused: true, priorities: 9, claimTimeoutMs: 1234 }, ["paused"]);
     expect(view.queue.config).toMatchObject({ paused: true, priorities: 3, claimTimeoutMs: 300_000, partitions: 2 });
-    await expect(t.engine.updateQueue(t.queue, { partitions: 4 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(t.engine.updateQueue(t.queue, { partitions: 1 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(t.engine.updateQueue(t.queue, { fifo: true }, ["fifo"])).rejects.toMatchObject({ code: "invalid_argument" });
     await expect(t.engine.updateQueue(t.queue, { priorities: 2 }, ["priorities"])).rejects.toMatchObject({ code: "invalid_argument" });
     await expect(t.engine.updateQueue(t.queue, {}, [])).rejects.toMatchObject({ code: "invalid_argument" });
+  });
+
+  it("grows partitions at runtime: new jobs spread over them and are handed out; keyed jobs stay where their key was", async () => {
+    const t = await setup({ queue: { partitions: 2 } });
+    const [keyedBefore] = await t.enqueue({ idempotencyKey: "k1" });
+    const view = await t.engine.updateQueue(t.queue, { partitions: 5 }, ["partitions"]);
+    expect(view.queue.config).toMatchObject({ partitions: 5, keyPartitions: 2 });
+    const ids = await t.enqueue({}, {}, {}, {}, {}, {});
+    expect(new Set(ids.map((id) => Number(id.split(".")[1]))).size).toBe(5);
+    // The same key after growth still lands on its old partition, so it is still deduplicated.
+    expect(await t.enqueue({ idempotencyKey: "k1" })).toEqual([keyedBefore]);
+    const handed = await t.dequeue(100);
+    expect(new Set(handed.map((j) => j.id))).toEqual(new Set([keyedBefore, ...ids]));
+    await expect(t.engine.updateQueue(t.queue, { partitions: 3 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
+    const fifo = await setup({ queue: { fifo: true } });
+    await expect(fifo.engine.updateQueue(fifo.queue, { partitions: 2 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
   });
 
   it("shows live stats: counts per state and the oldest pending age", async () => {

@@ -397,6 +397,8 @@ export class MemoryStore implements Store {
     const q = this.queues.get(p.name);
     if (!q) return undefined;
     q.record = { ...q.record, config: p.config };
+    // Partitions only grow (the engine refuses fewer): new ones start empty.
+    while (q.partitions.length < p.config.partitions) q.partitions.push(new PartitionIndex());
     return cloneQueue(q.record);
   }
 

@@ -322,14 +322,7 @@ export class RedisStore implements Store {
     // a half-done create writes them again; they are idempotent). An existing queue keeps
     // its own partition count.
     const existing = await this.queueGet({ name: p.name });
-    const partitions = Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i);
-    await Promise.all(
-      [...this.byShard(p.name, partitions)].map(([shard, list]) => {
-        const multi = this.shards[shard]!.multi();
-        for (const partition of list) multi.set(this.keys.marker(p.name, partition), "1");
-        return multi.exec();
-      }),
-    );
+    await this.writeMarkers(p.name, Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i));
     const [created, config, createdAt] = (await runScript(this.shards[0]!, "queue_create", [this.keys.queues(), this.keys.queueCreated()], [
       this.keys.prefix,
       p.name,
@@ -373,6 +366,13 @@ export class RedisStore implements Store {
   }
 
   async queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
+    const current = await this.queueGet({ name: p.name });
+    if (!current) return undefined;
+    if (p.config.partitions > current.config.partitions) {
+      // Markers of added partitions first, as in queueCreate: the record never names a partition that does not exist.
+      const added = Array.from({ length: p.config.partitions - current.config.partitions }, (_, i) => current.config.partitions + i);
+      await this.writeMarkers(p.name, added);
+    }
     const createdAt = await runScript(this.shards[0]!, "queue_update", [this.keys.queues(), this.keys.queueCreated()], [this.keys.prefix, p.name, JSON.stringify(p.config)]);
     if (createdAt === null) return undefined;
     return { name: p.name, config: p.config, createdAt: Number(text(createdAt)) };
@@ -383,6 +383,16 @@ export class RedisStore implements Store {
   }
 
   // ---- internals
+
+  private async writeMarkers(queue: string, partitions: number[]): Promise<void> {
+    await Promise.all(
+      [...this.byShard(queue, partitions)].map(([shard, list]) => {
+        const multi = this.shards[shard]!.multi();
+        for (const partition of list) multi.set(this.keys.marker(queue, partition), "1");
+        return multi.exec();
+      }),
+    );
+  }
 
   /** ACK-style batches: one script call per shard; ids that name no partition are not_found. */
   private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (item: T) => ScriptArg[]): Promise<OutcomeResult[]> {

@@ -34,6 +34,22 @@ export function exerciseQueue(open: OpenStore): void {
       expect(await store.queueUpdate({ name: "no_such_queue", config: current.config })).toBeUndefined();
     });
 
+    it("grows a queue's partitions: the new ones take jobs, hand them out and count them", async () => {
+      const store = await open();
+      const name = await createQueue(store, { partitions: 2 });
+      const current = (await store.queueGet({ name }))!;
+      await store.queueUpdate({ name, config: { ...current.config, partitions: 4 } });
+      expect((await store.queueGet({ name }))!.config.partitions).toBe(4);
+      const ids = await insert(store, name, [{ partition: 0 }, { partition: 2 }, { partition: 3 }]);
+      expect((await handOut(store, name, { partition: 3 })).map((j) => j.id)).toEqual([ids[2]]);
+      expect((await store.jobPeekMany({ queue: name, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual([ids[0], ids[1]].sort());
+      expect(await store.jobCount({ queue: name, filter: { state: "pending" }, now: T0 })).toBe(2);
+      expect((await store.queueStats({ name, now: T0 })).running).toBe(1);
+      expect(await store.jobNextDueAt({ queue: name, partition: 2 })).toBe(T0);
+      expect(await store.queueDelete({ name })).toBe(true);
+      expect(await store.jobGetMany({ ids })).toEqual([undefined, undefined, undefined]);
+    });
+
     it("deletes a queue with every job in every state, idempotently", async () => {
       const store = await open();
       const name = await createQueue(store);
