@@ -42,6 +42,8 @@ export interface NodeOptions {
   logLevel?: string;
   /** More `serve` flags. */
   args?: string[];
+  /** Flags for node itself (before the script), e.g. --cpu-prof. */
+  nodeArgs?: string[];
   /** How long to wait for the listening line (default 20 s). */
   startTimeoutMs?: number;
 }
@@ -199,6 +201,7 @@ export class NodeProcess {
 export async function startNode(o: NodeOptions): Promise<NodeProcess> {
   const stores = Array.isArray(o.store) ? o.store : [o.store];
   const args = [
+    ...(o.nodeArgs ?? []),
     "--import",
     parentWatch,
     bin,
@@ -233,6 +236,7 @@ export interface ClusterOptions {
   logLevel?: string;
   /** More `serve` flags for every node. */
   args?: string[];
+  nodeArgs?: string[];
 }
 
 export class Cluster {
@@ -253,14 +257,17 @@ export class Cluster {
     return this.frontends[0]!;
   }
 
+  private started = { broker: 0, frontend: 0 };
+
+  /** Starts one more broker (named broker-N in start order). */
   async addBroker(): Promise<NodeProcess> {
-    const node = await startNode(this.nodeOptions(`broker-${this.brokers.length + 1}`, "broker"));
+    const node = await startNode(this.nodeOptions(`broker-${++this.started.broker}`, "broker"));
     this.brokers.push(node);
     return node;
   }
 
   async addFrontend(): Promise<NodeProcess> {
-    const node = await startNode(this.nodeOptions(`frontend-${this.frontends.length + 1}`, "frontend"));
+    const node = await startNode(this.nodeOptions(`frontend-${++this.started.frontend}`, "frontend"));
     this.frontends.push(node);
     return node;
   }
@@ -282,12 +289,18 @@ export class Cluster {
     return this.brokers.flatMap((b) => b.find("partition acquired", queue === undefined ? {} : { queue }).map((l) => ({ ...l, node: b.name })));
   }
 
+  /** "queue/partition" → name of the live broker that owns it, per the brokers' logs so far. */
+  owners(queue?: string): Map<string, string> {
+    const owners = new Map<string, string>();
+    for (const b of this.liveBrokers) for (const key of this.owned(b, queue)) owners.set(key, b.name);
+    return owners;
+  }
+
   /** Waits until the live brokers together own every partition of `queue`. */
   async waitForOwners(queue: string, partitions: number, timeoutMs: number): Promise<Map<string, string>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const owners = new Map<string, string>();
-      for (const b of this.liveBrokers) for (const key of this.owned(b, queue)) owners.set(key, b.name);
+      const owners = this.owners(queue);
       if (owners.size >= partitions) return owners;
       if (Date.now() > deadline) throw new Error(`only ${owners.size}/${partitions} partitions of ${queue} owned after ${timeoutMs} ms: ${JSON.stringify([...owners])}\n${this.context()}`);
       await sleep(50);
@@ -306,7 +319,7 @@ export class Cluster {
 
   private nodeOptions(name: string, role: Role): NodeOptions {
     const o = this.options;
-    return { name, role, store: o.store, leaseTtlMs: o.leaseTtlMs, bufferSize: o.bufferSize, logLevel: o.logLevel, args: o.args };
+    return { name, role, store: o.store, leaseTtlMs: o.leaseTtlMs, bufferSize: o.bufferSize, logLevel: o.logLevel, args: o.args, nodeArgs: o.nodeArgs };
   }
 }
 
