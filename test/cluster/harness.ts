@@ -307,6 +307,31 @@ export class Cluster {
     }
   }
 
+  /**
+   * Waits until every live node's latest "brokers changed" log line lists exactly the live
+   * brokers (by URL).
+   */
+  async waitForMembership(timeoutMs: number): Promise<void> {
+    const live = () => new Set(this.liveBrokers.map((b) => b.url));
+    const view = (n: NodeProcess) => {
+      const last = n.find("brokers changed").at(-1);
+      return new Set(((last?.brokers as Array<{ url: string }> | undefined) ?? []).map((b) => b.url));
+    };
+    await until(
+      "every node to see the live brokers",
+      timeoutMs,
+      () => {
+        const want = live();
+        return this.nodes.filter((n) => n.alive).every((n) => {
+          const seen = view(n);
+          return seen.size === want.size && [...want].every((u) => seen.has(u));
+        });
+      },
+      () => this.context(),
+      50,
+    );
+  }
+
   /** The last log lines of every node, for failure messages. */
   context(lines = 15): string {
     return this.nodes.map((n) => n.tail(lines)).join("\n");
@@ -323,12 +348,18 @@ export class Cluster {
   }
 }
 
-/** Starts `frontends` frontends (default 1) and `brokers` brokers, all in parallel. */
+/**
+ * Starts `brokers` brokers, then `frontends` frontends (default 1), and waits until every
+ * node's view of the registry lists exactly the live brokers (nodes re-read it every
+ * lease-ttl/3; until then a frontend may answer Dequeue with NO_BROKER).
+ */
 export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const cluster = new Cluster(o);
   clusters.add(cluster);
   try {
-    await Promise.all([...Array.from({ length: o.frontends ?? 1 }, () => cluster.addFrontend()), ...Array.from({ length: o.brokers }, () => cluster.addBroker())]);
+    await Promise.all(Array.from({ length: o.brokers }, () => cluster.addBroker()));
+    await Promise.all(Array.from({ length: o.frontends ?? 1 }, () => cluster.addFrontend()));
+    await cluster.waitForMembership((o.leaseTtlMs ?? 10_000) + 5_000);
   } catch (err) {
     await cluster.stop();
     throw err;
