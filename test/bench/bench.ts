@@ -8,6 +8,11 @@
  *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
  *                    [--compare-skip-locked]  (with a mysql:// store: workers claiming straight from
  *                                          a table with SELECT … FOR UPDATE SKIP LOCKED, same jobs in flight)
+ *                    [--brokers 1,2,3]   (cluster mode, redis:// or mysql:// store: for each count, 1 frontend
+ *                                          + that many brokers as processes; producers enqueue through the
+ *                                          frontend, the workers are spread round-robin over the brokers
+ *                                          (--workers-on frontend: all on the frontend, which forwards))
+ *                    [--partitions 6]    (cluster mode: partitions of the benchmark queue)
  *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
@@ -17,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
+import { type Cluster, startCluster } from "../cluster/harness.js";
 import { runBullmq } from "./bullmq.js";
 import { runDirectMysql } from "./mysql-direct.js";
 
@@ -34,6 +40,9 @@ const { values: args } = parseArgs({
     "buffer-size": { type: "string", default: "2000" },
     "compare-bullmq": { type: "boolean", default: false },
     "compare-skip-locked": { type: "boolean", default: false },
+    brokers: { type: "string" },
+    partitions: { type: "string", default: "6" },
+    "workers-on": { type: "string", default: "brokers" },
   },
 });
 
@@ -90,7 +99,9 @@ async function enqueueAll(client: RunlaterClient, queue: string): Promise<number
   return performance.now() - started;
 }
 
-async function processAll(url: string, queue: string): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
+/** Runs the workers until every job is processed; several URLs: the workers are spread over them round-robin. */
+async function processAll(url: string | string[], queue: string): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
+  const urls = Array.isArray(url) ? url : [url];
   const dequeueMs: number[] = [];
   const calls: Record<string, number> = {};
   const timing: Interceptor = (next) => async (req) => {
@@ -103,7 +114,7 @@ async function processAll(url: string, queue: string): Promise<{ ms: number; deq
   let processed = 0;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
-  const clients = Array.from({ length: workers }, () => createRunlaterClient(url, { protocol, httpVersion: "2", interceptors: [timing] }));
+  const clients = Array.from({ length: workers }, (_, i) => createRunlaterClient(urls[i % urls.length]!, { protocol, httpVersion: "2", interceptors: [timing] }));
   const pool = clients.map(
     (client) =>
       new Worker({
@@ -147,6 +158,7 @@ async function dequeueLatency(client: RunlaterClient, queue: string, count: numb
 }
 
 async function main(): Promise<void> {
+  if (args.brokers !== undefined) return mainCluster(args.brokers.split(",").map(Number));
   const server = await startServerProcess();
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
   const queue = `bench_${Date.now()}`;
@@ -205,6 +217,128 @@ async function main(): Promise<void> {
     await admin.queues.deleteQueue({ name: `${queue}_latency` }).catch(() => {});
     admin.close();
     await server.stop();
+  }
+}
+
+interface ClusterFigures {
+  brokers: number;
+  enqueuePerS: number;
+  processedPerS: number;
+  processedMs: number;
+  succeeded: number;
+  underLoad: number[];
+  direct: number[];
+  forwarded: number[];
+  calls: Record<string, number>;
+  /** Claim queries of all brokers, and how many found nothing (from their "stopped" log line). */
+  claimQueries: number;
+  emptyClaimQueries: number;
+  /** "broker-N queries/empty" per broker. */
+  claimsByBroker: string[];
+  /** "broker-N partitions" of the benchmark queue at the end of the run. */
+  partitionsByBroker: string[];
+}
+
+/** One cluster run: 1 frontend + `brokers` brokers as processes, the same workload as the single-server bench. */
+async function runCluster(brokers: number): Promise<ClusterFigures> {
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  // Log level info: the brokers' "partition acquired" lines tell which one owns the latency queue.
+  const cluster: Cluster = await startCluster({ store: args.store as string[], brokers, frontends: 1, bufferSize: Number(args["buffer-size"]), logLevel: "info", nodeArgs });
+  const admin = createRunlaterClient(cluster.frontend.url, { protocol, httpVersion: "2" });
+  const queue = `bench_c${brokers}_${Date.now()}`;
+  const latencyQueue = `${queue}_latency`;
+  let figures: ClusterFigures;
+  try {
+    await admin.createQueue(queue, { claimTimeoutMs: 60_000, partitions: Number(args.partitions) });
+    const enqueueMs = await enqueueAll(admin, queue);
+    const targets = args["workers-on"] === "frontend" ? [cluster.frontend.url] : cluster.brokers.map((b) => b.url);
+    const run = await processAll(targets, queue);
+    const { queue: q } = await admin.queues.getQueue({ name: queue });
+    // Rendezvous hashing of few partitions over few brokers is uneven: say how they fell.
+    const perBroker = new Map(cluster.brokers.map((b) => [b.name, 0]));
+    for (const name of cluster.owners(queue).values()) perBroker.set(name, perBroker.get(name)! + 1);
+
+    // Dequeue alone: a one-partition queue, 100-job calls straight to the broker that owns
+    // it (served from its buffer), then the same calls through the frontend (forwarded).
+    await admin.createQueue(latencyQueue, { claimTimeoutMs: 60_000, partitions: 1 });
+    const latencyJobs = Math.min(jobs, 50_000);
+    for (let i = 0; i < latencyJobs; i += enqueueBatch) {
+      await admin.jobs.enqueue({ jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({ queue: latencyQueue, body: payload })) });
+    }
+    const warm = await admin.worker.dequeue({ queue: latencyQueue, limit: 1 });
+    await admin.worker.ack({ queue: latencyQueue, succeeded: warm.jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) });
+    const owners = await cluster.waitForOwners(latencyQueue, 1, 15_000);
+    const owner = cluster.brokers.find((b) => b.name === [...owners.values()][0])!;
+    const ownerClient = createRunlaterClient(owner.url, { protocol, httpVersion: "2" });
+    const direct = await dequeueLatency(ownerClient, latencyQueue, Math.floor(latencyJobs / 2));
+    ownerClient.close();
+    const forwarded = await dequeueLatency(admin, latencyQueue, Math.floor(latencyJobs / 2));
+    figures = {
+      brokers,
+      enqueuePerS: (jobs / enqueueMs) * 1000,
+      processedPerS: (jobs / run.ms) * 1000,
+      processedMs: run.ms,
+      succeeded: Number(q?.stats?.succeeded ?? 0),
+      underLoad: run.dequeueMs,
+      direct,
+      forwarded,
+      calls: run.calls,
+      claimQueries: 0,
+      emptyClaimQueries: 0,
+      claimsByBroker: [],
+      partitionsByBroker: [...perBroker].map(([name, n]) => `${name} ${n}`),
+    };
+  } finally {
+    await admin.queues.deleteQueue({ name: queue }).catch(() => {});
+    await admin.queues.deleteQueue({ name: latencyQueue }).catch(() => {});
+    admin.close();
+    await cluster.stop();
+  }
+  // Each broker logs its claim-query counts when it stops (whole run: both queues).
+  for (const b of cluster.brokers) {
+    const stopped = b.find("stopped")[0];
+    if (stopped?.claimQueries === undefined) console.error(`${b.name}: no claim counts in its "stopped" log line`);
+    figures.claimQueries += Number(stopped?.claimQueries ?? 0);
+    figures.emptyClaimQueries += Number(stopped?.emptyClaimQueries ?? 0);
+    figures.claimsByBroker.push(`${b.name} ${stopped?.claimQueries ?? "?"}/${stopped?.emptyClaimQueries ?? "?"}`);
+  }
+  return figures;
+}
+
+const emptyShare = (r: ClusterFigures) => `${((100 * r.emptyClaimQueries) / Math.max(1, r.claimQueries)).toFixed(1)} %`;
+
+async function mainCluster(counts: number[]): Promise<void> {
+  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error("--brokers takes broker counts, e.g. --brokers 1,2,3");
+  const stores = args.store as string[];
+  if (stores.length === 0 || stores.some((s) => s === "memory")) throw new Error("--brokers needs a shared store: --store redis://… or --store mysql://… (the memory store refuses --role broker)");
+  const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
+  const pct = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 99).toFixed(2)} ms`;
+  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  console.log(
+    `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions} ` +
+      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
+  );
+  const results: ClusterFigures[] = [];
+  for (const n of counts) {
+    const r = await runCluster(n);
+    results.push(r);
+    console.log(
+      `brokers=${n} (partitions owned: ${r.partitionsByBroker.join(", ")}): enqueue ${fmt(r.enqueuePerS)} jobs/s, processed ${fmt(r.processedPerS)} jobs/s end to end (${fmt(r.processedMs)} ms; ${r.succeeded} SUCCEEDED); ` +
+        `dequeue under load ${pct(r.underLoad)}; dequeue alone (100 jobs) from the owner's buffer ${pct(r.direct)}, through the frontend ${pct(r.forwarded)}; ` +
+        `calls ${Object.entries(r.calls).map(([k, v]) => `${k}=${v}`).join(" ")}; claim queries ${r.claimQueries}, empty ${r.emptyClaimQueries} (${emptyShare(r)}; ${r.claimsByBroker.join(", ")})`,
+    );
+    if (r.succeeded !== jobs) {
+      console.error(`brokers=${n}: expected ${jobs} SUCCEEDED, server reports ${r.succeeded}`);
+      process.exitCode = 1;
+    }
+  }
+  const base = results[0]!.processedPerS;
+  console.log("\n| brokers | enqueue jobs/s | processed jobs/s | vs first | Dequeue under load p50 / p99 | Dequeue alone from the owner's buffer p50 / p99 | same through the frontend | empty claim queries |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of results) {
+    console.log(
+      `| ${r.brokers} | ${fmt(r.enqueuePerS)} | ${fmt(r.processedPerS)} | ${(r.processedPerS / base).toFixed(2)}× | ${pct(r.underLoad)} | ${pct(r.direct)} | ${pct(r.forwarded)} | ${r.emptyClaimQueries} of ${r.claimQueries} (${emptyShare(r)}) |`,
+    );
   }
 }
 
