@@ -28,6 +28,13 @@ export interface EnqueueOptions {
   idempotencyKey?: string;
   /** Initial custom status. */
   customStatus?: string;
+  /**
+   * Jobs of a queue that share an ordering key run one at a time, in enqueue order: the
+   * next is handed out only after the one before it succeeded or failed for good (or was
+   * deleted). Different keys run in parallel. At most 128 characters. Ignored on FIFO
+   * queues, where the whole queue is one sequence.
+   */
+  orderingKey?: string;
 }
 
 /** One job for enqueueMany. */
@@ -83,5 +90,6 @@ function toJobSpec(s: EnqueueSpec): JobSpec {
     attemptsAllowed: s.attemptsAllowed,
     idempotencyKey: s.idempotencyKey,
     customStatus: s.customStatus,
+    orderingKey: s.orderingKey,
   });
 }

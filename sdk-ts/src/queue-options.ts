@@ -21,7 +21,10 @@ export interface QueueOptions {
   paused?: boolean;
   succeededRetentionMs?: number;
   failedRetentionMs?: number;
-  /** Strict enqueue order (one partition). Fixed at create. */
+  /**
+   * Strict enqueue order: one partition, one job at a time in the order enqueued, whatever
+   * the priorities (ordering keys are ignored). Fixed at create.
+   */
   fifo?: boolean;
   /** Partitions; default 1. Fixed at create. */
   partitions?: number;
