@@ -82,6 +82,7 @@ def job_spec_to_proto(spec: JobSpec) -> job_pb2.JobSpec:
         attempts_allowed=spec.attempts_allowed,
         idempotency_key=spec.idempotency_key,
         custom_status=spec.custom_status,
+        ordering_key=spec.ordering_key,
     )
     if spec.run_after is not None:
         msg.run_after.CopyFrom(to_timestamp(spec.run_after))
@@ -111,6 +112,7 @@ def job_from_proto(msg: job_pb2.Job) -> Job:
         updated_at=_opt_ts(msg, "updated_at"),
         claim_expires_at=_opt_ts(msg, "claim_expires_at"),
         finished_at=_opt_ts(msg, "finished_at"),
+        ordering_key=msg.ordering_key,
     )
 
 

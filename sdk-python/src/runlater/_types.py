@@ -44,6 +44,9 @@ class JobSpec:
     attempts_allowed: int = 0
     idempotency_key: str = ""
     custom_status: str = ""
+    # Jobs of a queue with the same ordering key run one at a time, in enqueue order;
+    # different keys run in parallel. Ignored on FIFO queues. At most 128 characters.
+    ordering_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class Job:
     updated_at: datetime | None
     claim_expires_at: datetime | None
     finished_at: datetime | None
+    # The ordering key given at enqueue; "" for none (and always on FIFO queues).
+    ordering_key: str = ""
 
 
 @dataclass(frozen=True)

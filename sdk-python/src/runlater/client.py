@@ -90,8 +90,14 @@ class Client:
         attempts_allowed: int = 0,
         idempotency_key: str = "",
         custom_status: str = "",
+        ordering_key: str = "",
     ) -> str:
-        """Enqueues one job and returns its id. A str body is encoded as UTF-8."""
+        """Enqueues one job and returns its id. A str body is encoded as UTF-8.
+
+        Jobs of a queue that share an ``ordering_key`` run one at a time, in enqueue
+        order: the next is handed out only after the one before it reached SUCCEEDED or
+        FAILED (or was deleted). Different keys run in parallel. FIFO queues ignore it.
+        """
         spec = JobSpec(
             queue=queue,
             body=body.encode() if isinstance(body, str) else body,
@@ -100,6 +106,7 @@ class Client:
             attempts_allowed=attempts_allowed,
             idempotency_key=idempotency_key,
             custom_status=custom_status,
+            ordering_key=ordering_key,
         )
         return self.enqueue_many([spec])[0]
 
