@@ -20,6 +20,7 @@ import java.time.Instant;
  * @param updatedAt when the job last changed
  * @param claimExpiresAt while RUNNING: when the claim expires; else null
  * @param finishedAt when the job reached SUCCEEDED or FAILED; else null
+ * @param orderingKey the ordering key given at enqueue; empty if none (always on FIFO queues)
  */
 public record Job(
     String jobId,
@@ -34,7 +35,8 @@ public record Job(
     Instant createdAt,
     Instant updatedAt,
     Instant claimExpiresAt,
-    Instant finishedAt) {
+    Instant finishedAt,
+    String orderingKey) {
 
   /** The body decoded as UTF-8. */
   public String bodyUtf8() {

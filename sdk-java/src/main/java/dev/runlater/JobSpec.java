@@ -15,6 +15,8 @@ import java.util.Objects;
  * @param attemptsAllowed attempts in all; 0 means the queue's default_attempts_allowed
  * @param idempotencyKey a repeat enqueue with this key returns the first job's id; empty: none
  * @param customStatus initial custom status; empty: none
+ * @param orderingKey jobs of the queue with the same key run one at a time, in enqueue order;
+ *     empty: none (see {@link #withOrderingKey})
  */
 public record JobSpec(
     String queue,
@@ -23,7 +25,8 @@ public record JobSpec(
     Instant runAfter,
     int attemptsAllowed,
     String idempotencyKey,
-    String customStatus) {
+    String customStatus,
+    String orderingKey) {
 
   /** Validates only what Java can catch early; the server validates the rest. */
   public JobSpec {
@@ -31,11 +34,12 @@ public record JobSpec(
     body = body == null ? new byte[0] : body;
     idempotencyKey = idempotencyKey == null ? "" : idempotencyKey;
     customStatus = customStatus == null ? "" : customStatus;
+    orderingKey = orderingKey == null ? "" : orderingKey;
   }
 
   /** A job for {@code queue} with this body and every other field defaulted. */
   public static JobSpec of(String queue, byte[] body) {
-    return new JobSpec(queue, body, 0, null, 0, "", "");
+    return new JobSpec(queue, body, 0, null, 0, "", "", "");
   }
 
   /** A job for {@code queue} whose body is {@code body} encoded as UTF-8. */
@@ -45,26 +49,37 @@ public record JobSpec(
 
   /** This job with another priority (1 is the highest). */
   public JobSpec withPriority(int priority) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
   }
 
   /** This job, not to run before {@code runAfter}. */
   public JobSpec withRunAfter(Instant runAfter) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
   }
 
   /** This job with {@code attemptsAllowed} attempts in all. */
   public JobSpec withAttemptsAllowed(int attemptsAllowed) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
   }
 
   /** This job with an idempotency key. */
   public JobSpec withIdempotencyKey(String idempotencyKey) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+  }
+
+  /**
+   * This job with an ordering key. Jobs of a queue that share an ordering key run one at a time,
+   * in the order they were enqueued: the next one is handed out only after the one before it
+   * reached SUCCEEDED or FAILED (or was deleted), and stays PENDING until then. A job that fails
+   * and is retried keeps its place. Jobs with different keys run in parallel. At most 128
+   * characters. Ignored on FIFO queues, where the whole queue is one sequence.
+   */
+  public JobSpec withOrderingKey(String orderingKey) {
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
   }
 
   /** This job with an initial custom status. */
   public JobSpec withCustomStatus(String customStatus) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus);
+    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
   }
 }

@@ -100,7 +100,8 @@ final class ProtoConvert {
             .setPriority(s.priority())
             .setAttemptsAllowed(s.attemptsAllowed())
             .setIdempotencyKey(s.idempotencyKey())
-            .setCustomStatus(s.customStatus());
+            .setCustomStatus(s.customStatus())
+            .setOrderingKey(s.orderingKey());
     if (s.runAfter() != null) {
       b.setRunAfter(timestamp(s.runAfter()));
     }
@@ -121,7 +122,8 @@ final class ProtoConvert {
         instant(j.hasCreatedAt(), j.getCreatedAt()),
         instant(j.hasUpdatedAt(), j.getUpdatedAt()),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
-        instant(j.hasFinishedAt(), j.getFinishedAt()));
+        instant(j.hasFinishedAt(), j.getFinishedAt()),
+        j.getOrderingKey());
   }
 
   static DequeuedJob dequeuedJob(String queue, WorkerServiceOuterClass.DequeuedJob j) {

@@ -16,7 +16,8 @@ import java.time.Duration;
  * @param paused a paused queue accepts enqueues and acks but hands out nothing
  * @param succeededRetention how long SUCCEEDED jobs are kept; default 1 day
  * @param failedRetention how long FAILED jobs are kept; default 7 days
- * @param fifo strict enqueue order (one partition); fixed at create
+ * @param fifo strict enqueue order: one partition, one job at a time in the order enqueued,
+ *     whatever the priorities (ordering keys are ignored); fixed at create
  * @param partitions number of partitions; default 1; fixed at create
  * @param maxBodyBytes largest body accepted; default 1 MiB
  */
@@ -107,7 +108,7 @@ public record QueueConfig(
       return this;
     }
 
-    /** Strict enqueue order (fixed at create). */
+    /** Strict enqueue order, one job at a time, priorities ignored (fixed at create). */
     public Builder fifo(boolean fifo) {
       this.fifo = fifo;
       return this;
