@@ -34,6 +34,7 @@ export interface JobSpecJson {
   attempts_allowed?: number;
   idempotency_key?: string;
   custom_status?: string;
+  ordering_key?: string;
 }
 
 export interface SuccessJson {
@@ -131,6 +132,7 @@ export interface JobJson {
   updated_at_ms: number | null;
   claim_expires_at_ms: number | null;
   finished_at_ms: number | null;
+  ordering_key: string;
 }
 
 export interface DequeuedJobJson {

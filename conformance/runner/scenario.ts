@@ -103,7 +103,7 @@ const queueConfig = obj({
 });
 const jobSpec = exactlyOne(
   Object.keys(bodyFields),
-  obj({ queue: str, ...bodyFields, priority: int, run_after_ms: int, run_after_in_ms: int, attempts_allowed: int, idempotency_key: str, custom_status: str }, ["queue"]),
+  obj({ queue: str, ...bodyFields, priority: int, run_after_ms: int, run_after_in_ms: int, attempts_allowed: int, idempotency_key: str, custom_status: str, ordering_key: str }, ["queue"]),
 );
 const jobs: Check = (v, p, e) => {
   if (typeof v === "object" && v !== null && !Array.isArray(v)) {

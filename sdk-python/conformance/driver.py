@@ -136,6 +136,7 @@ def job_json(j: Job) -> dict[str, Any]:
         "updated_at_ms": ms(j.updated_at),
         "claim_expires_at_ms": ms(j.claim_expires_at),
         "finished_at_ms": ms(j.finished_at),
+        "ordering_key": j.ordering_key,
     }
 
 
@@ -227,6 +228,7 @@ class Driver:
                     attempts_allowed=j.get("attempts_allowed", 0),
                     idempotency_key=j.get("idempotency_key", ""),
                     custom_status=j.get("custom_status", ""),
+                    ordering_key=j.get("ordering_key", ""),
                 )
                 for j in r["jobs"]
             ]

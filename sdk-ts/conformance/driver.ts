@@ -118,6 +118,7 @@ const jobJson = (j: Job) => ({
   updated_at_ms: ms(j.updatedAt),
   claim_expires_at_ms: ms(j.claimExpiresAt),
   finished_at_ms: ms(j.finishedAt),
+  ordering_key: j.orderingKey,
 });
 
 const dequeuedJson = (j: DequeuedJob) => ({
@@ -205,6 +206,7 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
           attemptsAllowed: j.attempts_allowed,
           idempotencyKey: j.idempotency_key,
           customStatus: j.custom_status,
+          orderingKey: j.ordering_key,
         })),
       );
       return { job_ids: ids };

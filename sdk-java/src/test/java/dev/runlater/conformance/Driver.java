@@ -149,7 +149,8 @@ public final class Driver {
                   instant(j.get("run_after_ms")),
                   integer(j.get("attempts_allowed"), 0),
                   (String) j.get("idempotency_key"),
-                  (String) j.get("custom_status")));
+                  (String) j.get("custom_status"),
+                  (String) j.get("ordering_key")));
         }
         out.put("job_ids", c.enqueue(specs));
       }
@@ -314,6 +315,7 @@ public final class Driver {
     m.put("updated_at_ms", ms(j.updatedAt()));
     m.put("claim_expires_at_ms", ms(j.claimExpiresAt()));
     m.put("finished_at_ms", ms(j.finishedAt()));
+    m.put("ordering_key", j.orderingKey());
     return m;
   }
 
