@@ -6,7 +6,15 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from runlater import ErrorReason, JobState, Outcome, QueueConfig, QueueRetryPolicy, retry
+from runlater import (
+    ErrorReason,
+    JobSpec,
+    JobState,
+    Outcome,
+    QueueConfig,
+    QueueRetryPolicy,
+    retry,
+)
 from runlater import _convert as cv
 from runlater._gen.v1 import errors_pb2, job_pb2, worker_service_pb2
 
@@ -51,6 +59,14 @@ def test_timestamps_are_aware_utc_and_naive_input_is_utc() -> None:
     assert back.tzinfo is timezone.utc
     soon = cv.from_timestamp(cv.to_timestamp(timedelta(minutes=5)))
     assert timedelta(minutes=4) < soon - datetime.now(timezone.utc) < timedelta(minutes=6)
+
+
+def test_job_spec_carries_the_ordering_key() -> None:
+    msg = cv.job_spec_to_proto(JobSpec("q", b"x", ordering_key="customer-7"))
+    assert msg.ordering_key == "customer-7"
+    assert cv.job_spec_to_proto(JobSpec("q")).ordering_key == ""
+    job = cv.job_from_proto(job_pb2.Job(job_id="j", queue="q", ordering_key="customer-7"))
+    assert job.ordering_key == "customer-7"
 
 
 def test_update_mask_names_exactly_the_fields_set() -> None:
