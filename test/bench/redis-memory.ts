@@ -42,6 +42,7 @@ for (let done = 0; done < total; done += batch) {
     customStatus: "",
     createdAt: now,
     idempotencyKey: "",
+    orderingKey: "",
   }));
   await store.jobInsertMany({ jobs, now });
 }

@@ -13,7 +13,7 @@ const lease = (await store.leaseAcquire({ queue: q, partition: 0, owner: "o", tt
 const B = 1000; const body = new Uint8Array(200);
 const time = async (name: string, f: () => Promise<unknown>) => { const t = performance.now(); const r = await f(); console.log(name, ((performance.now() - t) * 1000 / B).toFixed(1), "µs/job"); return r; };
 for (let round = 0; round < 3; round++) {
-  await time("insert", () => store.jobInsertMany({ jobs: Array.from({ length: B }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "" })), now }));
+  await time("insert", () => store.jobInsertMany({ jobs: Array.from({ length: B }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" })), now }));
   const claimed = (await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }))) as Array<{ id: string }>;
   const started = (await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans: claimed.map((j) => ({ id: j.id, claimToken: "t" + j.id, claimExpiresAt: now + 60000, retryDelayMs: 1000 })), now }))) as string[];
   await time("complete", () => store.jobCompleteMany({ items: started.map((id: string) => ({ id, claimToken: "t" + id, customStatus: "" })), now }));

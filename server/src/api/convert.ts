@@ -8,6 +8,7 @@ import type { JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js
 import { invalidArgument } from "../engine/errors.js";
 import { parseJobId } from "../engine/job-id.js";
 import type { JobRecord } from "../engine/job-record.js";
+import { visibleOrderingKey } from "../engine/ordering.js";
 import type { QueueConfigInput } from "../engine/queue-config.js";
 import { visibleState } from "../engine/transitions.js";
 import type { JobFilter } from "../store/store.js";
@@ -65,6 +66,7 @@ export function jobToProto(job: JobRecord, includeBody: boolean): Job {
     updatedAt: msToTimestamp(job.updatedAt),
     claimExpiresAt: job.state === "running" ? msToTimestamp(job.claimExpiresAt) : undefined,
     finishedAt: msToTimestamp(job.finishedAt),
+    orderingKey: visibleOrderingKey(job.orderingKey),
   });
 }
 
@@ -108,6 +110,7 @@ export function dequeuedFromProto(d: DequeuedJob): JobRecord {
     retryDelayMs: 0,
     bufferEpoch: 0,
     idempotencyKey: "",
+    orderingKey: "",
     seq: 0,
   };
 }

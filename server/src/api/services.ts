@@ -75,6 +75,7 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
             attemptsAllowed: j.attemptsAllowed,
             idempotencyKey: j.idempotencyKey,
             customStatus: j.customStatus,
+            orderingKey: j.orderingKey,
           })),
         );
         return { jobIds: ids };

@@ -10,6 +10,7 @@ import { batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./
 import { newJobId, parseJobId } from "./job-id.js";
 import type { JobRecord, NewJob, Outcome } from "./job-record.js";
 import { limits } from "./limits.js";
+import { storedOrderingKey } from "./ordering.js";
 import { type QueueConfigInput, resolveQueueConfig, updateQueueConfig, validateQueueName, type QueueConfig } from "./queue-config.js";
 import { appendStatus } from "./transitions.js";
 
@@ -22,6 +23,8 @@ export interface JobSpecInput {
   attemptsAllowed: number;
   idempotencyKey: string;
   customStatus: string;
+  /** "" or absent: none. Ignored on FIFO queues (the whole queue is one sequence). */
+  orderingKey?: string;
 }
 
 export interface QueueView {
@@ -181,10 +184,14 @@ export class Engine {
   }
 
   async deleteJobs(p: { queue: string; filter: FilterInput; limit: number }): Promise<number> {
-    await this.queueRecord(p.queue, "queue");
+    const { config } = await this.queueRecord(p.queue, "queue");
     if (!p.filter.state) throw invalidArgument("state", "state is required (PENDING, RUNNING, SUCCEEDED or FAILED); to delete everything use DeleteQueue");
     const limit = boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit");
-    return this.store.jobDeleteMany({ queue: p.queue, filter: toFilter(p.filter), limit, now: this.clock.now() });
+    const now = this.clock.now();
+    const count = await this.store.jobDeleteMany({ queue: p.queue, filter: toFilter(p.filter), limit, now });
+    // A deleted job may have been the head of its ordering key: the next one is claimable now.
+    if (count > 0) for (let i = 0; i < config.partitions; i++) this.broker.notify(p.queue, i, now);
+    return count;
   }
 
   // ---- worker side
@@ -250,6 +257,7 @@ export class Engine {
         now,
       }),
     ]);
+    this.announce(succeeded.mine.map((s) => s.jobId), okResults);
     this.announce(failed.mine.map((f) => f.jobId), failResults);
     return [...succeeded.merge(okResults), ...failed.merge(failResults)];
   }
@@ -297,9 +305,15 @@ export class Engine {
     this.announce(jobs.map((j) => j.id), results);
   }
 
-  /** Called by maintenance after the claim-timeout sweep moved jobs back to pending. */
+  /**
+   * Called by maintenance after the claim-timeout sweep: jobs back to pending are due
+   * again, and a job that failed for good let the next job of its ordering key go.
+   */
   announcePending(jobs: JobRecord[]): void {
-    for (const job of jobs) if (job.state === "pending") this.broker.notify(job.queue, job.partition, job.runAfter, job.priority);
+    for (const job of jobs) {
+      if (job.state === "pending") this.broker.notify(job.queue, job.partition, job.runAfter, job.priority);
+      else if (job.state === "failed" && job.orderingKey !== "") this.broker.notify(job.queue, job.partition, this.clock.now());
+    }
   }
 
   // ---- helpers
@@ -330,7 +344,8 @@ export class Engine {
     if (spec.idempotencyKey.length > limits.idempotencyKeyMaxLength) {
       throw invalidArgument(`jobs[${i}].idempotency_key`, `idempotency_key is longer than ${limits.idempotencyKeyMaxLength} characters`);
     }
-    const partition = this.pickPartition(spec, config);
+    const orderingKey = storedOrderingKey(spec.orderingKey ?? "", config, `jobs[${i}].ordering_key`);
+    const partition = this.pickPartition(spec.queue, orderingKey || spec.idempotencyKey, config);
     return {
       id: newJobId(spec.queue, partition, now),
       queue: spec.queue,
@@ -342,16 +357,22 @@ export class Engine {
       customStatus: truncateStatus(spec.customStatus),
       createdAt: now,
       idempotencyKey: spec.idempotencyKey,
+      orderingKey,
     };
   }
 
-  /** Jobs sharing an idempotency key share a partition, so the store can dedupe them. */
-  private pickPartition(spec: JobSpecInput, config: QueueConfig): number {
+  /**
+   * Jobs sharing an ordering key share a partition, where the store keeps their sequence;
+   * so do jobs sharing an idempotency key, so the store can dedupe them. `key` is the
+   * ordering key when there is one, else the idempotency key: with both, idempotency
+   * dedupes among the jobs that land on the ordering key's partition.
+   */
+  private pickPartition(queue: string, key: string, config: QueueConfig): number {
     if (config.partitions === 1) return 0;
     // Over the partitions the queue was created with: growing a queue never splits a key's jobs.
-    if (spec.idempotencyKey !== "") return createHash("sha1").update(spec.idempotencyKey).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
-    const next = ((this.roundRobin.get(spec.queue) ?? -1) + 1) % config.partitions;
-    this.roundRobin.set(spec.queue, next);
+    if (key !== "") return createHash("sha1").update(key).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
+    const next = ((this.roundRobin.get(queue) ?? -1) + 1) % config.partitions;
+    this.roundRobin.set(queue, next);
     return next;
   }
 
@@ -392,10 +413,14 @@ export class Engine {
     for (const b of best.values()) this.broker.notify(b.queue, b.partition, b.dueAt, b.priority);
   }
 
+  /** Jobs that went back to pending, and jobs promoted behind an ordering key's finished head. */
   private announce(ids: string[], results: OutcomeResult[]): void {
     results.forEach((r, i) => {
+      if (r.pendingAt === undefined && r.promotedAt === undefined) return;
       const where = parseJobId(ids[i]!);
-      if (r.pendingAt !== undefined && where) this.broker.notify(where.queue, where.partition, r.pendingAt);
+      if (!where) return;
+      if (r.pendingAt !== undefined) this.broker.notify(where.queue, where.partition, r.pendingAt);
+      if (r.promotedAt !== undefined) this.broker.notify(where.queue, where.partition, r.promotedAt);
     });
   }
 }

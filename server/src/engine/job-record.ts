@@ -1,11 +1,12 @@
 /**
  * A job as stores keep it. Times are epoch milliseconds (0 = none).
  *
- * Inside a store a job is pending, buffered (claimed into a broker's memory under a
- * partition lease epoch, not yet handed out; shown to users as PENDING), running,
+ * Inside a store a job is pending, waiting (behind an earlier job of its ordering key:
+ * not claimable; shown to users as PENDING), buffered (claimed into a broker's memory
+ * under a partition lease epoch, not yet handed out; shown as PENDING), running,
  * succeeded or failed. Only engine/transitions.ts decides how a job moves between them.
  */
-export type StoredState = "pending" | "buffered" | "running" | "succeeded" | "failed";
+export type StoredState = "pending" | "waiting" | "buffered" | "running" | "succeeded" | "failed";
 
 export interface JobRecord {
   id: string;
@@ -31,6 +32,11 @@ export interface JobRecord {
   /** Lease epoch under which the job was buffered. */
   bufferEpoch: number;
   idempotencyKey: string;
+  /**
+   * Jobs of a partition sharing a non-empty ordering key run one at a time, in enqueue
+   * order ("" = none). FIFO queues give every job FIFO_ORDERING_KEY (engine/ordering.ts).
+   */
+  orderingKey: string;
   /** Enqueue order within the store: the tie-break after priority and run_after. */
   seq: number;
 }
@@ -38,7 +44,7 @@ export interface JobRecord {
 /** What a store needs to insert a job; the engine has already decided every field. */
 export type NewJob = Pick<
   JobRecord,
-  "id" | "queue" | "partition" | "priority" | "body" | "runAfter" | "attemptsAllowed" | "customStatus" | "createdAt" | "idempotencyKey"
+  "id" | "queue" | "partition" | "priority" | "body" | "runAfter" | "attemptsAllowed" | "customStatus" | "createdAt" | "idempotencyKey" | "orderingKey"
 >;
 
 /** Per-job result of an ack or checkpoint (proto Outcome). */

@@ -11,6 +11,8 @@ export const limits = {
   bulkLimitDefault: 1000,
   bulkLimitMax: 100_000,
   idempotencyKeyMaxLength: 128,
+  /** In characters (code points), as the MySQL column counts them. */
+  orderingKeyMaxLength: 128,
   customStatusMaxLength: 1000,
   bodyRegexMaxLength: 256,
   dequeueWaitMaxMs: 60_000,

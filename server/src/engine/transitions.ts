@@ -7,13 +7,19 @@
  *      ▲                                        │ fail / expire (none left) or noRetry
  *      └──── checkpoint(moveToPending) ─────────┤──────────────────▶ failed ──retryFailed──▶ pending
  *
+ * Ordering keys add one state before pending: a job enqueued (or revived by retryFailed)
+ * while its ordering key has a non-terminal job waits; when that job ends (succeeded,
+ * failed, deleted) the store promotes the key's next job, in enqueue order:
+ *
+ *   enqueue / retryFailed (key busy) ──▶ waiting ──promote (the key's earlier jobs ended)──▶ pending
+ *
  * Each function takes the job as the store holds it and returns the fields to change.
  * The memory store applies them directly; the Redis and MySQL stores implement the same
  * rules inside their single atomic script/statement, and the shared store suite
  * (server/src/store/storetest) pins that they agree.
  */
 import { limits } from "./limits.js";
-import type { JobRecord, Outcome } from "./job-record.js";
+import type { JobRecord, Outcome, StoredState } from "./job-record.js";
 
 export type JobPatch = Partial<JobRecord>;
 
@@ -22,6 +28,24 @@ export function checkClaim(job: JobRecord | undefined, claimToken: string): Outc
   if (!job) return "not_found";
   if (job.state !== "running" || job.claimToken !== claimToken || claimToken === "") return "stale_claim";
   return "acknowledged";
+}
+
+/** Succeeded and failed jobs are done: they have left their ordering key's sequence. */
+export function isTerminal(state: StoredState): boolean {
+  return state === "succeeded" || state === "failed";
+}
+
+/**
+ * Where a job enters (Enqueue, RetryFailedJobs): behind a non-terminal job of its
+ * ordering key it waits, else it is pending. `keyBusy` is false for jobs without a key.
+ */
+export function arrivalState(keyBusy: boolean): "pending" | "waiting" {
+  return keyBusy ? "waiting" : "pending";
+}
+
+/** The key's earlier jobs all ended: the next one becomes claimable at its own run_after. */
+export function promote(now: number): JobPatch {
+  return { state: "pending", updatedAt: now };
 }
 
 /** A broker prefetches a due pending job into its buffer (charges nothing). */
@@ -135,10 +159,13 @@ export function checkpoint(job: JobRecord, input: CheckpointInput, now: number):
   return patch;
 }
 
-/** RetryFailedJobs: a failed job gets a fresh set of attempts. */
-export function retryFailed(attemptsAllowed: number, runAfter: number, now: number): JobPatch {
+/**
+ * RetryFailedJobs: a failed job gets a fresh set of attempts. A job with an ordering key
+ * re-enters its key's sequence at the tail, so it waits if the key is busy.
+ */
+export function retryFailed(attemptsAllowed: number, runAfter: number, now: number, keyBusy = false): JobPatch {
   return {
-    state: "pending",
+    state: arrivalState(keyBusy),
     attemptsAllowed,
     attemptsRemaining: attemptsAllowed,
     attempt: 0,
@@ -170,7 +197,7 @@ export function appendStatus(existing: string, addition: string): string {
   return joined.slice(start);
 }
 
-/** Users see buffered jobs as pending. */
-export function visibleState(state: JobRecord["state"]): "pending" | "running" | "succeeded" | "failed" {
-  return state === "buffered" ? "pending" : state;
+/** Users see waiting and buffered jobs as pending. */
+export function visibleState(state: StoredState): "pending" | "running" | "succeeded" | "failed" {
+  return state === "buffered" || state === "waiting" ? "pending" : state;
 }

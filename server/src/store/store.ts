@@ -11,6 +11,11 @@
  *   conditional on the lease epoch; every write about a running job is conditional on
  *   its claim token, in the same atomic step as the write.
  * - Methods that depend on time take `now` (epoch ms) from the caller's clock.
+ * - Ordering keys: of a partition's non-terminal jobs sharing a non-empty orderingKey,
+ *   only the first in the store's enqueue order (the head) is pending, buffered or
+ *   running; the others are "waiting" and invisible to claim, peek and jobNextDueAt.
+ *   Whatever ends the head (complete, fail, claim expiry to failed, delete) promotes the
+ *   next one in the same atomic step. Jobs without a key pay nothing for this.
  */
 import type { JobRecord, NewJob, Outcome } from "../engine/job-record.js";
 import type { QueueConfig } from "../engine/queue-config.js";
@@ -50,6 +55,11 @@ export interface OutcomeResult {
   outcome: Outcome;
   /** Set when the job went (back) to pending: when it becomes due. */
   pendingAt?: number;
+  /**
+   * Set when the job ended (succeeded, failed) and so made the next job of its ordering
+   * key claimable: that job's run_after (it is in the same partition).
+   */
+  promotedAt?: number;
 }
 
 export interface Lease {
@@ -99,7 +109,10 @@ export interface Store {
   jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
   /** Looks jobs up by id; undefined where absent. */
   jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>>;
-  /** Inserts jobs; a job whose idempotency key is already live in its queue is not inserted and the live job's id is returned instead. */
+  /**
+   * Inserts jobs; a job whose idempotency key is already live in its queue is not inserted and the live job's id is returned instead.
+   * A job whose ordering key has a non-terminal job (or an earlier job of the batch) is inserted waiting, behind it.
+   */
   jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]>;
   /** Earliest run_after of the partition's pending jobs (due or not), or undefined if none. */
   jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined>;
@@ -107,6 +120,7 @@ export interface Store {
   jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]>;
   /** Moves buffered jobs back to pending: the given ids under `epoch`, or with no ids every job buffered under an epoch < `belowEpoch`. */
   jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number>;
+  /** Failed jobs get fresh attempts; one with an ordering key rejoins its key's sequence at the tail (waiting if the key is busy). */
   jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
   /** Newest run_after first, ties by id descending; strictly after `cursor`. */
   jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]>;

@@ -7,7 +7,10 @@
  * - per partition and priority, an OrderedIndex of pending jobs by (run_after, seq): O(1)
  *   for jobs enqueued in order, O(log n) for scheduled or retried ones; never a scan;
  * - one OrderedIndex of running claims by expiry, so the claim-timeout sweep costs O(expired);
- * - per queue, finished jobs in finishing order, so retention GC costs O(deleted).
+ * - per queue, finished jobs in finishing order, so retention GC costs O(deleted);
+ * - per partition and ordering key, the jobs that have not ended, in enqueue order
+ *   (KeySequences): O(1) to join and to find the next head when one ends. Waiting jobs
+ *   are in no pending heap, so claims and peeks never see them.
  * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
  */
 import { queueNotFound } from "../../engine/errors.js";
@@ -15,11 +18,14 @@ import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from
 import * as transitions from "../../engine/transitions.js";
 import type { JobPatch } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { KeySequences } from "./key-sequences.js";
 import { OrderedIndex } from "./ordered-index.js";
 
 interface Slot {
   job: JobRecord;
   gen: number;
+  /** Position in its ordering key's sequence while the job is in one; 0 otherwise. */
+  keyPos: number;
 }
 
 interface IndexEntry {
@@ -36,6 +42,9 @@ const byTimeThenSeq = (a: IndexEntry, b: IndexEntry) => a.at < b.at || (a.at ===
 class PartitionIndex {
   readonly pending: OrderedIndex<IndexEntry>[] = [];
   readonly buffered = new Set<string>();
+  /** Jobs behind the head of their ordering key (for stats; claims never look here). */
+  readonly waiting = new Set<string>();
+  readonly sequences = new KeySequences<Slot>();
 
   pendingHeap(priority: number): OrderedIndex<IndexEntry> {
     let heap = this.pending[priority - 1];
@@ -74,7 +83,7 @@ class QueueData {
   readonly jobs = new Set<string>();
   readonly idempotency = new Map<string, string>();
   readonly finished = { succeeded: new FinishedLog(), failed: new FinishedLog() };
-  readonly counts: Record<StoredState, number> = { pending: 0, buffered: 0, running: 0, succeeded: 0, failed: 0 };
+  readonly counts: Record<StoredState, number> = { pending: 0, waiting: 0, buffered: 0, running: 0, succeeded: 0, failed: 0 };
 
   constructor(public record: QueueRecord) {
     this.partitions = Array.from({ length: record.config.partitions }, () => new PartitionIndex());
@@ -192,7 +201,7 @@ export class MemoryStore implements Store {
         log.shift();
         const slot = this.liveSlot(entry, state);
         if (slot) {
-          this.remove(slot);
+          this.remove(slot, 0); // finished: in no ordering sequence
           deleted++;
         }
       }
@@ -206,7 +215,7 @@ export class MemoryStore implements Store {
       if (doomed.length >= p.limit) break;
       doomed.push(slot);
     }
-    for (const slot of doomed) this.remove(slot);
+    for (const slot of doomed) this.remove(slot, p.now);
     return doomed.length;
   }
 
@@ -244,10 +253,13 @@ export class MemoryStore implements Store {
         bufferEpoch: 0,
         seq: ++this.seq,
       };
-      const slot: Slot = { job, gen: 0 };
+      const slot: Slot = { job, gen: 0, keyPos: 0 };
+      if (job.orderingKey !== "") {
+        job.state = transitions.arrivalState(q.partitions[job.partition]!.sequences.join(job.orderingKey, slot, job.seq));
+      }
       this.jobs.set(job.id, slot);
       q.jobs.add(job.id);
-      q.counts.pending++;
+      q.counts[job.state]++;
       this.index(slot);
       return job.id;
     });
@@ -307,7 +319,12 @@ export class MemoryStore implements Store {
     const failed = [...this.matching(p.queue, { state: "failed", priority: p.priority }, p.now)]
       .sort((a, b) => a.job.finishedAt - b.job.finishedAt || a.job.seq - b.job.seq)
       .slice(0, p.limit);
-    for (const slot of failed) this.apply(slot, transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now));
+    for (const slot of failed) {
+      const key = slot.job.orderingKey;
+      // Back into its key's sequence, at the tail: behind every job of the key that has not ended.
+      const busy = key !== "" && this.queues.get(p.queue)!.partitions[slot.job.partition]!.sequences.join(key, slot, ++this.seq);
+      this.apply(slot, transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now, busy));
+    }
     return failed.length;
   }
 
@@ -374,6 +391,11 @@ export class MemoryStore implements Store {
     let oldestDue: number | undefined;
     for (const index of q.partitions) {
       for (const id of index.buffered) oldestDue = Math.min(oldestDue ?? Infinity, this.jobs.get(id)!.job.runAfter);
+      for (const id of index.waiting) {
+        const runAfter = this.jobs.get(id)!.job.runAfter;
+        if (runAfter > p.now) scheduled++;
+        else oldestDue = Math.min(oldestDue ?? Infinity, runAfter);
+      }
       for (const heap of index.pending) {
         for (const entry of heap.values()) {
           const slot = this.liveSlot(entry, "pending");
@@ -384,7 +406,7 @@ export class MemoryStore implements Store {
       }
     }
     return {
-      pending: q.counts.pending + q.counts.buffered,
+      pending: q.counts.pending + q.counts.waiting + q.counts.buffered,
       scheduled,
       running: q.counts.running,
       succeeded: q.counts.succeeded,
@@ -406,8 +428,12 @@ export class MemoryStore implements Store {
 
   // ---- internals
 
-  /** Applies a transition's patch and re-indexes the job for its new state. */
-  private apply(slot: Slot, patch: JobPatch): void {
+  /**
+   * Applies a transition's patch and re-indexes the job for its new state. A job that
+   * ended leaves its ordering key's sequence, and the key's next job is promoted (and
+   * returned, so acks can announce it). Every patch sets updatedAt: the transition's time.
+   */
+  private apply(slot: Slot, patch: JobPatch): Slot | undefined {
     const q = this.queues.get(slot.job.queue)!;
     const before = slot.job.state;
     Object.assign(slot.job, patch);
@@ -417,7 +443,18 @@ export class MemoryStore implements Store {
     q.counts[after]++;
     if (before === "running") this.runningCount--;
     if (before === "buffered" && after !== "buffered") q.partitions[slot.job.partition]!.buffered.delete(slot.job.id);
+    if (before === "waiting" && after !== "waiting") q.partitions[slot.job.partition]!.waiting.delete(slot.job.id);
     this.index(slot);
+    return slot.keyPos !== 0 && transitions.isTerminal(after) ? this.leaveSequence(slot, slot.job.updatedAt) : undefined;
+  }
+
+  /** Takes a job out of its ordering key's sequence; promotes the key's new head if it was waiting. */
+  private leaveSequence(slot: Slot, now: number): Slot | undefined {
+    slot.keyPos = 0;
+    const head = this.queues.get(slot.job.queue)!.partitions[slot.job.partition]!.sequences.head(slot.job.orderingKey);
+    if (head?.job.state !== "waiting") return undefined;
+    this.apply(head, transitions.promote(now));
+    return head;
   }
 
   private index(slot: Slot): void {
@@ -427,6 +464,9 @@ export class MemoryStore implements Store {
     switch (job.state) {
       case "pending":
         partition.pendingHeap(job.priority).push({ at: job.runAfter, seq: job.seq, slot, gen: slot.gen });
+        break;
+      case "waiting":
+        partition.waiting.add(job.id);
         break;
       case "buffered":
         partition.buffered.add(job.id);
@@ -453,7 +493,8 @@ export class MemoryStore implements Store {
     for (const entry of live) this.running.push(entry);
   }
 
-  private remove(slot: Slot): void {
+  /** Deletes a job; one that had not ended lets the next job of its ordering key go. */
+  private remove(slot: Slot, now: number): void {
     const job = slot.job;
     const q = this.queues.get(job.queue)!;
     this.jobs.delete(job.id);
@@ -461,8 +502,10 @@ export class MemoryStore implements Store {
     q.counts[job.state]--;
     if (job.state === "running") this.runningCount--;
     if (job.state === "buffered") q.partitions[job.partition]!.buffered.delete(job.id);
+    if (job.state === "waiting") q.partitions[job.partition]!.waiting.delete(job.id);
     if (job.idempotencyKey !== "" && q.idempotency.get(job.idempotencyKey) === job.id) q.idempotency.delete(job.idempotencyKey);
     slot.gen++;
+    if (slot.keyPos !== 0) this.leaveSequence(slot, now);
   }
 
   private liveSlot(entry: IndexEntry, state: StoredState): Slot | undefined {
@@ -490,8 +533,10 @@ export class MemoryStore implements Store {
     const slot = this.jobs.get(id);
     const outcome = transitions.checkClaim(slot?.job, claimToken);
     if (outcome !== "acknowledged" || !slot) return { outcome };
-    this.apply(slot, decide(slot.job));
-    return { outcome, pendingAt: slot.job.state === "pending" ? slot.job.runAfter : undefined };
+    const promoted = this.apply(slot, decide(slot.job));
+    const result: OutcomeResult = { outcome, pendingAt: slot.job.state === "pending" ? slot.job.runAfter : undefined };
+    if (promoted) result.promotedAt = promoted.job.runAfter;
+    return result;
   }
 
   private *matching(queue: string, filter: JobFilter, now: number): Generator<Slot> {

@@ -52,9 +52,12 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     const op = pick(["insert", "insert", "claim", "claim", "complete", "fail", "checkpoint", "expire", "release", "retry", "gc", "delete"]);
     if (op === "insert") {
       const jobs: NewJob[] = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => {
-        // As the engine does, a key always goes to one partition (stores dedupe per partition).
+        // As the engine does, a key always goes to one partition (stores dedupe and order
+        // per partition); with both keys the ordering key decides, so an idempotency key
+        // used with one is made to name it (all stores then dedupe alike).
         const key = rand() < 0.2 ? Math.floor(rand() * 4) : -1;
-        const partition = key >= 0 ? key % partitions : Math.floor(rand() * partitions);
+        const order = rand() < 0.35 ? Math.floor(rand() * 3) : -1;
+        const partition = order >= 0 ? order % partitions : key >= 0 ? key % partitions : Math.floor(rand() * partitions);
         return {
           id: newJobId(queue, partition, now),
           queue,
@@ -65,7 +68,8 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
           attemptsAllowed: 1 + Math.floor(rand() * 3),
           customStatus: pick(["", "new", "ünïcödé"]),
           createdAt: now,
-          idempotencyKey: key >= 0 ? `k${key}` : "",
+          idempotencyKey: key < 0 ? "" : order >= 0 ? `k${key}o${order}` : `k${key}`,
+          orderingKey: order >= 0 ? `o${order}` : "",
         };
       });
       ids.push(...(await both((s) => s.jobInsertMany({ jobs, now }))));
@@ -110,7 +114,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     } else if (op === "gc") {
       await both((s) => s.jobDeleteFinished({ queue, succeededBefore: now - 500, failedBefore: now - 1500, limit: 1000 }));
     } else {
-      const filter = { state: pick(["pending", "succeeded", "failed"] as const), priority: pick([undefined, 3]) };
+      const filter = { state: pick(["pending", "running", "succeeded", "failed"] as const), priority: pick([undefined, 3]) };
       await both((s) => s.jobDeleteMany({ queue, filter, limit: 1000, now }));
     }
     // The whole state, and the read paths, agree after every step.

@@ -30,6 +30,7 @@ export function newJob(queue: string, over: Partial<NewJob> = {}, now = T0): New
     customStatus: "",
     createdAt: now,
     idempotencyKey: "",
+    orderingKey: "",
     ...over,
   };
 }

@@ -11,6 +11,7 @@ import { exerciseJobClaim } from "./job-claim.js";
 import { exerciseJobExpire } from "./job-expire.js";
 import { exerciseJobInsert } from "./job-insert.js";
 import { exerciseJobLookup } from "./job-lookup.js";
+import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
@@ -28,6 +29,7 @@ export function exerciseStore(name: string, open: OpenStore): void {
     exerciseJobExpire(open);
     exerciseJobLookup(open);
     exerciseJobBulk(open);
+    exerciseJobOrdering(open);
     exerciseRegistry(open);
   });
 }
