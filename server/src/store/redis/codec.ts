@@ -1,6 +1,6 @@
 /**
  * Decodes the scripts' replies. A job comes back positionally as { id, st, pr, ra, aa,
- * ar, at, cs, ca, ua, fa, ct, ce, rd, be, ik, sq, b } (FIELDS of lua/include/job.lua, then
+ * ar, at, cs, ca, ua, fa, ct, ce, rd, be, ik, sq, ok, b } (FIELDS of lua/include/job.lua, then
  * the body); absent fields are nil. Every string is a Buffer so the body is exact.
  */
 import { parseJobId } from "../../engine/job-id.js";
@@ -8,7 +8,7 @@ import type { JobRecord, StoredState } from "../../engine/job-record.js";
 import type { Outcome } from "../../engine/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
-const states: Record<string, StoredState> = { p: "pending", b: "buffered", r: "running", s: "succeeded", f: "failed" };
+const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
 
 const num = (b: Buffer | null | undefined): number => (b ? Number(b.toString()) : 0);
 const str = (b: Buffer | null | undefined): string => (b ? b.toString() : "");
@@ -37,7 +37,8 @@ export function decodeJob(reply: unknown): JobRecord {
     bufferEpoch: num(v[14]),
     idempotencyKey: str(v[15]),
     seq: num(v[16]),
-    body: v[17] ? new Uint8Array(v[17]) : new Uint8Array(), // a copy: ioredis may reuse its buffer
+    orderingKey: str(v[17]),
+    body: v[18] ? new Uint8Array(v[18]) : new Uint8Array(), // a copy: ioredis may reuse its buffer
   };
 }
 
@@ -47,11 +48,12 @@ export function decodeJobs(reply: unknown): JobRecord[] {
 
 const outcomes: Record<string, Outcome> = { a: "acknowledged", s: "stale_claim", n: "not_found" };
 
-/** "a", "a:<pendingAt>", "s" or "n". */
+/** "a", "a:<pendingAt>", "a+<promotedAt>" (it let its ordering key's next job go), "s" or "n". */
 export function decodeOutcome(reply: Buffer): OutcomeResult {
-  const [code, pendingAt] = reply.toString().split(":");
-  const result: OutcomeResult = { outcome: outcomes[code!] ?? "not_found" };
-  if (pendingAt !== undefined) result.pendingAt = Number(pendingAt);
+  const text = reply.toString();
+  const result: OutcomeResult = { outcome: outcomes[text[0]!] ?? "not_found" };
+  if (text[1] === ":") result.pendingAt = Number(text.slice(2));
+  else if (text[1] === "+") result.promotedAt = Number(text.slice(2));
   return result;
 }
 

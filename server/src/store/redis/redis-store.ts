@@ -239,7 +239,7 @@ export class RedisStore implements Store {
       [...groups].map(async ([shard, located]) => {
         const args: ScriptArg[] = [this.keys.prefix, p.now];
         for (const { item: j } of located) {
-          args.push(j.id, j.queue, j.partition, j.priority, j.body, j.runAfter, j.attemptsAllowed, j.customStatus, j.createdAt, j.idempotencyKey);
+          args.push(j.id, j.queue, j.partition, j.priority, j.body, j.runAfter, j.attemptsAllowed, j.customStatus, j.createdAt, j.idempotencyKey, j.orderingKey);
         }
         let replies: Buffer[];
         try {

@@ -7,8 +7,8 @@
   Returns  one per item: "a:<pendingAt>" (moved to pending), "a", "s" stale, "n" not found.
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local now = tonumber(ARGV[2])
 local out = {}
 for i = 3, #ARGV, 9 do

@@ -7,8 +7,8 @@
   Returns  { nextExpiryAt or "", record, record, ... } (records after the change)
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local now, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = { "" }
 local count = 0

@@ -8,8 +8,8 @@
   Returns  { record, ... } (after the change), or {} for a stale epoch.
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end

@@ -2,11 +2,12 @@
   jobCompleteMany (one shard): succeed per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:running   the jobs' partitions are derived from their ids
   ARGV     prefix, now, then per item: id, claimToken, customStatus
-  Returns  one outcome per item: "a" acknowledged, "s" stale claim, "n" not found.
+  Returns  one outcome per item: "a" acknowledged, "s" stale claim, "n" not found; an
+           acknowledged job whose ordering key's next job it promoted: "a+<promotedAt>".
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local now = tonumber(ARGV[2])
 local NEEDED = fieldsFor("ct", "cs") -- checkClaim and succeed read only these
 local out = {}
@@ -15,7 +16,10 @@ for i = 3, #ARGV, 3 do
   local tag = tagOfId(id)
   local job = tag and loadJob(tag, id, NEEDED)
   local outcome = checkClaim(job, ARGV[i + 1])
-  if outcome == "a" then apply(tag, job, succeed(job, ARGV[i + 2], now)) end
+  if outcome == "a" then
+    local promoted = apply(tag, job, succeed(job, ARGV[i + 2], now))
+    if promoted then outcome = "a+" .. N(promoted.ra) end
+  end
   out[#out + 1] = outcome
 end
 flushCounts()

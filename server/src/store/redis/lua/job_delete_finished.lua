@@ -6,6 +6,7 @@
   Returns  the number deleted.
 ]]
 --@include keys
+--@include transitions
 --@include job
 local queue, limit = ARGV[2], tonumber(ARGV[5])
 local before = { s = ARGV[3], f = ARGV[4] }

@@ -2,11 +2,12 @@
   jobFailMany (one shard): fail per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:running
   ARGV     prefix, now, then per item: id, claimToken, customStatus, retryDelayMs or "", noRetry "1"/"0"
-  Returns  one per item: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found.
+  Returns  one per item: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found;
+           a failed job whose ordering key's next job it promoted: "a+<promotedAt>".
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local now = tonumber(ARGV[2])
 local NEEDED = fieldsFor("ct", "cs", "ar", "rd") -- checkClaim and fail read only these
 local out = {}
@@ -16,8 +17,9 @@ for i = 3, #ARGV, 5 do
   local job = tag and loadJob(tag, id, NEEDED)
   local outcome = checkClaim(job, ARGV[i + 1])
   if outcome == "a" then
-    apply(tag, job, fail(job, ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4] == "1", now))
+    local promoted = apply(tag, job, fail(job, ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4] == "1", now))
     if job.st == "p" then outcome = "a:" .. N(job.ra) end
+    if promoted then outcome = "a+" .. N(promoted.ra) end
   end
   out[#out + 1] = outcome
 end

@@ -2,20 +2,23 @@
   jobInsertMany (one shard): inserts pending jobs, all or nothing: every partition named
   must exist (its marker) before anything is written. A job whose idempotency key is live
   in its partition (the engine routes a key to one partition) is not inserted; the live
-  job's id is returned instead, also for duplicates inside the batch.
+  job's id is returned instead, also for duplicates inside the batch. A job with an
+  ordering key joins the key's sequence at its seq; behind a job of the key that has not
+  ended (or an earlier one of the batch) it is inserted waiting.
   KEYS[1]  <prefix>:{shard}:running   (routing only: the partitions come from ARGV)
   ARGV     prefix, now, then per job: id, queue, partition, priority, body, runAfter,
-           attemptsAllowed, customStatus, createdAt, idempotencyKey
+           attemptsAllowed, customStatus, createdAt, idempotencyKey, orderingKey
   Returns  the ids, in request order.
   Errors   "QUEUE_NOT_FOUND <queue>" when a partition marker is missing.
 ]]
 --@include keys
+--@include transitions
 --@include job
 local now = ARGV[2]
 -- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
 -- call), and its highest priority so far: one read or write per partition, not per job.
 local parts = {}
-for i = 3, #ARGV, 10 do
+for i = 3, #ARGV, 11 do
   local tag = tagOf(ARGV[i + 1], ARGV[i + 2])
   local part = parts[tag]
   if not part then
@@ -32,8 +35,8 @@ for tag, part in pairs(parts) do
   part.maxprBefore = part.maxpr
 end
 local out = {}
-for i = 3, #ARGV, 10 do
-  local id, priority, key = ARGV[i], ARGV[i + 3], ARGV[i + 9]
+for i = 3, #ARGV, 11 do
+  local id, priority, key, orderingKey = ARGV[i], ARGV[i + 3], ARGV[i + 9], ARGV[i + 10]
   local tag = tagOf(ARGV[i + 1], ARGV[i + 2])
   local part = parts[tag]
   local existing = key ~= "" and redis.call("HGET", tag .. ":idem", key)
@@ -43,15 +46,17 @@ for i = 3, #ARGV, 10 do
     if key ~= "" then redis.call("HSET", tag .. ":idem", key, id) end
     part.seq = part.seq + 1
     local seq = part.seq
-    local job = { id = id, st = "p", pr = priority, ra = tonumber(ARGV[i + 5]), sq = seq }
-    local fields = { "st", "p", "pr", priority, "ra", ARGV[i + 5], "aa", ARGV[i + 6], "ar", ARGV[i + 6],
+    local job = { id = id, st = "p", pr = priority, ra = tonumber(ARGV[i + 5]), sq = seq, ok = orderingKey }
+    if orderingKey ~= "" then job.st = arrivalState(joinSequence(tag, job, seq)) end
+    local fields = { "st", job.st, "pr", priority, "ra", ARGV[i + 5], "aa", ARGV[i + 6], "ar", ARGV[i + 6],
       "ca", ARGV[i + 8], "ua", now, "sq", N(seq), "b", ARGV[i + 4] }
     if ARGV[i + 7] ~= "" then fields[#fields + 1] = "cs"; fields[#fields + 1] = ARGV[i + 7] end
     if key ~= "" then fields[#fields + 1] = "ik"; fields[#fields + 1] = key end
+    if orderingKey ~= "" then fields[#fields + 1] = "ok"; fields[#fields + 1] = orderingKey end
     redis.call("HSET", jobKey(tag, id), unpack(fields))
     index(tag, job)
     zaddLater(tag .. ":all", ARGV[i + 5], id)
-    count(tag, "p", 1)
+    count(tag, job.st, 1)
     if tonumber(priority) > part.maxpr then part.maxpr = tonumber(priority) end
     out[#out + 1] = id
   end

@@ -7,8 +7,8 @@
   Returns  the number released.
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 local now, epoch, below = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local ids = {}

@@ -1,14 +1,16 @@
 --[[
   jobRetryFailed over one partition: failed jobs, oldest finished first, get fresh attempts
-  and a run_after. Examines at most `budget` entries of the failed zset from `offset`
-  (entries of other priorities are skipped, and stay, so the caller adds `skipped`).
+  and a run_after; one with an ordering key rejoins its key's sequence at the tail (a new
+  position from the seq counter), waiting if the key has a job that has not ended.
+  Examines at most `budget` entries of the failed zset from `offset` (entries of other
+  priorities are skipped, and stay, so the caller adds `skipped`).
   KEYS[1]  <tag>:done:f
   ARGV     prefix, queue, partition, now, priority (0 any), attemptsAllowed, runAfter, offset, budget, want
   Returns  { retried, skipped, done 0/1 }
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 local now, priority, allowed, runAfter = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local offset, budget, want = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
@@ -19,7 +21,8 @@ for _, id in ipairs(ids) do
   examined = examined + 1
   local job = loadJob(tag, id)
   if job and (priority == 0 or job.pr == priority) then
-    apply(tag, job, retryFailed(allowed, runAfter, now))
+    local busy = job.ok ~= "" and joinSequence(tag, job, redis.call("HINCRBY", tag .. ":n", "seq", 1))
+    apply(tag, job, retryFailed(allowed, runAfter, now, busy))
     retried = retried + 1
   else
     skipped = skipped + 1

@@ -8,8 +8,8 @@
            the broker applies the same handOut to its own copy.
 ]]
 --@include keys
---@include job
 --@include transitions
+--@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end

@@ -8,13 +8,14 @@
   Returns  the number of jobs left (0: the partition is gone).
 ]]
 --@include keys
+--@include transitions
 --@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 redis.call("DEL", tag .. ":q", tag .. ":lease")
 for _, id in ipairs(redis.call("ZRANGE", KEYS[1], 0, tonumber(ARGV[4]) - 1)) do
   local job = loadJob(tag, id)
   if job then
-    removeJob(tag, job)
+    removeJob(tag, job, nil) -- every job goes: nothing to promote
   else
     redis.call("ZREM", KEYS[1], id)
   end
@@ -23,7 +24,8 @@ flushCounts()
 local left = redis.call("ZCARD", KEYS[1])
 if left == 0 then
   local maxPriority = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0
-  local keys = { tag .. ":n", tag .. ":buf", tag .. ":done:s", tag .. ":done:f", tag .. ":idem", tag .. ":all" }
+  -- (Ordering-key sets vanished with their last member.)
+  local keys = { tag .. ":n", tag .. ":buf", tag .. ":w", tag .. ":done:s", tag .. ":done:f", tag .. ":idem", tag .. ":all" }
   for priority = 1, maxPriority do keys[#keys + 1] = tag .. ":p:" .. priority end
   redis.call("DEL", unpack(keys))
 end

@@ -1,15 +1,16 @@
 --[[
   Jobs as hashes, and the indexes that follow their state. Field names are short because
   every job pays for them:
-    st state (p pending, b buffered, r running, s succeeded, f failed)
+    st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
     pr priority   ra run_after   aa attempts_allowed   ar attempts_remaining   at attempt
     cs custom_status   ca created_at   ua updated_at   fa finished_at   ct claim_token
     ce claim_expires_at   rd retry_delay_ms   be buffer_epoch   ik idempotency_key
-    sq seq   b body
+    sq seq   ok ordering_key   b body
   Absent fields read as 0 or "" (insert writes only what is set).
+  Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
-local FIELDS = { "st", "pr", "ra", "aa", "ar", "at", "cs", "ca", "ua", "fa", "ct", "ce", "rd", "be", "ik", "sq" }
-local TEXT = { st = true, cs = true, ct = true, ik = true }
+local FIELDS = { "st", "pr", "ra", "aa", "ar", "at", "cs", "ca", "ua", "fa", "ct", "ce", "rd", "be", "ik", "sq", "ok" }
+local TEXT = { st = true, cs = true, ct = true, ik = true, ok = true }
 
 -- Integers as Redis arguments: never Lua's %.14g exponent form.
 local function N(x)
@@ -31,8 +32,8 @@ local function loadJob(tag, id, fields)
   return job
 end
 
--- What apply() itself reads: the state and the pending-index key parts.
-local APPLY_FIELDS = { "st", "pr", "ra", "sq" }
+-- What apply() itself reads: the state, the pending-index key parts and the ordering key.
+local APPLY_FIELDS = { "st", "pr", "ra", "sq", "ok" }
 local function fieldsFor(...)
   local out = { unpack(APPLY_FIELDS) }
   for _, f in ipairs({ ... }) do out[#out + 1] = f end
@@ -95,6 +96,7 @@ end
 local function unindex(tag, job)
   local st = job.st
   if st == "p" then zremLater(tag .. ":p:" .. job.pr, pendingMember(job))
+  elseif st == "w" then zremLater(tag .. ":w", job.id)
   elseif st == "b" then zremLater(tag .. ":buf", job.id)
   elseif st == "r" then zremLater(RUNNING, job.id)
   else zremLater(tag .. ":done:" .. st, job.id) end
@@ -103,6 +105,7 @@ end
 local function index(tag, job)
   local st = job.st
   if st == "p" then zaddLater(tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
+  elseif st == "w" then zaddLater(tag .. ":w", N(job.ra), job.id)
   elseif st == "b" then zaddLater(tag .. ":buf", N(job.be), job.id)
   elseif st == "r" then zaddLater(RUNNING, N(job.ce), job.id)
   else zaddLater(tag .. ":done:" .. st, N(job.fa), job.id) end
@@ -132,8 +135,41 @@ local function flushCounts()
   counts = {}
 end
 
+-- Ordering keys: <tag>:o:<key> holds the key's jobs that have not ended, scored by their
+-- position (the partition's seq counter when they joined), so its first member is the
+-- head. Only jobs with a key touch these sets, written at once (not batched like the
+-- indexes) because the head is read right after.
+local function sequenceKey(tag, key)
+  return tag .. ":o:" .. key
+end
+
+-- Appends a job to its key's sequence at `position` (above every earlier one). Returns
+-- whether the key already had a job that has not ended: then this one waits.
+local function joinSequence(tag, job, position)
+  local key = sequenceKey(tag, job.ok)
+  local busy = redis.call("EXISTS", key) == 1
+  redis.call("ZADD", key, N(position), job.id)
+  return busy
+end
+
+local apply -- promotion applies a transition too
+
+-- Takes a job that ended (or is deleted) out of its key's sequence, and promotes the
+-- key's new head if it was waiting. Returns the promoted job, if any.
+local function leaveSequence(tag, job, now)
+  local key = sequenceKey(tag, job.ok)
+  redis.call("ZREM", key, job.id)
+  local head = redis.call("ZRANGE", key, 0, 0)[1]
+  local promoted = head and loadJob(tag, head, APPLY_FIELDS)
+  if not promoted or promoted.st ~= "w" then return nil end
+  apply(tag, promoted, promote(now))
+  return promoted
+end
+
 -- Applies a transition's patch (see transitions.lua) and moves the job between indexes.
-local function apply(tag, job, patch)
+-- A job with an ordering key that ends leaves its sequence: the key's next job is
+-- promoted and returned (every patch sets ua, the transition's time).
+apply = function(tag, job, patch)
   local before, beforeRa = job.st, job.ra
   unindex(tag, job)
   local args = {}
@@ -148,11 +184,18 @@ local function apply(tag, job, patch)
   if job.st ~= before then
     count(tag, before, -1)
     count(tag, job.st, 1)
+    if job.ok ~= "" and isTerminal(job.st) and not isTerminal(before) then return leaveSequence(tag, job, job.ua) end
   end
+  return nil
 end
 
--- Deletes a job and every index entry that names it.
-local function removeJob(tag, job)
+-- Deletes a job and every index entry that names it. One that had not ended leaves its
+-- ordering key's sequence, promoting the next job at `now`; nil `now` (the partition is
+-- being purged) only removes it.
+local function removeJob(tag, job, now)
+  -- This script may have promoted the job (its index entry is only queued): flush first,
+  -- or the queued add would land after our removal and leave a dangling entry.
+  if job.ok ~= "" then flushIndexes() end
   unindex(tag, job)
   zremLater(tag .. ":all", job.id)
   count(tag, job.st, -1)
@@ -160,11 +203,14 @@ local function removeJob(tag, job)
     redis.call("HDEL", tag .. ":idem", job.ik)
   end
   redis.call("DEL", jobKey(tag, job.id))
+  if job.ok ~= "" and not isTerminal(job.st) then
+    if now then leaveSequence(tag, job, now) else redis.call("ZREM", sequenceKey(tag, job.ok), job.id) end
+  end
 end
 
--- Users see buffered jobs as pending; filters name the visible state.
+-- Users see waiting and buffered jobs as pending; filters name the visible state.
 local function visible(st)
-  if st == "b" then return "p" end
+  if st == "b" or st == "w" then return "p" end
   return st
 end
 

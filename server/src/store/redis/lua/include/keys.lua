@@ -3,10 +3,13 @@
   the store's key prefix. A partition's keys share the hash tag {q:<queue>:<partition>},
   so every per-partition write lands in one slot:
     <tag>:q          marker: the partition exists (written by queueCreate)
-    <tag>:n          hash: counters p b r s f (jobs per stored state), seq, maxpr
+    <tag>:n          hash: counters p w b r s f (jobs per stored state), seq, maxpr
     <tag>:lease      hash: owner, epoch, exp (epochs come from <prefix>:{shard}:epoch)
     <tag>:j:<id>     hash: one job
     <tag>:p:<prio>   zset: pending jobs of a priority, score run_after, member seq16..id
+    <tag>:w          zset: waiting jobs (behind their ordering key's head), score run_after, member id
+    <tag>:o:<key>    zset: an ordering key's jobs that have not ended, score position, member id
+                     (the first is the head; the key vanishes with its last member)
     <tag>:buf        zset: buffered jobs, score buffer epoch, member id
     <tag>:all        zset: every job, score run_after, member id (scan order)
     <tag>:done:s|f   zset: succeeded / failed jobs, score finished_at, member id

@@ -1,7 +1,8 @@
 --[[
   The state machine of server/src/engine/transitions.ts, rule for rule: each function
   takes the job as loaded by loadJob and returns the fields to change. The shared store
-  suite pins that both agree; change them together.
+  suite pins that both agree; change them together. Included before job.lua (whose
+  apply() promotes with promote()), so it uses nothing of job.lua's.
 ]]
 local STATUS_MAX = {{customStatusMaxLength}}
 
@@ -43,6 +44,22 @@ local function checkClaim(job, token)
   return "a"
 end
 
+-- Succeeded and failed jobs are done: they have left their ordering key's sequence.
+local function isTerminal(st)
+  return st == "s" or st == "f"
+end
+
+-- Enqueue and retryFailed: behind a job of its ordering key that has not ended, a job waits.
+local function arrivalState(keyBusy)
+  if keyBusy then return "w" end
+  return "p"
+end
+
+-- The key's earlier jobs all ended: the next one becomes claimable at its own run_after.
+local function promote(now)
+  return { st = "p", ua = now }
+end
+
 local function claimIntoBuffer(epoch, now)
   return { st = "b", be = epoch, ua = now }
 end
@@ -72,7 +89,7 @@ local function fail(job, status, retryDelay, noRetry, now)
 end
 
 local function expireClaim(job, now)
-  return fail(job, "attempt " .. N(job.at) .. ": claim timed out", nil, false, now)
+  return fail(job, "attempt " .. string.format("%.0f", job.at) .. ": claim timed out", nil, false, now)
 end
 
 -- c: { expiresAt, body (nil keeps it), moveToPending, runAfter, attemptsAllowed, status }
@@ -97,9 +114,10 @@ local function checkpoint(job, c, now)
   return patch
 end
 
-local function retryFailed(attemptsAllowed, runAfter, now)
+-- keyBusy: the job rejoined its ordering key's sequence behind jobs that have not ended.
+local function retryFailed(attemptsAllowed, runAfter, now, keyBusy)
   return {
-    st = "p", aa = attemptsAllowed, ar = attemptsAllowed, at = 0, ra = runAfter, ct = "",
+    st = arrivalState(keyBusy), aa = attemptsAllowed, ar = attemptsAllowed, at = 0, ra = runAfter, ct = "",
     ce = 0, fa = 0, ua = now,
   }
 end
