@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/mysql/migrate.js";
+import { openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
+import { newJob } from "../../src/store/storetest/fixtures.js";
+import { resolveQueueConfig } from "../../src/engine/queue-config.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const shards: Shard[] = [];
@@ -39,5 +42,33 @@ describe("mysql schema migrations", () => {
     await migrate(shard);
     await shard.session((c) => c.query("DELETE FROM schema_migrations"));
     expect((await migrate(shard)).applied).toEqual((await loadMigrations()).map((m) => m.name));
+  });
+
+  it("upgrades a version-1 database that holds jobs: they keep working beside jobs with ordering keys", async () => {
+    const url = freshDatabaseUrl("migrate");
+    const shard = open(url);
+    await shard.ensureDatabase();
+    const [v1] = await loadMigrations();
+    await shard.session(async (c) => {
+      for (const statement of v1!.statements) await c.query(statement);
+      await c.query("INSERT INTO queues (name, config, created_at) VALUES ('old', ?, 1)", [JSON.stringify(resolveQueueConfig())]);
+      await c.query(
+        "INSERT INTO jobs (id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
+          "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, body) " +
+          "VALUES ('old.0.aaaaaaaaaaaa', 'old', 0, 'pending', 1, 1, 3, 3, 0, '', 1, 1, 0, '', 0, 0, 0, 'x')",
+      );
+    });
+    const store = await openMysqlStore([url], { connectionLimit: 2 });
+    try {
+      const [kept] = await store.jobGetMany({ ids: ["old.0.aaaaaaaaaaaa"] });
+      expect(kept).toMatchObject({ state: "pending", orderingKey: "" });
+      const ids = await store.jobInsertMany({ jobs: [newJob("old", { orderingKey: "k" }, 2), newJob("old", { orderingKey: "k" }, 2)], now: 2 });
+      expect((await store.jobGetMany({ ids })).map((j) => j!.state)).toEqual(["pending", "waiting"]);
+      const lease = (await store.leaseAcquire({ queue: "old", partition: 0, owner: "o", ttlMs: 1000, now: 2 }))!;
+      const claimed = await store.jobClaimMany({ queue: "old", partition: 0, epoch: lease.epoch, limit: 10, now: 2 });
+      expect(claimed.map((j) => j.id)).toEqual(["old.0.aaaaaaaaaaaa", ids[0]]);
+    } finally {
+      await store.close();
+    }
   });
 });

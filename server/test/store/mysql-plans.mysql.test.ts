@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/engine/queue-config.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import * as sql from "../../src/store/mysql/queries.js";
+import { keyBytes } from "../../src/store/mysql/rows.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
 import { newJob, T0 } from "../../src/store/storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
@@ -37,6 +38,11 @@ beforeAll(async () => {
     );
     await store.jobInsertMany({ jobs, now: T0 });
   }
+  // Ordering keys: 50 keys with 40 jobs each (one head, 39 waiting).
+  for (let batch = 0; batch < 2; batch++) {
+    const jobs = Array.from({ length: 1000 }, (_, i) => newJob(queue, { partition: 0, orderingKey: `key-${i % 50}` }));
+    await store.jobInsertMany({ jobs, now: T0 });
+  }
   const lease = await store.leaseAcquire({ queue, partition: 0, owner: "plans", ttlMs: 60_000, now: T0 });
   const claimed = await store.jobClaimMany({ queue, partition: 0, epoch: lease!.epoch, limit: 600, now: T0 });
   const startedIds = await store.jobStartMany({
@@ -49,7 +55,7 @@ beforeAll(async () => {
   const started = (await store.jobGetMany({ ids: startedIds })).map((j) => j!);
   await store.jobCompleteMany({ items: started.slice(0, 300).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 + 10 });
   await store.jobFailMany({ items: started.slice(300, 400).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 + 10 });
-  await shard.session((c) => c.query("ANALYZE TABLE jobs"));
+  await shard.session((c) => c.query("ANALYZE TABLE jobs, ordering_keys, ordering_members"));
 }, 60_000);
 
 afterAll(async () => {
@@ -92,6 +98,20 @@ describe("mysql query plans", () => {
     const [row] = await explain(sql.failedOldest(false), [queue, 1000]);
     expect(row).toMatchObject({ key: "jobs_finished" });
     expect(row!.Extra).not.toMatch(/filesort/);
+  });
+
+  it("finds ordering keys' heads with one primary-key dive per key, and locks keys by primary key", async () => {
+    const keys = [queue, 0, keyBytes("key-1"), queue, 0, keyBytes("key-2")];
+    const heads = await explain(sql.orderingHeads(2), keys);
+    for (const row of heads.filter((r) => r.key !== "PRIMARY" || r.type !== "eq_ref")) {
+      expect(row).toMatchObject({ key: "PRIMARY" });
+      expect(row.type).toMatch(/^(ref|range)$/);
+      expect(row.Extra ?? "").not.toMatch(/filesort/);
+    }
+    for (const statement of [sql.orderingKeysLock(2), sql.orderingKeysSelect(2)]) {
+      expect((await explain(statement, keys))[0]).toMatchObject({ type: "range", key: "PRIMARY" });
+    }
+    expect((await explain(sql.orderingMembersDelete(2), ["a", "b"]))[0]).toMatchObject({ key: "ordering_members_job" });
   });
 
   it("resolves idempotency keys from their unique index", async () => {

@@ -1,9 +1,12 @@
 /**
- * Enqueue, one shard's part: resolve idempotency keys, then multi-row INSERTs. Runs inside
- * a transaction the caller owns (see MysqlStore.jobInsertMany).
+ * Enqueue, one shard's part: resolve idempotency keys, join ordering keys' sequences,
+ * then multi-row INSERTs. Runs inside a transaction the caller owns (see
+ * MysqlStore.jobInsertMany).
  */
 import type { NewJob } from "../../engine/job-record.js";
 import { limits } from "../../engine/limits.js";
+import { arrivalState } from "../../engine/transitions.js";
+import { joinSequences } from "./ordering.js";
 import * as sql from "./queries.js";
 import { insertValues } from "./rows.js";
 import { type Conn, run, select } from "./shard.js";
@@ -19,8 +22,10 @@ export interface Keyed<T> {
 
 /**
  * One shard's part of an enqueue, inside its transaction: resolve idempotency keys
- * against live jobs (and earlier jobs of the batch), then multi-row INSERTs. On a replay
- * (`replay`: an earlier attempt may have committed) it first looks its ids up.
+ * against live jobs (and earlier jobs of the batch), append jobs with an ordering key to
+ * their sequences (waiting behind a job of the key that has not ended), then multi-row
+ * INSERTs. On a replay (`replay`: an earlier attempt may have committed) it first looks
+ * its ids up.
  */
 export async function insertOnShard(c: Conn, items: Array<Keyed<NewJob>>, now: number, replay: boolean): Promise<string[]> {
   const live = new Map<string, string>(); // queue \0 key → id
@@ -52,8 +57,9 @@ export async function insertOnShard(c: Conn, items: Array<Keyed<NewJob>>, now: n
     const found = await select<{ id: string }>(c, sql.existingIds(fresh.length), fresh.map((j) => j.id));
     if (found.length > 0) toWrite = [];
   }
+  const waiting = await joinSequences(c, toWrite.filter((job) => job.orderingKey !== ""));
   for (const chunk of byteChunks(toWrite)) {
-    await run(c, sql.insertJobs(chunk.length), chunk.flatMap((job) => insertValues(job, now)));
+    await run(c, sql.insertJobs(chunk.length), chunk.flatMap((job) => insertValues(job, arrivalState(waiting.has(job.id)), now)));
   }
   return resolved;
 }

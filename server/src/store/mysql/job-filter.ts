@@ -19,7 +19,7 @@ export const REGEX_PAGE = 500;
 export function filterWhere(queue: string, filter: JobFilter, now: number): { sql: string; params: Param[] } {
   const parts = ["queue = ?"];
   const params: Param[] = [queue];
-  if (filter.state === "pending") parts.push("state IN ('pending', 'buffered')");
+  if (filter.state === "pending") parts.push("state IN ('pending', 'waiting', 'buffered')");
   else if (filter.state !== undefined) {
     parts.push("state = ?");
     params.push(filter.state);

@@ -15,10 +15,13 @@
  *   blocks enqueues into the range it reads.
  * - Several URLs are shards: a partition's jobs and lease live on shard-map.ts's shard;
  *   queue metadata on shard 0.
+ * - Ordering keys (ordering.ts): a job with a key joins its key's sequence when enqueued
+ *   or retried, and leaves it, promoting the next, in the same transaction that ends or
+ *   deletes it. Jobs without a key skip all of it.
  */
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, type JobRecord, type NewJob } from "../../engine/job-record.js";
+import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
 import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
@@ -27,6 +30,7 @@ import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueSt
 import { insertOnShard, type Keyed } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
 import { migrate } from "./migrate.js";
+import { joinSequences, leaveSequences, type SequenceJob } from "./ordering.js";
 import * as sql from "./queries.js";
 import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js";
 import { AmbiguousCommitError, type Conn, type Param, placeholders, run, select, Shard } from "./shard.js";
@@ -126,7 +130,9 @@ export class MysqlStore implements Store {
         expired.push(
           ...(await shard.transaction(async (c) => {
             const rows = (await select<JobRow>(c, sql.EXPIRED_CLAIMS, [p.now, room])).map(toRecord);
-            return this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
+            const changed = await this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
+            await leaveSequences(c, changed.filter(endedWithKey), p.now);
+            return changed;
           })),
         );
       }
@@ -170,11 +176,11 @@ export class MysqlStore implements Store {
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.applyToRunning(p.items, (job, item) => transitions.checkpoint(job, item, p.now));
+    return this.applyToRunning(p.items, p.now, (job, item) => transitions.checkpoint(job, item, p.now));
   }
 
   async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.applyToRunning(p.items, (job, item) => transitions.succeed(job, item.customStatus, p.now));
+    return this.applyToRunning(p.items, p.now, (job, item) => transitions.succeed(job, item.customStatus, p.now));
   }
 
   async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
@@ -221,28 +227,34 @@ export class MysqlStore implements Store {
         const chunk = Math.min(CHUNK, p.limit - deleted);
         // Ids first, then DELETE by id with the filter re-checked: a statement replayed after
         // a lost connection can never delete more than `limit`.
-        const [found, n] = await shard.session(async (c) => {
+        const { ids, n } = await shard.session(async (c) => {
           const ids: string[] = [];
+          // A job that has not ended may head an ordering key: then delete and promote in one transaction.
+          let keyed = false;
           if (!p.filter.bodyRegex) {
-            for (const row of await select<{ id: string }>(c, `SELECT id FROM jobs WHERE ${where.sql} LIMIT ?`, [...where.params, chunk])) ids.push(row.id);
+            for (const row of await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(c, sql.selectIdKeys(where.sql), [...where.params, chunk])) {
+              ids.push(row.id);
+              keyed ||= row.ordering_key !== null && !transitions.isTerminal(row.state);
+            }
           } else {
             for await (const job of matchingJobs(c, p.queue, p.filter, p.now)) {
               ids.push(job.id);
+              keyed ||= job.orderingKey !== "" && !transitions.isTerminal(job.state);
               if (ids.length >= chunk) break;
             }
           }
-          if (ids.length === 0) return [0, 0] as const;
-          return [ids.length, await run(c, `${sql.deleteIds(ids.length)} AND ${where.sql}`, [...ids, ...where.params])] as const;
+          if (ids.length === 0 || keyed) return { ids, n: undefined };
+          return { ids, n: await run(c, `${sql.deleteIds(ids.length)} AND ${where.sql}`, [...ids, ...where.params]) };
         });
-        deleted += n;
-        if (found < chunk) break;
+        deleted += n ?? (ids.length === 0 ? 0 : await shard.transaction((c) => this.deleteWithKeys(c, ids, where, p.now)));
+        if (ids.length < chunk) break;
       }
     }
     return deleted;
   }
 
   async jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.applyToRunning(p.items, (job, item) => transitions.fail(job, item, p.now));
+    return this.applyToRunning(p.items, p.now, (job, item) => transitions.fail(job, item, p.now));
   }
 
   async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
@@ -313,13 +325,16 @@ export class MysqlStore implements Store {
     for (const shard of this.shards) {
       while (retried < p.limit) {
         const chunk = Math.min(CHUNK, p.limit - retried);
-        const [found, n] = await shard.session(async (c) => {
+        const { ids, n } = await shard.session(async (c) => {
           const params: Param[] = [p.queue, ...(p.priority !== undefined ? [p.priority] : []), chunk];
-          const ids = (await select<{ id: string }>(c, oldest, params)).map((r) => r.id);
-          return [ids.length, ids.length === 0 ? 0 : await run(c, sql.retryFailedIds(set.sql, ids.length), [...set.params, ...ids])] as const;
+          const rows = await select<{ id: string; ordering_key: Buffer | null }>(c, oldest, params);
+          const ids = rows.map((r) => r.id);
+          // Jobs with an ordering key rejoin their sequences: a transaction of their own.
+          if (ids.length === 0 || rows.some((r) => r.ordering_key !== null)) return { ids, n: undefined };
+          return { ids, n: await run(c, sql.retryFailedIds(set.sql, ids.length), [...set.params, ...ids]) };
         });
-        retried += n;
-        if (found < chunk) break;
+        retried += n ?? (ids.length === 0 ? 0 : await shard.transaction((c) => this.retryWithKeys(c, ids, p)));
+        if (ids.length < chunk) break;
       }
     }
     return retried;
@@ -385,6 +400,9 @@ export class MysqlStore implements Store {
     for (const shard of this.shards) {
       // Always, even when the row was gone: finishes a delete that crashed half-way.
       while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_JOBS, [p.name, CHUNK]))) >= CHUNK);
+      // Then the ordering-key sequences (nothing to promote: every job is gone).
+      while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_MEMBERS, [p.name, CHUNK]))) >= CHUNK);
+      while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_KEYS, [p.name, CHUNK]))) >= CHUNK);
       await shard.session((c) => run(c, sql.LEASE_RELEASE_QUEUE, [p.name]));
     }
     return deleted;
@@ -460,7 +478,7 @@ export class MysqlStore implements Store {
    * fence (checkClaim), write every acknowledged change with one UPDATE per shard.
    * Items are decided in order, so a job named twice in a batch sees the first change.
    */
-  private async applyToRunning<T extends { id: string; claimToken: string }>(items: T[], decide: (job: JobRecord, item: T) => JobPatch): Promise<OutcomeResult[]> {
+  private async applyToRunning<T extends { id: string; claimToken: string }>(items: T[], now: number, decide: (job: JobRecord, item: T) => JobPatch): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
       [...this.groupByShard(items)].map(([shard, keyed]) =>
@@ -490,10 +508,54 @@ export class MysqlStore implements Store {
           };
           const statement = patchManyStatement(changed, fence);
           await run(c, statement.sql, statement.params);
+          // Jobs that ended let the next job of their ordering key go, in this transaction.
+          const promotedBy = await leaveSequences(c, [...jobs.values()].filter((j) => patches.has(j.id) && endedWithKey(j)), now);
+          for (const { index, item } of keyed) {
+            const promotedAt = promotedBy.get(item.id);
+            if (promotedAt !== undefined && results[index]!.outcome === "acknowledged") results[index]!.promotedAt = promotedAt;
+          }
         }),
       ),
     );
     return results;
+  }
+
+  /**
+   * One DeleteJobs chunk where some job may head an ordering key: lock the rows still
+   * matching, delete them, and promote the next job of each key whose head went.
+   */
+  private async deleteWithKeys(c: Conn, ids: string[], where: { sql: string; params: Param[] }, now: number): Promise<number> {
+    const rows = await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(c, sql.lockIdKeys(ids.length, where.sql), [...ids, ...where.params]);
+    if (rows.length === 0) return 0;
+    const deleted = await run(c, sql.deleteIds(rows.length), rows.map((r) => r.id));
+    const leaving: SequenceJob[] = rows
+      .filter((r) => r.ordering_key !== null && !transitions.isTerminal(r.state))
+      .map((r) => ({ id: r.id, ...parseJobId(r.id)!, orderingKey: r.ordering_key!.toString("utf8") }));
+    await leaveSequences(c, leaving, now);
+    return deleted;
+  }
+
+  /**
+   * One RetryFailedJobs chunk with jobs that have an ordering key: lock those still
+   * failed, put them back at the tail of their keys' sequences (in the chunk's order,
+   * oldest failure first), then write retryFailed: pending, or waiting behind the key.
+   */
+  private async retryWithKeys(c: Conn, ids: string[], p: { attemptsAllowed: number; runAfter: number; now: number }): Promise<number> {
+    const keyed = await select<{ id: string; queue: string; part: number; ordering_key: Buffer | null }>(c, sql.lockFailedKeyed(ids.length), ids);
+    const order = new Map(ids.map((id, i) => [id, i]));
+    const joining: SequenceJob[] = keyed
+      .filter((r) => r.ordering_key !== null)
+      .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
+      .map((r) => ({ id: r.id, queue: r.queue, partition: Number(r.part), orderingKey: r.ordering_key!.toString("utf8") }));
+    const waiting = await joinSequences(c, joining);
+    let retried = 0;
+    for (const busy of [false, true]) {
+      const chosen = ids.filter((id) => waiting.has(id) === busy);
+      if (chosen.length === 0) continue;
+      const set = setClause(transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now, busy));
+      retried += await run(c, sql.retryFailedIds(set.sql, chosen.length), [...set.params, ...chosen]);
+    }
+    return retried;
   }
 
   /** Writes each job's patch with one UPDATE and returns the jobs as they now are. */
@@ -529,6 +591,11 @@ export class MysqlStore implements Store {
     }
     return groups;
   }
+}
+
+/** A job with an ordering key that has just ended leaves its key's sequence. */
+function endedWithKey(job: JobRecord): boolean {
+  return job.orderingKey !== "" && transitions.isTerminal(job.state);
 }
 
 function pendingLevelParams(queue: string, partition: number): Param[] {

@@ -95,22 +95,63 @@ export const FINISHED_EXPIRED = "SELECT id FROM jobs WHERE queue = ? AND state =
 export const deleteFinishedIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)}) AND state = ? AND finished_at < ?`;
 /** Failed jobs to retry, oldest failure first (same index and reason as FINISHED_EXPIRED). */
 export const failedOldest = (byPriority: boolean) =>
-  `SELECT id FROM jobs WHERE queue = ? AND state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
+  `SELECT id, ordering_key FROM jobs WHERE queue = ? AND state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
 export const retryFailedIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'failed'`;
 export const DELETE_QUEUE_JOBS = "DELETE FROM jobs WHERE queue = ? LIMIT ?";
+export const DELETE_QUEUE_MEMBERS = "DELETE FROM ordering_members WHERE queue = ? LIMIT ?";
+export const DELETE_QUEUE_KEYS = "DELETE FROM ordering_keys WHERE queue = ? LIMIT ?";
 export const deleteIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)})`;
 
 // ---- reads for users
+
+/** Ids and what deciding a delete needs (whether the job may be the head of an ordering key). */
+export const selectIdKeys = (where: string) => `SELECT id, state, ordering_key FROM jobs WHERE ${where} LIMIT ?`;
+export const lockIdKeys = (n: number, where: string) => `SELECT id, state, ordering_key FROM jobs WHERE id IN (${list(n)}) AND ${where} FOR UPDATE`;
+
+// ---- ordering keys (ordering.ts; docs/mysql.md, "Ordering keys")
+
+/** `(queue = ? AND part = ? AND ordering_key = ?) OR …`: one primary-key range per key. */
+const keyRefs = (n: number, table = "") =>
+  Array.from({ length: n }, () => `(${table}queue = ? AND ${table}part = ? AND ${table}ordering_key = ?)`).join(" OR ");
+
+/**
+ * Creates or locks each key's row and advances its counter: one VALUES row per job, so a
+ * key named n times moves n positions (the rows after the first hit the duplicate key).
+ */
+export const orderingKeysReserve = (jobs: number) =>
+  `INSERT INTO ordering_keys (queue, part, ordering_key, next_pos) VALUES ${Array.from({ length: jobs }, () => "(?, ?, ?, 1)").join(", ")} ` +
+  "ON DUPLICATE KEY UPDATE next_pos = next_pos + 1";
+export const orderingKeysSelect = (keys: number) => `SELECT queue, part, ordering_key, next_pos FROM ordering_keys WHERE ${keyRefs(keys)}`;
+export const orderingKeysLock = (keys: number) => `SELECT queue, part, ordering_key FROM ordering_keys WHERE ${keyRefs(keys)} FOR UPDATE`;
+export const orderingKeysDelete = (keys: number) => `DELETE FROM ordering_keys WHERE ${keyRefs(keys)}`;
+export const orderingMembersInsert = (rows: number) =>
+  `INSERT INTO ordering_members (queue, part, ordering_key, pos, job_id) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?)").join(", ")}`;
+export const orderingMembersDelete = (n: number) => `DELETE FROM ordering_members WHERE job_id IN (${list(n)})`;
+/**
+ * Each key's head (its first member) with the job's state and run_after: one primary-key
+ * dive per key (ORDER BY pos LIMIT 1), never a read of the key's other members.
+ */
+export const orderingHeads = (keys: number) =>
+  Array.from(
+    { length: keys },
+    () =>
+      "(SELECT m.queue, m.part, m.ordering_key, j.id, j.state, j.run_after FROM ordering_members m JOIN jobs j ON j.id = m.job_id " +
+      "WHERE m.queue = ? AND m.part = ? AND m.ordering_key = ? ORDER BY m.pos LIMIT 1)",
+  ).join(" UNION ALL ");
+export const promoteIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'waiting'`;
+/** RetryFailedJobs, for jobs with a key: lock them (still failed) before they rejoin their sequences. */
+export const lockFailedKeyed = (n: number) => `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
 
 export const PEEK =
   `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (state = 'buffered' OR (state = 'pending' AND run_after <= ?)) ` +
   "ORDER BY priority, run_after, seq LIMIT ?";
 
+/** Waiting jobs count as pending (users see them so), scheduled or due by their run_after. */
 export const QUEUE_STATS =
-  "SELECT COALESCE(SUM(state IN ('pending', 'buffered')), 0) AS pending, " +
-  "COALESCE(SUM(state = 'pending' AND run_after > ?), 0) AS scheduled, " +
+  "SELECT COALESCE(SUM(state IN ('pending', 'waiting', 'buffered')), 0) AS pending, " +
+  "COALESCE(SUM(state IN ('pending', 'waiting') AND run_after > ?), 0) AS scheduled, " +
   "COALESCE(SUM(state = 'running'), 0) AS running, " +
   "COALESCE(SUM(state = 'succeeded'), 0) AS succeeded, " +
   "COALESCE(SUM(state = 'failed'), 0) AS failed, " +
-  "MIN(CASE WHEN state = 'buffered' OR (state = 'pending' AND run_after <= ?) THEN run_after END) AS oldest_due " +
+  "MIN(CASE WHEN state = 'buffered' OR (state IN ('pending', 'waiting') AND run_after <= ?) THEN run_after END) AS oldest_due " +
   "FROM jobs WHERE queue = ?";

@@ -20,6 +20,7 @@ const COLUMN: Record<keyof JobRecord, string> = {
   finishedAt: "finished_at",
   id: "id",
   idempotencyKey: "idempotency_key",
+  orderingKey: "ordering_key",
   partition: "part",
   priority: "priority",
   queue: "queue",
@@ -56,6 +57,8 @@ export interface JobRow {
   retry_delay_ms: number | string;
   buffer_epoch: number | string;
   idempotency_key: string | null;
+  /** VARBINARY: UTF-8 bytes, compared byte for byte (no collation pads or folds them). */
+  ordering_key: Buffer | null;
   seq: number | string;
 }
 
@@ -80,6 +83,7 @@ export function toRecord(row: JobRow): JobRecord {
     retryDelayMs: Number(row.retry_delay_ms),
     bufferEpoch: Number(row.buffer_epoch),
     idempotencyKey: row.idempotency_key ?? "",
+    orderingKey: row.ordering_key ? row.ordering_key.toString("utf8") : "",
     seq: Number(row.seq),
   };
 }
@@ -87,22 +91,28 @@ export function toRecord(row: JobRow): JobRecord {
 /** A field's value as stored: no key is NULL (so it never collides), bodies are bytes. */
 export function toParam(field: keyof JobRecord, value: JobRecord[keyof JobRecord]): Param {
   if (field === "idempotencyKey") return value === "" ? null : (value as string);
+  if (field === "orderingKey") return value === "" ? null : keyBytes(value as string);
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return value as Param;
 }
 
-/** The INSERT columns and one row's values, for a new pending job. */
+/** An ordering key as the VARBINARY columns hold it. */
+export function keyBytes(key: string): Buffer {
+  return Buffer.from(key, "utf8");
+}
+
+/** The INSERT columns and one row's values, for a new job (pending, or waiting behind its ordering key). */
 export const INSERT_COLUMNS =
   "id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
-  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, body";
-export const INSERT_ROW = `(${placeholders(19)})`;
+  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, ordering_key, body";
+export const INSERT_ROW = `(${placeholders(20)})`;
 
-export function insertValues(job: NewJob, now: number): Param[] {
+export function insertValues(job: NewJob, state: "pending" | "waiting", now: number): Param[] {
   return [
     job.id,
     job.queue,
     job.partition,
-    "pending",
+    state,
     job.priority,
     job.runAfter,
     job.attemptsAllowed,
@@ -117,6 +127,7 @@ export function insertValues(job: NewJob, now: number): Param[] {
     0,
     0,
     toParam("idempotencyKey", job.idempotencyKey),
+    toParam("orderingKey", job.orderingKey),
     toParam("body", job.body),
   ];
 }
