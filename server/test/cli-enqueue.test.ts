@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliHarness, lines, startHarness } from "./cli-harness.js";
+import { type CliHarness, lines, startHarness, tableRows } from "./cli-harness.js";
 
 let h: CliHarness;
 beforeAll(async () => {
@@ -102,6 +102,34 @@ describe("enqueue", () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.jobIds).toHaveLength(3);
     expect((await h.jobs.getJobs({ jobIds: doc.jobIds })).notFoundJobIds).toEqual([]);
+  });
+});
+
+describe("ordering keys", () => {
+  it("sends --ordering-key; jobs get and scan show it, and only the key's first job is handed out", async () => {
+    await h.queues.createQueue({ name: "ordered" });
+    const first = await enqueueOne(["ordered", "one", "--ordering-key", "acct-42"]);
+    const second = await enqueueOne(["ordered", "two", "--ordering-key", "acct-42"]);
+    const free = await enqueueOne(["ordered", "free"]);
+    expect((await job(second)).orderingKey).toBe("acct-42");
+    expect((await job(second)).state).toBe(JobState.PENDING); // waiting behind `first`, shown as pending
+    const got = await h.run(["jobs", "get", second]);
+    expect(got.stdout).toMatch(/^ordering_key: +acct-42$/m);
+    expect((await h.run(["jobs", "get", free])).stdout).not.toContain("ordering_key");
+    const rows = tableRows((await h.run(["jobs", "scan", "ordered"])).stdout);
+    expect(rows[0]).toContain("ORDERING KEY");
+    const keyColumn = rows[0]!.indexOf("ORDERING KEY");
+    const keyOf = new Map(rows.slice(1).map((row) => [row[0], row[keyColumn]]));
+    expect(keyOf).toEqual(new Map([[first, "acct-42"], [second, "acct-42"], [free, "-"]]));
+    const handed = await h.workers.dequeue({ queue: "ordered", limit: 10 });
+    expect(handed.jobs.map((j) => j.jobId).sort()).toEqual([first, free].sort());
+  });
+
+  it("quotes a key with spaces in the table", async () => {
+    await h.queues.createQueue({ name: "ordered_spaces" });
+    await enqueueOne(["ordered_spaces", "x", "--ordering-key", "a b"]);
+    const r = await h.run(["jobs", "scan", "ordered_spaces"]);
+    expect(tableRows(r.stdout)[1]).toContain('"a b"');
   });
 });
 

@@ -21,6 +21,7 @@ interface EnqueueFlags {
   runAfter?: number;
   attempts?: number;
   idempotencyKey?: string;
+  orderingKey?: string;
   count: number;
   json?: boolean;
 }
@@ -37,6 +38,7 @@ export function registerEnqueue(program: Command, io: CliIo): void {
       .option("--run-after <time>", "earliest run time: RFC 3339 (2026-05-01T12:00:00Z) or a delay from now (10s, 5m, 1h)", (v: string) => parseTimeMs(v))
       .option("--attempts <n>", "attempts allowed in all (default: the queue's default-attempts)", uint32)
       .option("--idempotency-key <key>", "a repeat enqueue with the same key returns the first job's id and adds nothing")
+      .option("--ordering-key <key>", "jobs with the same key run one at a time, in enqueue order (ignored on FIFO queues)")
       .option("--count <n>", `enqueue the same body n times (sent in batches of ${ENQUEUE_BATCH})`, positiveInt, 1),
   )
     .addHelpText(
@@ -44,6 +46,7 @@ export function registerEnqueue(program: Command, io: CliIo): void {
       "\nExamples:\n" +
         "  $ runlater enqueue emails '{\"to\":\"a@example.com\"}'\n" +
         "  $ runlater enqueue emails --file job.bin --priority 2 --run-after 10m\n" +
+        "  $ runlater enqueue payments '{\"op\":\"refund\"}' --ordering-key account-42\n" +
         "  $ echo hello | runlater enqueue emails --count 5000",
     )
     .action(async (queue: string, bodyArg: string | undefined, opts: EnqueueFlags, cmd: Command) => {
@@ -58,6 +61,7 @@ export function registerEnqueue(program: Command, io: CliIo): void {
         runAfter: opts.runAfter === undefined ? undefined : timestampFromMs(opts.runAfter),
         attemptsAllowed: opts.attempts ?? 0,
         idempotencyKey: opts.idempotencyKey ?? "",
+        orderingKey: opts.orderingKey ?? "",
       });
       const ctx = clientContext(io, cmd);
       const ids: string[] = [];

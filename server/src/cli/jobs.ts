@@ -14,7 +14,7 @@ import { addJsonOption, type ClientContext, clientContext } from "./client.js";
 import type { CliIo } from "./io.js";
 import { addBodyRegexFlag, addFilterFlags, addPriorityFlag, addStateFlag, type FilterFlags, filterFields } from "./job-filters.js";
 import { printJson } from "./json.js";
-import { bodyBlock, bodyCell, fields, formatTime, stateName, table } from "./output.js";
+import { bodyBlock, bodyCell, fields, formatTime, keyText, stateName, table } from "./output.js";
 import { parseTimeMs, positiveInt, uint32 } from "./parse.js";
 import { ExitStatus } from "./exits.js";
 
@@ -125,7 +125,9 @@ function printJobTable(ctx: ClientContext, jobs: Job[], includeBody: boolean): v
     ctx.io.err("no jobs match\n");
     return;
   }
-  const headers = ["JOB ID", "STATE", "PRIORITY", "RUN AFTER", "ATTEMPTS LEFT", "CREATED", ...(includeBody ? ["BODY"] : [])];
+  // The ORDERING KEY column only when a job of the page has one: most queues use none.
+  const keyed = jobs.some((j) => j.orderingKey !== "");
+  const headers = ["JOB ID", "STATE", "PRIORITY", "RUN AFTER", "ATTEMPTS LEFT", "CREATED", ...(keyed ? ["ORDERING KEY"] : []), ...(includeBody ? ["BODY"] : [])];
   const rows = jobs.map((j) => [
     j.jobId,
     stateName(j.state),
@@ -133,6 +135,7 @@ function printJobTable(ctx: ClientContext, jobs: Job[], includeBody: boolean): v
     formatTime(j.runAfter),
     `${j.attemptsRemaining}/${j.attemptsAllowed}`,
     formatTime(j.createdAt),
+    ...(keyed ? [j.orderingKey === "" ? "-" : keyText(j.orderingKey)] : []),
     ...(includeBody ? [bodyCell(j.body)] : []),
   ]);
   ctx.io.out(table(headers, rows));
@@ -145,6 +148,7 @@ export function describeJob(j: Job, includeBody: boolean): string {
     ["queue", j.queue],
     ["state", stateName(j.state)],
     ["priority", String(j.priority)],
+    ...(j.orderingKey !== "" ? [["ordering_key", keyText(j.orderingKey)] as [string, string]] : []),
     ["run_after", formatTime(j.runAfter)],
     ["attempts", `${j.attemptsRemaining} of ${j.attemptsAllowed} remaining`],
     ["created_at", formatTime(j.createdAt)],

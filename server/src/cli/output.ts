@@ -100,6 +100,14 @@ export function bodyBlock(body: Uint8Array): string {
   return `${header}\n${encoded}${encoded.endsWith("\n") || encoded === "" ? "" : "\n"}`;
 }
 
+/**
+ * An ordering key for a cell or field: as given when it is plain printable text, else as
+ * a JSON string (spaces would split a table column; control characters drive terminals).
+ */
+export function keyText(key: string): string {
+  return /^[^\s\p{C}"]+$/u.test(key) ? key : JSON.stringify(key);
+}
+
 /** A body for one table cell: text as a quoted JSON string, binary as base64:…, cut to `max`. */
 export function bodyCell(body: Uint8Array, max = 60): string {
   const text = bodyText(body);
