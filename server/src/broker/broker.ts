@@ -65,6 +65,8 @@ interface QueueState {
   partitions: PartitionBuffer[];
   limiter: RateLimiter;
   waiters: Waiters;
+  /** Counts due announcements (markDue), so a Dequeue can tell one arrived while it looked. */
+  announced: number;
 }
 
 export class Broker {
@@ -98,9 +100,13 @@ export class Broker {
         const now = this.o.clock.now();
         const granted = q.limiter.take(p.limit, now);
         if (granted > 0) {
+          const announced = q.announced;
           const jobs = await this.take(p.queue, q, granted);
           q.limiter.refund(granted - jobs.length);
           if (jobs.length > 0) return jobs;
+          // A job announced while take() ran found no waiter to wake (we were not waiting
+          // yet) and may have missed the refill take() decided on: look again first.
+          if (q.announced !== announced) continue;
         } else {
           waitCap = q.limiter.msUntilNext(now);
         }
@@ -228,6 +234,7 @@ export class Broker {
       partitions: Array.from({ length: config.partitions }, (_, i) => new PartitionBuffer(name, i)),
       limiter: new RateLimiter(0, this.o.clock.now()),
       waiters: new Waiters(),
+      announced: 0,
     };
     this.applyRate(q);
     return q;
@@ -349,6 +356,7 @@ export class Broker {
   private markDue(q: QueueState, b: PartitionBuffer, priority: number, evenWithoutWaiters = false): void {
     b.exhausted = false;
     b.dirtyPriority = Math.min(b.dirtyPriority, priority);
+    q.announced++;
     if (q.waiters.size > 0 || evenWithoutWaiters) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
   }
 

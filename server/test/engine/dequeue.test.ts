@@ -56,6 +56,18 @@ describe("long poll", () => {
     expect((await pending).map((j) => j.id)).toEqual([id]);
   });
 
+  it("is woken by a job that became due while it was still looking (before it waited)", async () => {
+    const t = await setup();
+    await t.enqueue({});
+    const [running] = await t.dequeue(1);
+    // The long poll starts looking; in the same turn the job fails back to pending, so the
+    // announcement lands while the poll is inside take(), not yet a waiter.
+    const pending = t.dequeue(1, 30_000);
+    await t.fail(running!, 0);
+    expect(await t.isSettled(pending)).toBe(true);
+    expect((await pending).map((j) => j.id)).toEqual([running!.id]);
+  });
+
   it("returns when a scheduled job's run_after comes", async () => {
     const t = await setup();
     const [id] = await t.enqueue({ runAfter: t.clock.now() + 5000 });
