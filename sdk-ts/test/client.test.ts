@@ -119,6 +119,20 @@ describe("conveniences", () => {
     expect((await client.worker.dequeue({ queue, limit: 10 })).jobs).toHaveLength(0);
   });
 
+  it("passes orderingKey through, and lookups show it", async () => {
+    const queue = uniqueQueue("okey");
+    await client.createQueue(queue);
+    const one = await client.enqueue(queue, "a", { orderingKey: "customer-7" });
+    const [two, three] = await client.enqueueMany([
+      { queue, body: "b", orderingKey: "customer-8" },
+      { queue, body: "c" },
+    ]);
+    const { jobs } = await client.jobs.getJobs({ jobIds: [one, two!, three!] });
+    expect(jobs.map((j) => j.orderingKey)).toEqual(["customer-7", "customer-8", ""]);
+    const scanned = (await client.jobs.scanJobs({ queue })).jobs.map((j) => [j.jobId, j.orderingKey] as const);
+    expect(new Map(scanned)).toEqual(new Map([[one, "customer-7"], [two, "customer-8"], [three, ""]]));
+  });
+
   it("refuses what it cannot send", async () => {
     expect(() => createRunlaterClient(server.url, { protocol: "grpc", httpVersion: "1.1" })).toThrow(/HTTP\/2/);
     expect(() => createRunlaterClient(server.url, { protocol: "grpc", binary: false })).toThrow(/JSON/);
@@ -135,5 +149,64 @@ describe("conveniences", () => {
     expect(q?.config?.claimTimeout).toMatchObject({ seconds: 1n, nanos: 500_000_000 });
     expect(q?.config?.retryPolicy).toMatchObject({ initialDelay: { seconds: 0n, nanos: 250_000_000 }, linearSteps: 2, maxDelay: { seconds: 10n } });
     expect(q?.config?.defaultAttemptsAllowed).toBe(4);
+  });
+});
+
+describe("ordering keys", () => {
+  let client: RunlaterClient;
+  beforeAll(() => {
+    client = createRunlaterClient(server.url);
+  });
+
+  const dequeueAll = async (queue: string) => (await client.worker.dequeue({ queue, limit: 10 })).jobs;
+  const succeed = (queue: string, job: { jobId: string; claimToken: string }) =>
+    client.worker.ack({ queue, succeeded: [{ jobId: job.jobId, claimToken: job.claimToken }] });
+
+  it("hands out the next job of a key only after the one before it is acked", async () => {
+    const queue = uniqueQueue("okey_same");
+    await client.createQueue(queue);
+    const [first, second] = await client.enqueueMany([
+      { queue, body: "1", orderingKey: "k" },
+      { queue, body: "2", orderingKey: "k" },
+    ]);
+
+    const got = await dequeueAll(queue);
+    expect(got.map((j) => j.jobId)).toEqual([first]);
+    expect(await dequeueAll(queue)).toHaveLength(0);
+    expect((await client.jobs.getJobs({ jobIds: [second!] })).jobs[0]?.state).toBe(JobState.PENDING);
+
+    await succeed(queue, got[0]!);
+    const next = await dequeueAll(queue);
+    expect(next.map((j) => j.jobId)).toEqual([second]);
+  });
+
+  it("hands out jobs with different keys together", async () => {
+    const queue = uniqueQueue("okey_diff");
+    await client.createQueue(queue);
+    const ids = await client.enqueueMany([
+      { queue, body: "a1", orderingKey: "a" },
+      { queue, body: "b1", orderingKey: "b" },
+      { queue, body: "a2", orderingKey: "a" },
+      { queue, body: "none" },
+    ]);
+    const got = await dequeueAll(queue);
+    expect(got.map((j) => j.jobId).sort()).toEqual([ids[0], ids[1], ids[3]].sort());
+  });
+
+  it("runs a FIFO queue one job at a time in enqueue order, whatever the priorities", async () => {
+    const queue = uniqueQueue("fifo");
+    await client.createQueue(queue, { fifo: true, priorities: 3 });
+    const ids = await client.enqueueMany([
+      { queue, body: "1", priority: 3 },
+      { queue, body: "2", priority: 1, orderingKey: "ignored" },
+      { queue, body: "3", priority: 2 },
+    ]);
+    expect((await client.jobs.getJobs({ jobIds: ids })).jobs.map((j) => j.orderingKey)).toEqual(["", "", ""]);
+    for (const id of ids) {
+      const got = await dequeueAll(queue);
+      expect(got.map((j) => j.jobId)).toEqual([id]);
+      await succeed(queue, got[0]!);
+    }
+    expect(await dequeueAll(queue)).toHaveLength(0);
   });
 });
