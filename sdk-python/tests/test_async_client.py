@@ -59,3 +59,16 @@ def test_async_client_round_trip(server_url: str, make_queue: QueueFactory) -> N
                 raise AssertionError("expected NotFoundError")
 
     asyncio.run(scenario())
+
+
+def test_async_client_ordering_key_round_trips(server_url: str, make_queue: QueueFactory) -> None:
+    q = make_queue()
+
+    async def scenario() -> None:
+        async with AsyncClient(server_url) as c:
+            one = await c.enqueue(q, b"one", ordering_key="customer-7")
+            [two] = await c.enqueue_many([JobSpec(q, b"two", ordering_key="customer-8")])
+            jobs = (await c.get_jobs([one, two])).jobs
+            assert [j.ordering_key for j in jobs] == ["customer-7", "customer-8"]
+
+    asyncio.run(scenario())

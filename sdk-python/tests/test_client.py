@@ -91,6 +91,68 @@ def test_idempotency_key_returns_the_first_job(client: Client, make_queue: Queue
     assert client.count_jobs(q) == 1
 
 
+def test_ordering_key_round_trips(client: Client, make_queue: QueueFactory) -> None:
+    q = make_queue()
+    one = client.enqueue(q, b"1", ordering_key="customer-7")
+    two, three = client.enqueue_many(
+        [JobSpec(q, b"2", ordering_key="customer-8"), JobSpec(q, b"3")]
+    )
+    jobs = client.get_jobs([one, two, three]).jobs
+    assert [j.ordering_key for j in jobs] == ["customer-7", "customer-8", ""]
+    scanned = {j.job_id: j.ordering_key for j in client.scan_jobs(q).jobs}
+    assert scanned == {one: "customer-7", two: "customer-8", three: ""}
+
+
+def test_same_ordering_key_waits_for_the_job_before_it(
+    client: Client, make_queue: QueueFactory
+) -> None:
+    q = make_queue()
+    first, second = client.enqueue_many(
+        [JobSpec(q, b"1", ordering_key="k"), JobSpec(q, b"2", ordering_key="k")]
+    )
+    got = client.dequeue(q, limit=10).jobs
+    assert [j.job_id for j in got] == [first]
+    assert client.dequeue(q, limit=10).jobs == []
+    waiting = client.get_job(second)
+    assert waiting is not None and waiting.state is JobState.PENDING
+
+    client.ack(q, succeeded=[JobSuccess(first, got[0].claim_token)])
+    assert [j.job_id for j in client.dequeue(q, limit=10).jobs] == [second]
+
+
+def test_different_ordering_keys_run_in_parallel(client: Client, make_queue: QueueFactory) -> None:
+    q = make_queue()
+    a1, b1, _a2, free = client.enqueue_many(
+        [
+            JobSpec(q, b"a1", ordering_key="a"),
+            JobSpec(q, b"b1", ordering_key="b"),
+            JobSpec(q, b"a2", ordering_key="a"),
+            JobSpec(q, b"none"),
+        ]
+    )
+    got = client.dequeue(q, limit=10).jobs
+    assert sorted(j.job_id for j in got) == sorted([a1, b1, free])
+
+
+def test_fifo_queue_runs_one_job_at_a_time_in_enqueue_order(
+    client: Client, make_queue: QueueFactory
+) -> None:
+    q = make_queue(fifo=True, priorities=3)
+    ids = client.enqueue_many(
+        [
+            JobSpec(q, b"1", priority=3),
+            JobSpec(q, b"2", priority=1, ordering_key="ignored"),
+            JobSpec(q, b"3", priority=2),
+        ]
+    )
+    assert [j.ordering_key for j in client.get_jobs(ids).jobs] == ["", "", ""]
+    for job_id in ids:
+        got = client.dequeue(q, limit=10).jobs
+        assert [j.job_id for j in got] == [job_id]
+        client.ack(q, succeeded=[JobSuccess(job_id, got[0].claim_token)])
+    assert client.dequeue(q, limit=10).jobs == []
+
+
 def test_run_after_in_the_future_is_scheduled(client: Client, make_queue: QueueFactory) -> None:
     q = make_queue()
     later = client.enqueue(q, b"later", run_after=timedelta(hours=1))
