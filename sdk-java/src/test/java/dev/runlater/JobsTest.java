@@ -12,8 +12,10 @@ import io.grpc.Status;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -77,6 +79,75 @@ class JobsTest extends ServerTest {
     String again = client.enqueue(JobSpec.of(q, "b").withIdempotencyKey("order-42"));
     assertEquals(first, again);
     assertEquals(1, client.countJobs(JobFilter.queue(q)));
+  }
+
+  @Test
+  void orderingKeyRoundTrips() {
+    String q = newQueue();
+    List<String> ids =
+        client.enqueue(
+            List.of(
+                JobSpec.of(q, "a").withOrderingKey("customer-7"),
+                JobSpec.of(q, "b").withOrderingKey("customer-8"),
+                JobSpec.of(q, "c")));
+    assertEquals(
+        List.of("customer-7", "customer-8", ""),
+        client.getJobs(ids, false).stream().map(Job::orderingKey).toList());
+    Map<String, String> scanned = new HashMap<>();
+    client.scanJobs(JobFilter.queue(q), 0, "", false).jobs()
+        .forEach(j -> scanned.put(j.jobId(), j.orderingKey()));
+    assertEquals(
+        Map.of(ids.get(0), "customer-7", ids.get(1), "customer-8", ids.get(2), ""), scanned);
+  }
+
+  @Test
+  void sameOrderingKeyWaitsForTheJobBeforeIt() {
+    String q = newQueue();
+    List<String> ids =
+        client.enqueue(
+            List.of(JobSpec.of(q, "1").withOrderingKey("k"), JobSpec.of(q, "2").withOrderingKey("k")));
+    List<DequeuedJob> got = client.dequeue(q, 10, null);
+    assertEquals(List.of(ids.get(0)), got.stream().map(DequeuedJob::jobId).toList());
+    assertTrue(client.dequeue(q, 10, null).isEmpty(), "the second waits for the first");
+    assertEquals(JobState.PENDING, client.getJob(ids.get(1), false).orElseThrow().state());
+
+    client.ack(q, List.of(Ack.success(got.get(0))));
+    assertEquals(
+        List.of(ids.get(1)), client.dequeue(q, 10, null).stream().map(DequeuedJob::jobId).toList());
+  }
+
+  @Test
+  void differentOrderingKeysRunInParallel() {
+    String q = newQueue();
+    List<String> ids =
+        client.enqueue(
+            List.of(
+                JobSpec.of(q, "a1").withOrderingKey("a"),
+                JobSpec.of(q, "b1").withOrderingKey("b"),
+                JobSpec.of(q, "a2").withOrderingKey("a"),
+                JobSpec.of(q, "none")));
+    Set<String> got = new HashSet<>();
+    client.dequeue(q, 10, null).forEach(j -> got.add(j.jobId()));
+    assertEquals(Set.of(ids.get(0), ids.get(1), ids.get(3)), got);
+  }
+
+  @Test
+  void fifoQueueRunsOneJobAtATimeInEnqueueOrder() {
+    String q = newQueue("fifo", QueueConfig.builder().fifo(true).priorities(3).build());
+    List<String> ids =
+        client.enqueue(
+            List.of(
+                JobSpec.of(q, "1").withPriority(3),
+                JobSpec.of(q, "2").withPriority(1).withOrderingKey("ignored"),
+                JobSpec.of(q, "3").withPriority(2)));
+    assertEquals(
+        List.of("", "", ""), client.getJobs(ids, false).stream().map(Job::orderingKey).toList());
+    for (String id : ids) {
+      List<DequeuedJob> got = client.dequeue(q, 10, null);
+      assertEquals(List.of(id), got.stream().map(DequeuedJob::jobId).toList());
+      client.ack(q, List.of(Ack.success(got.get(0))));
+    }
+    assertTrue(client.dequeue(q, 10, null).isEmpty());
   }
 
   @Test
