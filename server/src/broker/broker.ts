@@ -67,6 +67,8 @@ interface QueueState {
   waiters: Waiters;
   /** Counts due announcements (markDue), so a Dequeue can tell one arrived while it looked. */
   announced: number;
+  /** Dropped (queue deleted): claims still in flight put their jobs straight back. */
+  retired: boolean;
 }
 
 export class Broker {
@@ -146,8 +148,12 @@ export class Broker {
 
   /** A queue was changed through another node: read its config again. */
   async reloadQueue(name: string): Promise<void> {
-    if (!this.queues.has(name)) return;
+    const state = this.queues.get(name);
+    if (!state) return;
     const record = await this.o.store.queueGet({ name });
+    // The queue may have been deleted and created again meanwhile: never act on the new
+    // one with what was read about the old one.
+    if (this.queues.get(name) !== state) return;
     if (record) this.onQueueUpdated(name, record.config);
     else this.onQueueDeleted(name);
   }
@@ -176,12 +182,16 @@ export class Broker {
   onQueueDeleted(name: string): void {
     const state = this.queues.get(name);
     this.queues.delete(name);
-    void state?.then((q) => {
+    void state?.then(async (q) => {
+      q.retired = true;
+      q.waiters.wakeAll();
       for (const b of q.partitions) {
         b.cancelDueTimer?.();
         b.cancelLeaseRetry?.();
+        // Nothing to release if the queue is really gone; if a stale notice retired a
+        // queue that still exists, its buffered jobs must not stay BUFFERED.
+        await this.release(b, b.drain()).catch((err) => this.o.log.warn({ err, queue: name }, "release failed"));
       }
-      q.waiters.wakeAll();
     }, () => {});
   }
 
@@ -235,6 +245,7 @@ export class Broker {
       limiter: new RateLimiter(0, this.o.clock.now()),
       waiters: new Waiters(),
       announced: 0,
+      retired: false,
     };
     this.applyRate(q);
     return q;
@@ -335,6 +346,10 @@ export class Broker {
     const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, now });
     this.claimStats.queries++;
     if (claimed.length === 0) this.claimStats.empty++;
+    if (q.retired) {
+      await this.release(b, claimed);
+      return;
+    }
     b.add(claimed);
     b.exhausted = claimed.length < room;
     b.exhaustedAt = now;
@@ -390,7 +405,10 @@ export class Broker {
     }
     if (lease.epoch !== b.epoch) {
       // Invariant 4: a new owner first returns what older epochs buffered, charging nothing.
-      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch: lease.epoch, now });
+      // A fresh buffer holds nothing, so jobs buffered under our own epoch are orphans too
+      // (an earlier buffer of this partition in this process was dropped): return them.
+      const belowEpoch = b.epoch === undefined ? lease.epoch + 1 : lease.epoch;
+      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch, now });
       this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch, released }, "partition acquired");
     }
     b.epoch = lease.epoch;

@@ -2,7 +2,13 @@
  * Token bucket for a queue's max_dequeue_per_second, charged per job actually handed
  * out (PinLater charged the requested limit). Burst is one second's worth (at least 1).
  * A rate of 0 means unlimited.
+ *
+ * Tokens accrue as fractions; refills at different moments add them up in floating
+ * point, so 0.6665 + 0.3335 may come to 0.99999…: whole tokens are counted with a
+ * tolerance far below any real fraction (1e-9 of a job).
  */
+const EPSILON = 1e-9;
+
 export class RateLimiter {
   private tokens: number;
   private last: number;
@@ -26,7 +32,7 @@ export class RateLimiter {
   take(wanted: number, now: number): number {
     if (this.rate <= 0) return wanted;
     this.refill(now);
-    const granted = Math.min(wanted, Math.floor(this.tokens));
+    const granted = Math.min(wanted, Math.floor(this.tokens + EPSILON));
     this.tokens -= granted;
     return granted;
   }
@@ -40,7 +46,7 @@ export class RateLimiter {
   msUntilNext(now: number): number {
     if (this.rate <= 0) return 0;
     this.refill(now);
-    return this.tokens >= 1 ? 0 : Math.ceil(((1 - this.tokens) * 1000) / this.rate);
+    return this.tokens + EPSILON >= 1 ? 0 : Math.ceil(((1 - this.tokens) * 1000) / this.rate);
   }
 
   private refill(now: number): void {

@@ -68,6 +68,15 @@ describe("long poll", () => {
     expect((await pending).map((j) => j.id)).toEqual([running!.id]);
   });
 
+  it("loses no buffered job when a stale notice drops the queue's broker state while the queue exists", async () => {
+    const t = await setup();
+    const ids = await t.enqueue({}, {}, {});
+    const [first] = await t.dequeue(1); // the other two now sit BUFFERED in the broker
+    t.broker.onQueueDeleted(t.queue); // e.g. a late "deleted" notice for an older queue of this name
+    const rest = await t.dequeue(10);
+    expect([first!.id, ...rest.map((j) => j.id)].sort()).toEqual([...ids].sort());
+  });
+
   it("returns when a scheduled job's run_after comes", async () => {
     const t = await setup();
     const [id] = await t.enqueue({ runAfter: t.clock.now() + 5000 });
