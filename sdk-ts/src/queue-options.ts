@@ -26,7 +26,7 @@ export interface QueueOptions {
    * the priorities (ordering keys are ignored). Fixed at create.
    */
   fifo?: boolean;
-  /** Partitions; default 1. Fixed at create. */
+  /** Partitions; default 1. May grow later (UpdateQueue), never shrink. */
   partitions?: number;
   /** Largest body accepted; default 1 MiB. */
   maxBodyBytes?: number;

@@ -18,7 +18,7 @@ import java.time.Duration;
  * @param failedRetention how long FAILED jobs are kept; default 7 days
  * @param fifo strict enqueue order: one partition, one job at a time in the order enqueued,
  *     whatever the priorities (ordering keys are ignored); fixed at create
- * @param partitions number of partitions; default 1; fixed at create
+ * @param partitions number of partitions; default 1; may grow later, never shrink
  * @param maxBodyBytes largest body accepted; default 1 MiB
  */
 public record QueueConfig(
@@ -114,7 +114,7 @@ public record QueueConfig(
       return this;
     }
 
-    /** Number of partitions (fixed at create). */
+    /** Number of partitions (may grow with updateQueue, never shrink). */
     public Builder partitions(int n) {
       this.partitions = n;
       return this;

@@ -240,8 +240,8 @@ public final class RunlaterClient implements AutoCloseable {
 
   /**
    * Changes the non-null fields of {@code changes} (and only those) at runtime, and returns the
-   * queue after the change. {@code priorities} may only grow; {@code partitions} and {@code fifo}
-   * are fixed at create.
+   * queue after the change. {@code priorities} and {@code partitions} may only grow; {@code fifo}
+   * is fixed at create.
    */
   public Queue updateQueue(String name, QueueConfig changes) {
     List<String> paths = new ArrayList<>();
