@@ -16,7 +16,7 @@ import { Redis } from "ioredis";
 
 const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
 const parentWatch = fileURLToPath(new URL("./parent-watch.mjs", import.meta.url));
-const runDir = fileURLToPath(new URL("../../.run/", import.meta.url));
+export const runDir = fileURLToPath(new URL("../../.run/", import.meta.url));
 
 export type Role = "all" | "frontend" | "broker";
 
@@ -330,6 +330,13 @@ export class Cluster {
       () => this.context(),
       50,
     );
+  }
+
+  /** Writes every node's full log (JSON lines, then raw stderr) to `dir`/<node>.log; returns `dir`. */
+  dumpLogs(dir: string): string {
+    mkdirSync(dir, { recursive: true });
+    for (const n of this.nodes) writeFileSync(`${dir}/${n.name}.log`, [...n.logs.map((l) => JSON.stringify(l)), ...n.rawStderr, ""].join("\n"));
+    return dir;
   }
 
   /** The last log lines of every node, for failure messages. */

@@ -19,7 +19,7 @@
  */
 import { JobState, createRunlaterClient, type RunlaterClient } from "@runlater/sdk";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
-import { type Cluster, exclusive, sleep, startCluster, stopAll, until } from "./harness.js";
+import { type Cluster, exclusive, runDir, sleep, startCluster, stopAll, until } from "./harness.js";
 import { Consumer, Producer, Tally, count, statesOf, stopLoad } from "./load.js";
 
 export const LEASE_TTL_MS = 1500;
@@ -64,8 +64,12 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
 
     /** Runs `body` with a fresh cluster (3 brokers + 1 frontend) and a client of its frontend; always stops it. */
     async function withCluster(body: (c: Cluster, client: RunlaterClient) => Promise<void>): Promise<void> {
-      const c = await startCluster({ store: store.url, brokers: 3, frontends: 1, leaseTtlMs: LEASE_TTL_MS });
-      onTestFailed(() => console.error(`cluster logs at the failure (${storeName}):\n${c.context(25)}`));
+      // RUNLATER_CLUSTER_LOG_LEVEL=debug for the servers' debug lines (default info).
+      const c = await startCluster({ store: store.url, brokers: 3, frontends: 1, leaseTtlMs: LEASE_TTL_MS, logLevel: process.env.RUNLATER_CLUSTER_LOG_LEVEL ?? "info" });
+      onTestFailed(({ task }) => {
+        const dir = c.dumpLogs(`${runDir}cluster-logs/${storeName}-${task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}-${Date.now()}`);
+        console.error(`cluster logs at the failure (${storeName}; full logs in ${dir}):\n${c.context(25)}`);
+      });
       const client = createRunlaterClient(c.frontend.url, { timeoutMs: 5_000 });
       try {
         await body(c, client);
