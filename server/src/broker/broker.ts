@@ -206,11 +206,7 @@ export class Broker {
       for (const buffer of s.value.partitions) {
         buffer.cancelDueTimer?.();
         buffer.cancelLeaseRetry?.();
-        await buffer.refilling?.catch(() => {});
-        await this.release(buffer, buffer.drain());
-        if (buffer.epoch !== undefined) {
-          await this.o.store.leaseRelease({ queue: buffer.queue, partition: buffer.partition, owner: this.o.owner, epoch: buffer.epoch });
-        }
+        await this.giveUp(buffer);
       }
     }
     this.queues.clear();
@@ -387,8 +383,29 @@ export class Broker {
   }
 
   /** Makes sure this broker holds the partition's lease; a new epoch resets old buffers. */
-  private async ensureLease(q: QueueState, b: PartitionBuffer, now: number): Promise<boolean> {
-    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true;
+  private ensureLease(q: QueueState, b: PartitionBuffer, now: number): Promise<boolean> {
+    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return Promise.resolve(true);
+    return this.leaseOp(b, () => this.acquire(q, b));
+  }
+
+  /**
+   * Lease changes of one partition run one at a time: a renewal racing a release could
+   * otherwise land after it (on another store connection) and take a fresh epoch for a
+   * partition this broker no longer serves, keeping everyone else out.
+   */
+  private leaseOp<T>(b: PartitionBuffer, op: () => Promise<T>): Promise<T> {
+    const run = b.leaseOps.then(op, op);
+    b.leaseOps = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
+  }
+
+  private async acquire(q: QueueState, b: PartitionBuffer): Promise<boolean> {
+    const now = this.o.clock.now();
+    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true; // renewed while we queued
+    if (!this.ownership.owns(q.name, b.partition) || q.retired || this.stopped) return false;
     const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
     if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
       // Someone else holds it, or held it since our last renewal: what we buffered under
@@ -401,6 +418,15 @@ export class Broker {
       // The previous owner has not let go yet (it has not seen the new assignment, or it
       // died and its lease has not expired): try again soon.
       this.armLeaseRetry(q, b);
+      return false;
+    }
+    if (!this.ownership.owns(q.name, b.partition) || q.retired || this.stopped) {
+      // The assignment moved while we asked: let go at once rather than keep others out
+      // (buffered jobs first: their release is fenced by the lease we are giving up).
+      if (b.epoch !== undefined) await this.release(b, b.drain());
+      b.epoch = undefined;
+      await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch: lease.epoch });
+      this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch }, "partition released");
       return false;
     }
     if (lease.epoch !== b.epoch) {
@@ -424,22 +450,26 @@ export class Broker {
     });
   }
 
-  /** Lets go of a partition this broker should no longer own. */
+  /** Lets go of a partition this broker should no longer own (or at stop). */
   private async giveUp(b: PartitionBuffer): Promise<void> {
     await b.refilling?.catch(() => {});
-    const epoch = b.epoch;
-    if (epoch === undefined) return;
-    await this.release(b, b.drain());
-    b.epoch = undefined;
-    await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
-    this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
+    await this.leaseOp(b, async () => {
+      const epoch = b.epoch;
+      if (epoch === undefined) return;
+      await this.release(b, b.drain());
+      b.epoch = undefined;
+      await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
+      this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
+    });
   }
 
   private async renewLeases(): Promise<void> {
     for (const state of [...this.queues.values()]) {
       const q = await state.catch(() => undefined);
       for (const b of q?.partitions ?? []) {
-        if (b.epoch !== undefined) await this.ensureLease(q!, b, this.o.clock.now()).catch((err) => this.o.log.warn({ err }, "lease renewal failed"));
+        if (b.epoch === undefined) continue;
+        const keep = this.ownership.owns(q!.name, b.partition);
+        await (keep ? this.ensureLease(q!, b, this.o.clock.now()) : this.giveUp(b)).catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
       }
     }
   }

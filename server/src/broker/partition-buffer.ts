@@ -17,6 +17,8 @@ export class PartitionBuffer {
   refilling: Promise<void> | undefined;
   cancelDueTimer: (() => void) | undefined;
   dueTimerAt = Number.POSITIVE_INFINITY;
+  /** Lease acquire/renew/release of this partition, one at a time (Broker.leaseOp). */
+  leaseOps: Promise<void> = Promise.resolve();
   /** Set while waiting to try the lease again (another broker still held it). */
   cancelLeaseRetry: (() => void) | undefined;
   private jobs: JobRecord[] = [];

@@ -74,6 +74,17 @@ const SESSION_SETUP = [
   "SET SESSION innodb_lock_wait_timeout = 5",
 ];
 
+/**
+ * MariaDB only (MySQL 8 has no such variable: error 1193, ignored): end a transaction
+ * whose client went quiet in the middle of it. A broker paused or cut off between the
+ * statements of a claim holds a shared lock on its partition's lease row; without this,
+ * the takeover by another broker would wait for that lock as long as the pause lasts.
+ * Our transactions are a few milliseconds of back-to-back statements, so 3 s idle inside
+ * one means the client is stalled; its next statement fails and is retried, fenced.
+ */
+const STALLED_TRANSACTION_SETUP = "SET SESSION idle_transaction_timeout = 3";
+const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
+
 export class Shard {
   readonly settings: ConnectionSettings;
   private readonly pool: Pool;
@@ -161,6 +172,9 @@ export class Shard {
     if (!this.prepared.has(core)) {
       try {
         for (const sql of SESSION_SETUP) await conn.query(sql);
+        await conn.query(STALLED_TRANSACTION_SETUP).catch((err: { errno?: number }) => {
+          if (err.errno !== ER_UNKNOWN_SYSTEM_VARIABLE) throw err;
+        });
       } catch (err) {
         discard(conn, err);
         throw err;
