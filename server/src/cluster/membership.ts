@@ -31,6 +31,7 @@ export class Membership {
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
   private self: { id: string; url: string } | undefined;
+  private lastRefreshAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: MembershipOptions) {}
 
@@ -90,12 +91,22 @@ export class Membership {
     return (byPartition[partition] ??= ownerOf(this.ids, queue, partition) === this.self.id);
   }
 
+  /**
+   * Reads the registry now, unless it was read in the last 250 ms: a node that finds no
+   * broker (just started, or all were restarting) looks again before answering NO_BROKER.
+   */
+  async refreshNow(): Promise<void> {
+    if (this.o.clock.now() - this.lastRefreshAt < 250) return;
+    await this.refresh();
+  }
+
   onChange(listener: () => void): void {
     this.listeners.push(listener);
   }
 
   private async refresh(): Promise<void> {
     const now = this.o.clock.now();
+    this.lastRefreshAt = now;
     try {
       if (this.self) await this.o.store.brokerHeartbeat({ id: this.self.id, url: this.self.url, ttlMs: this.o.ttlMs, now });
       const listed = await this.o.store.brokerList({ now });

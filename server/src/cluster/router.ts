@@ -68,7 +68,11 @@ export class Router implements Dispatch {
       if (!local) throw new RunlaterError("unavailable", "NO_BROKER", "this node runs --role frontend and owns no partitions: send Dequeue to any node without the forwarded header");
       return local.dequeue(p);
     }
-    const targets = await this.targets(p.queue);
+    let targets = await this.targets(p.queue);
+    if (targets.length === 0) {
+      await this.o.membership.refreshNow();
+      targets = await this.targets(p.queue);
+    }
     if (targets.length === 0) {
       throw new RunlaterError(
         "unavailable",
