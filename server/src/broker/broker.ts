@@ -47,7 +47,8 @@ export interface BrokerOptions {
 }
 
 export interface Ownership {
-  owns(queue: string, partition: number): boolean;
+  /** Whether this broker should own `partition` of `queue`, which has `partitions` in all. */
+  owns(queue: string, partition: number, partitions: number): boolean;
 }
 
 const everything: Ownership = { owns: () => true };
@@ -168,7 +169,7 @@ export class Broker {
       void state.then(async (q) => {
         this.applyRate(q);
         for (const b of q.partitions) {
-          if (this.ownership.owns(q.name, b.partition)) {
+          if (this.owns(q, b)) {
             if (b.epoch === undefined) this.markDue(q, b, 0);
           } else if (b.epoch !== undefined) {
             await this.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
@@ -247,17 +248,21 @@ export class Broker {
     return q;
   }
 
+  private owns(q: QueueState, b: PartitionBuffer): boolean {
+    return this.ownership.owns(q.name, b.partition, q.partitions.length);
+  }
+
   /** Each broker hands out its share of the queue's rate: the share of partitions it owns. */
   private applyRate(q: QueueState): void {
     const rate = q.config.maxDequeuePerSecond;
-    const owned = q.partitions.filter((b) => this.ownership.owns(q.name, b.partition)).length;
+    const owned = q.partitions.filter((b) => this.owns(q, b)).length;
     q.limiter.setRate(rate === 0 || owned === q.partitions.length ? rate : (rate * owned) / q.partitions.length, this.o.clock.now());
   }
 
   /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
   private async take(queue: string, q: QueueState, count: number): Promise<JobRecord[]> {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
-    const owned = q.partitions.filter((b) => this.ownership.owns(queue, b.partition));
+    const owned = q.partitions.filter((b) => this.owns(q, b));
     let total = 0;
     // More than one round only when a request is larger than a buffer holds.
     for (let round = 0; round < 16 && total < count; round++) {
@@ -326,7 +331,7 @@ export class Broker {
 
   private async doRefill(q: QueueState, b: PartitionBuffer): Promise<void> {
     const now = this.o.clock.now();
-    if (!this.ownership.owns(q.name, b.partition)) return;
+    if (!this.owns(q, b)) return;
     if (!(await this.ensureLease(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
@@ -405,7 +410,7 @@ export class Broker {
   private async acquire(q: QueueState, b: PartitionBuffer): Promise<boolean> {
     const now = this.o.clock.now();
     if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true; // renewed while we queued
-    if (!this.ownership.owns(q.name, b.partition) || q.retired || this.stopped) return false;
+    if (!this.owns(q, b) || q.retired || this.stopped) return false;
     const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
     if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
       // Someone else holds it, or held it since our last renewal: what we buffered under
@@ -420,7 +425,7 @@ export class Broker {
       this.armLeaseRetry(q, b);
       return false;
     }
-    if (!this.ownership.owns(q.name, b.partition) || q.retired || this.stopped) {
+    if (!this.owns(q, b) || q.retired || this.stopped) {
       // The assignment moved while we asked: let go at once rather than keep others out
       // (buffered jobs first: their release is fenced by the lease we are giving up).
       if (b.epoch !== undefined) await this.release(b, b.drain());
@@ -446,7 +451,7 @@ export class Broker {
     if (b.cancelLeaseRetry || this.stopped) return;
     b.cancelLeaseRetry = this.o.clock.setTimer(Math.min(1000, this.o.leaseTtlMs / 4), () => {
       b.cancelLeaseRetry = undefined;
-      if (this.ownership.owns(q.name, b.partition)) this.markDue(q, b, 0, true);
+      if (this.owns(q, b)) this.markDue(q, b, 0, true);
     });
   }
 
@@ -468,7 +473,7 @@ export class Broker {
       const q = await state.catch(() => undefined);
       for (const b of q?.partitions ?? []) {
         if (b.epoch === undefined) continue;
-        const keep = this.ownership.owns(q!.name, b.partition);
+        const keep = this.owns(q!, b);
         await (keep ? this.ensureLease(q!, b, this.o.clock.now()) : this.giveUp(b)).catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
       }
     }

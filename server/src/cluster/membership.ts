@@ -10,7 +10,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../engine/clock.js";
 import type { BrokerEntry, Store } from "../store/store.js";
-import { assignQueue, ownerOf } from "./assignment.js";
+import { assignQueue } from "./assignment.js";
 
 export interface MembershipOptions {
   store: Store;
@@ -26,8 +26,8 @@ export class Membership {
   private live: BrokerEntry[] = [];
   private ids: string[] = [];
   private readonly listeners: Array<() => void> = [];
-  private readonly owned = new Map<string, boolean[]>();
-  private readonly assignments = new Map<string, { count: number; byOwner: Map<string, number[]> }>();
+  /** Per queue: the owner of each partition, for the partition count it was computed for. */
+  private readonly assignments = new Map<string, { count: number; owners: string[] }>();
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
   private self: { id: string; url: string } | undefined;
@@ -65,30 +65,34 @@ export class Membership {
     return this.live;
   }
 
-  /** The broker that should own `queue`/`partition`, or undefined when none is live. */
-  ownerOf(queue: string, partition: number): BrokerEntry | undefined {
-    const id = ownerOf(this.ids, queue, partition);
+  /** The broker that should own `queue`/`partition` (of `count`), or undefined when none is live. */
+  ownerOf(queue: string, partition: number, count: number): BrokerEntry | undefined {
+    const id = this.owners(queue, count)[partition];
     return this.live.find((b) => b.id === id);
   }
 
   /** The partitions of `queue` (out of `count`) grouped by the broker that should own them. */
   assignment(queue: string, count: number): Map<string, number[]> {
-    const cached = this.assignments.get(queue);
-    if (cached && cached.count === count) return cached.byOwner;
-    const byOwner = assignQueue(this.ids, queue, count);
-    this.assignments.set(queue, { count, byOwner });
+    const byOwner = new Map<string, number[]>();
+    this.owners(queue, count).forEach((id, partition) => {
+      const list = byOwner.get(id) ?? [];
+      list.push(partition);
+      byOwner.set(id, list);
+    });
     return byOwner;
   }
 
   /** Whether this node's broker should own the partition (asked on every Dequeue: cached until the set changes). */
-  owns(queue: string, partition: number): boolean {
-    if (this.self === undefined) return false;
-    let byPartition = this.owned.get(queue);
-    if (!byPartition) {
-      byPartition = [];
-      this.owned.set(queue, byPartition);
-    }
-    return (byPartition[partition] ??= ownerOf(this.ids, queue, partition) === this.self.id);
+  owns(queue: string, partition: number, count: number): boolean {
+    return this.self !== undefined && this.owners(queue, count)[partition] === this.self.id;
+  }
+
+  private owners(queue: string, count: number): string[] {
+    const cached = this.assignments.get(queue);
+    if (cached && cached.count === count) return cached.owners;
+    const owners = assignQueue(this.ids, queue, count);
+    this.assignments.set(queue, { count, owners });
+    return owners;
   }
 
   /**
@@ -125,7 +129,6 @@ export class Membership {
     const before = this.ids;
     this.ids = ids;
     this.assignments.clear();
-    this.owned.clear();
     this.o.log.info({ brokers: list.map((b) => ({ id: b.id, url: b.url })), before }, "brokers changed");
     for (const listener of this.listeners) listener();
   }

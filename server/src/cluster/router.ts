@@ -101,7 +101,17 @@ export class Router implements Dispatch {
   }
 
   notify(queue: string, partition: number, dueAt: number, priority?: number): void {
-    const owner = this.o.membership.ownerOf(queue, partition);
+    const count = this.partitionCounts.get(queue)?.count;
+    if (count === undefined) {
+      // The owner depends on the queue's partition count: learn it, then route.
+      void this.partitionCount(queue).then(
+        () => this.notify(queue, partition, dueAt, priority),
+        () => {},
+      );
+      return;
+    }
+    // A count read before the queue grew is fine: a misrouted notice is caught by the owner's re-check.
+    const owner = this.o.membership.ownerOf(queue, partition, Math.max(count, partition + 1));
     if (!owner) return; // Nobody to tell: the next owner claims from the store when it starts.
     if (owner.id === this.o.membership.selfId) {
       this.o.local?.notify(queue, partition, dueAt, priority);
