@@ -95,22 +95,12 @@ export interface ConsumerOptions {
 }
 
 /** A worker: Dequeue a batch from one node, "work", Ack on the same node, repeat. */
-export class Consumer {
-  /** Jobs received and not yet acked (or whose ack is in flight). */
-  inFlight = 0;
-  errors = 0;
-  lastError = "";
-  private stopped = false;
-  private readonly client: RunlaterClient;
+/** A client loop (consumer or producer) that stopLoad() can end if a test fails half-way. */
+abstract class Loop {
+  protected stopped = false;
   private loop: Promise<void> | undefined;
 
-  constructor(readonly o: ConsumerOptions) {
-    this.client = createRunlaterClient(o.url, { timeoutMs: o.callTimeoutMs ?? 2_000 });
-  }
-
-  get name(): string {
-    return this.o.name;
-  }
+  constructor(protected readonly client: RunlaterClient) {}
 
   start(): this {
     running.add(this);
@@ -125,7 +115,24 @@ export class Consumer {
     this.client.close();
   }
 
-  private async run(): Promise<void> {
+  protected abstract run(): Promise<void>;
+}
+
+export class Consumer extends Loop {
+  /** Jobs received and not yet acked (or whose ack is in flight). */
+  inFlight = 0;
+  errors = 0;
+  lastError = "";
+
+  constructor(readonly o: ConsumerOptions) {
+    super(createRunlaterClient(o.url, { timeoutMs: o.callTimeoutMs ?? 2_000 }));
+  }
+
+  get name(): string {
+    return this.o.name;
+  }
+
+  protected async run(): Promise<void> {
     const { queue, tally, batch } = this.o;
     while (!this.stopped) {
       let jobs;
@@ -161,36 +168,20 @@ export class Consumer {
 }
 
 /** Enqueues batches through one node and keeps the ids the server acknowledged. */
-export class Producer {
+export class Producer extends Loop {
   readonly ids: string[] = [];
   failures = 0;
   lastError = "";
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  private readonly client: RunlaterClient;
 
   constructor(
     url: string,
     private readonly queue: string,
     private readonly o: { batch: number; pauseMs: number; max?: number },
   ) {
-    this.client = createRunlaterClient(url, { timeoutMs: 5_000 });
+    super(createRunlaterClient(url, { timeoutMs: 5_000 }));
   }
 
-  start(): this {
-    running.add(this);
-    this.loop = this.run();
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    running.delete(this);
-    await this.loop;
-    this.client.close();
-  }
-
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     let n = 0;
     while (!this.stopped && (this.o.max === undefined || this.ids.length < this.o.max)) {
       try {
