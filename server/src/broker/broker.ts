@@ -213,6 +213,12 @@ export class Broker {
     this.queues.clear();
   }
 
+  /** Whether this broker should own any partition of `queue` (loading the queue if needed). */
+  async ownsAnyOf(queue: string): Promise<boolean> {
+    const q = await this.queue(queue);
+    return q.partitions.some((b) => this.owns(q, b));
+  }
+
   /** Buffered jobs per queue, for stats and tests. */
   bufferedCount(queue: string): Promise<number> {
     const state = this.queues.get(queue);

@@ -66,6 +66,9 @@ export class Router implements Dispatch {
     const local = this.o.local;
     if (p.forwarded) {
       if (!local) throw new RunlaterError("unavailable", "NO_BROKER", "this node runs --role frontend and owns no partitions: send Dequeue to any node without the forwarded header");
+      // The sender's view of the owners is behind ours: answer at once instead of holding
+      // its long poll on partitions we do not serve; it asks again with a fresher view.
+      if (!(await local.ownsAnyOf(p.queue))) return [];
       return local.dequeue(p);
     }
     let targets = await this.targets(p.queue);
