@@ -119,6 +119,23 @@ describe("cluster on one Redis", () => {
     expect(new Set(seen)).toEqual(new Set(ids));
   });
 
+  it("answers a forwarded Dequeue at once on a broker that owns none of the queue's partitions", async () => {
+    const start = cluster();
+    const a = await start();
+    const b = await start();
+    await until(() => a.server.membership.brokers().length === 2 && b.server.membership.brokers().length === 2, "two brokers");
+    await a.client.createQueue("single", { partitions: 1 });
+    const owner = a.server.membership.ownerOf("single", 0, 1)!.id;
+    const other = [a, b].find((n) => n.server.membership.selfId !== owner)!;
+    await other.client.enqueueMany([{ queue: "single", body: new Uint8Array([1]) }]);
+    const began = Date.now();
+    const { jobs } = await other.client.worker.dequeue({ queue: "single", limit: 1, wait: { seconds: 5n, nanos: 0 } }, { headers: { "runlater-forwarded": "1" } });
+    expect(jobs).toEqual([]); // the job is there, but on the other broker's partition
+    expect(Date.now() - began).toBeLessThan(2000); // not held for the 5 s wait
+    // Without the header the same node forwards to the owner and gets the job.
+    expect((await other.client.worker.dequeue({ queue: "single", limit: 1, wait: { seconds: 5n, nanos: 0 } })).jobs).toHaveLength(1);
+  });
+
   it("splits a queue's rate limit between the brokers owning its partitions", async () => {
     const start = cluster();
     const a = await start();
