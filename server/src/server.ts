@@ -41,7 +41,7 @@ export interface ServerOptions {
   maxRequestBytes?: number;
   /** Jobs prefetched per owned partition (default 1000). */
   bufferSize?: number;
-  /** Partition lease and broker registration lifetime (default 10 s): a dead broker's partitions move within about this long. */
+  /** Partition lease and broker registration lifetime (default 5 s): a dead broker's partitions move within about this long (+ a third). */
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
   gcIntervalMs?: number;
@@ -80,7 +80,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   if (role !== "all" && store.name === "memory") {
     throw new Error(`--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`);
   }
-  const leaseTtlMs = o.leaseTtlMs ?? 10_000;
+  const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300)) throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
   const brokerId = `broker-${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const membership = new Membership({ store, clock, log, ttlMs: leaseTtlMs, selfId: role === "frontend" ? undefined : brokerId });

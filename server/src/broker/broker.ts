@@ -395,8 +395,17 @@ export class Broker {
 
   /** Makes sure this broker holds the partition's lease; a new epoch resets old buffers. */
   private ensureLease(q: QueueState, b: PartitionBuffer, now: number): Promise<boolean> {
-    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return Promise.resolve(true);
+    if (b.epoch !== undefined && !this.renewalDue(b, now)) return Promise.resolve(true);
     return this.leaseOp(b, () => this.acquire(q, b));
+  }
+
+  /**
+   * Renew once a third of the lease has passed. The renewal timer ticks every third, so
+   * a tick always finds the lease with between a third and two thirds left: a renewal
+   * is never the last moment before expiry, even when the store is slow to answer.
+   */
+  private renewalDue(b: PartitionBuffer, now: number): boolean {
+    return b.leaseExpiresAt - now <= (2 * this.o.leaseTtlMs) / 3;
   }
 
   /**
@@ -415,7 +424,7 @@ export class Broker {
 
   private async acquire(q: QueueState, b: PartitionBuffer): Promise<boolean> {
     const now = this.o.clock.now();
-    if (b.epoch !== undefined && b.leaseExpiresAt - now > this.o.leaseTtlMs / 3) return true; // renewed while we queued
+    if (b.epoch !== undefined && !this.renewalDue(b, now)) return true; // renewed while we queued
     if (!this.owns(q, b) || q.retired || this.stopped) return false;
     const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
     if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
@@ -477,11 +486,16 @@ export class Broker {
   private async renewLeases(): Promise<void> {
     for (const state of [...this.queues.values()]) {
       const q = await state.catch(() => undefined);
-      for (const b of q?.partitions ?? []) {
-        if (b.epoch === undefined) continue;
-        const keep = this.owns(q!, b);
-        await (keep ? this.ensureLease(q!, b, this.o.clock.now()) : this.giveUp(b)).catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
-      }
+      if (!q) continue;
+      // A queue's partitions renew together: hundreds of them one after another could
+      // take longer than the lease has left on a slow store.
+      await Promise.all(
+        q.partitions.map((b) => {
+          if (b.epoch === undefined) return undefined;
+          const renewing = this.owns(q, b) ? this.ensureLease(q, b, this.o.clock.now()) : this.giveUp(b);
+          return renewing.catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
+        }),
+      );
     }
   }
 

@@ -34,7 +34,7 @@ export function registerServe(program: Command): void {
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
     .option("--advertise-url <url>", "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)")
-    .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long", intOption, 10_000)
+    .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long (+ a third)", intOption, 5_000)
     .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
