@@ -4,7 +4,7 @@ import { exerciseStore } from "../../src/store/storetest/index.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 // The same suite over three shards (three databases): partitions, leases and jobs spread
-// by shard-map.ts, queue metadata on shard 0.
+// by their stored placement (store/placement.ts), queue metadata on shard 0.
 const urls = [freshDatabaseUrl("shard"), freshDatabaseUrl("shard"), freshDatabaseUrl("shard")];
 const opened: MysqlStore[] = [];
 

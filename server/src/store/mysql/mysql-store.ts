@@ -13,8 +13,9 @@
  *   under a shared lock on the lease row, so a takeover waits for them to commit.
  * - Sessions use READ COMMITTED: locking reads take no gap locks, so a claim never
  *   blocks enqueues into the range it reads.
- * - Several URLs are shards: a partition's jobs and lease live on shard-map.ts's shard;
- *   queue metadata on shard 0.
+ * - Several URLs are shards: a partition's jobs and lease live on the shard its queue's
+ *   stored placement names (../placement.ts, cached in-process); queue metadata and the
+ *   placements on shard 0. shard-map.ts checks the --store list at open.
  * - Ordering keys (ordering.ts): a job with a key joins its key's sequence when enqueued
  *   or retried, and leaves it, promoting the next, in the same transaction that ends or
  *   deletes it. Jobs without a key skip all of it.
@@ -26,6 +27,7 @@ import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
 import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../engine/transitions.js";
+import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { insertOnShard, type Keyed } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
@@ -34,7 +36,7 @@ import { joinSequences, leaveSequences, type SequenceJob } from "./ordering.js";
 import * as sql from "./queries.js";
 import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js";
 import { AmbiguousCommitError, type Conn, type Param, placeholders, run, select, Shard } from "./shard.js";
-import { shardIndex } from "./shard-map.js";
+import { checkShards } from "./shard-map.js";
 import { duplicateKeyIndex } from "./transient.js";
 
 export interface MysqlStoreOptions {
@@ -54,13 +56,15 @@ export async function openMysqlStore(urls: string[], o: MysqlStoreOptions = {}):
   const shards = urls.map(
     (url, i) => new Shard(i, url, { retryForMs: o.retryForMs ?? 30_000, connectionLimit: o.connectionLimit ?? 10, onConnectionError: o.onConnectionError }),
   );
+  let legacyShards: number;
   try {
     for (const shard of shards) await migrate(shard);
+    legacyShards = await checkShards(shards);
   } catch (err) {
     await Promise.all(shards.map((s) => s.close().catch(() => undefined)));
     throw err;
   }
-  return new MysqlStore(shards);
+  return new MysqlStore(shards, legacyShards);
 }
 
 interface QueueRow {
@@ -72,7 +76,16 @@ interface QueueRow {
 export class MysqlStore implements Store {
   readonly name = "mysql";
 
-  constructor(private readonly shards: Shard[]) {}
+  /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
+  private readonly placement: PlacementCache;
+
+  /** @param legacyShards the shard count of queues created before placements were stored */
+  constructor(
+    private readonly shards: Shard[],
+    legacyShards: number = shards.length,
+  ) {
+    this.placement = new PlacementCache((queues) => this.loadPlacement(queues), legacyShards, shards.length);
+  }
 
   // ---- broker registry (shard 0)
 
@@ -95,7 +108,7 @@ export class MysqlStore implements Store {
   // ---- leases
 
   async leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
-    const shard = this.shardOf(p.queue, p.partition);
+    const shard = await this.shardOf(p.queue, p.partition);
     for (let tries = 0; ; tries++) {
       try {
         return await shard.transaction(async (c) => {
@@ -116,7 +129,7 @@ export class MysqlStore implements Store {
   }
 
   async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
-    await this.shardOf(p.queue, p.partition).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
+    await (await this.shardOf(p.queue, p.partition)).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
   }
 
   // ---- jobs
@@ -143,7 +156,7 @@ export class MysqlStore implements Store {
   }
 
   async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
-    const shard = this.shardOf(p.queue, p.partition);
+    const shard = await this.shardOf(p.queue, p.partition);
     let ids: string[] = [];
     try {
       return await shard.transaction(async (c) => {
@@ -260,7 +273,7 @@ export class MysqlStore implements Store {
   async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
     const found = new Map<string, JobRecord>();
     await Promise.all(
-      [...this.groupByShard(p.ids.map((id) => ({ id })))].map(([shard, items]) =>
+      [...(await this.groupByShard(p.ids.map((id) => ({ id }))))].map(([shard, items]) =>
         shard.session(async (c) => {
           const ids = [...new Set(items.map((k) => k.item.id))];
           for (const row of await select<JobRow>(c, sql.selectJobs(ids.length), ids)) found.set(row.id, toRecord(row));
@@ -284,7 +297,7 @@ export class MysqlStore implements Store {
   }
 
   async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
-    const levels = await this.shardOf(p.queue, p.partition).session((c) =>
+    const levels = await (await this.shardOf(p.queue, p.partition)).session((c) =>
       select<{ next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition)),
     );
     const due = levels.filter((l) => l.next_at !== null).map((l) => Number(l.next_at));
@@ -301,7 +314,7 @@ export class MysqlStore implements Store {
   }
 
   async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
-    const shard = this.shardOf(p.queue, p.partition);
+    const shard = await this.shardOf(p.queue, p.partition);
     const set = setClause(transitions.unbuffer(p.now));
     if (p.ids !== undefined) {
       const ids = p.ids;
@@ -364,7 +377,7 @@ export class MysqlStore implements Store {
     if (p.plans.length === 0) return [];
     const plans = new Map(p.plans.map((plan) => [plan.id, plan]));
     const ids = [...plans.keys()];
-    return this.shardOf(p.queue, p.partition).transaction(async (c) => {
+    return (await this.shardOf(p.queue, p.partition)).transaction(async (c) => {
       if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
       const jobs = (await select<JobRow>(c, sql.selectBufferedLocked(ids.length), [...ids, p.epoch])).map(toRecord);
       await this.applyPatches(
@@ -380,23 +393,34 @@ export class MysqlStore implements Store {
   // ---- queues
 
   async queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
-    return this.shards[0]!.session(async (c) => {
-      try {
+    this.placement.forget(p.name);
+    try {
+      // The row and its placement in one transaction: a queue never exists without its map.
+      // Placed over the current shard count, so a queue created after shards were added uses them.
+      const placement = encodePlacement(placePartitions(p.name, 0, p.config.partitions, this.shards.length));
+      await this.shards[0]!.transaction(async (c) => {
         await run(c, sql.QUEUE_INSERT, [p.name, JSON.stringify(p.config), p.now]);
-        return { queue: { name: p.name, config: p.config, createdAt: p.now }, created: true };
-      } catch (err) {
-        if (duplicateKeyIndex(err) === undefined) throw err;
-        const [row] = await select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]);
-        if (!row) throw err;
-        return { queue: toQueue(row), created: false };
-      }
-    });
+        await run(c, sql.PLACEMENT_UPSERT, [p.name, placement]);
+      });
+      return { queue: { name: p.name, config: p.config, createdAt: p.now }, created: true };
+    } catch (err) {
+      if (duplicateKeyIndex(err) === undefined) throw err;
+      const [row] = await this.shards[0]!.session((c) => select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]));
+      if (!row) throw err;
+      return { queue: toQueue(row), created: false };
+    }
   }
 
   async queueDelete(p: { name: string }): Promise<boolean> {
     // The row goes first: enqueues hold a shared lock on it, so once this commits no
     // enqueue into the queue is in flight, and the job deletion below sees all of them.
-    const deleted = (await this.shards[0]!.session((c) => run(c, sql.QUEUE_DELETE, [p.name]))) > 0;
+    // The placement goes with it; the jobs are found on every shard, so none is needed below.
+    const deleted = await this.shards[0]!.transaction(async (c) => {
+      const n = await run(c, sql.QUEUE_DELETE, [p.name]);
+      await run(c, sql.PLACEMENT_DELETE, [p.name]);
+      return n > 0;
+    });
+    this.placement.forget(p.name);
     for (const shard of this.shards) {
       // Always, even when the row was gone: finishes a delete that crashed half-way.
       while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_JOBS, [p.name, CHUNK]))) >= CHUNK);
@@ -434,11 +458,23 @@ export class MysqlStore implements Store {
   }
 
   async queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
-    return this.shards[0]!.session(async (c) => {
+    const updated = await this.shards[0]!.transaction(async (c) => {
+      const [current] = await select<{ config: string; shards: string | null }>(c, sql.QUEUE_PLACEMENT_LOCK, [p.name]);
+      if (!current) return undefined;
+      const stored: StoredQueuePlacement = { partitions: (JSON.parse(current.config) as QueueConfig).partitions, map: current.shards === null ? undefined : decodePlacement(current.shards) };
+      const map = this.placement.resolveStored(p.name, stored);
+      if (p.config.partitions > map.length) {
+        // Added partitions are placed over the current shard count (so they can use added
+        // shards); the existing ones stay where they are. Maps never shrink.
+        map.push(...placePartitions(p.name, map.length, p.config.partitions, this.shards.length));
+        await run(c, sql.PLACEMENT_UPSERT, [p.name, encodePlacement(map)]);
+      }
       await run(c, sql.QUEUE_UPDATE, [JSON.stringify(p.config), p.name]);
       const [row] = await select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]);
       return row ? toQueue(row) : undefined;
     });
+    this.placement.forget(p.name);
+    return updated;
   }
 
   async close(): Promise<void> {
@@ -450,7 +486,7 @@ export class MysqlStore implements Store {
   /** One enqueue attempt; `replay`: an earlier attempt may have committed on some shard. */
   private async insertOnce(jobs: NewJob[], now: number, replay: boolean): Promise<string[]> {
     const ids: string[] = new Array(jobs.length);
-    const byShard = this.groupByShard(jobs);
+    const byShard = await this.groupByShard(jobs);
     const shard0 = this.shards[0]!;
     // Shard 0 holds the queue rows: lock them (shared) until every shard has committed.
     await shard0.transaction(
@@ -481,7 +517,7 @@ export class MysqlStore implements Store {
   private async applyToRunning<T extends { id: string; claimToken: string }>(items: T[], now: number, decide: (job: JobRecord, item: T) => JobPatch): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
-      [...this.groupByShard(items)].map(([shard, keyed]) =>
+      [...(await this.groupByShard(items))].map(([shard, keyed]) =>
         shard.transaction(async (c) => {
           const ids = [...new Set(keyed.map((k) => k.item.id))];
           const jobs = new Map((await select<JobRow>(c, sql.selectJobsMetaLocked(ids.length), ids)).map((row) => [row.id, toRecord(row)]));
@@ -574,17 +610,28 @@ export class MysqlStore implements Store {
     return row !== undefined && Number(row.epoch) === epoch;
   }
 
-  private shardOf(queue: string, partition: number): Shard {
-    return this.shards[shardIndex(queue, partition, this.shards.length)]!;
+  /** The shard of a partition (a cache hit on the hot path). */
+  private async shardOf(queue: string, partition: number): Promise<Shard> {
+    return this.shards[await this.placement.shardOf(queue, partition)]!;
   }
 
-  /** Items by the shard their job id (or queue and partition) names; ids that name nothing are left out. */
-  private groupByShard<T extends { id: string; queue?: string; partition?: number }>(items: T[]): Map<Shard, Array<Keyed<T>>> {
+  /** Placement of queues on shard 0 (one query): their partition counts and stored maps. */
+  private async loadPlacement(queues: string[]): Promise<Map<string, StoredQueuePlacement>> {
+    const rows = await this.shards[0]!.session((c) => select<{ name: string; config: string; shards: string | null }>(c, sql.queuePlacements(queues.length), queues));
+    return new Map(
+      rows.map((r) => [r.name, { partitions: (JSON.parse(r.config) as QueueConfig).partitions, map: r.shards === null ? undefined : decodePlacement(r.shards) }]),
+    );
+  }
+
+  /** Items by the shard their job id (or queue and partition) names, by cached placements; ids that name nothing are left out. */
+  private async groupByShard<T extends { id: string; queue?: string; partition?: number }>(items: T[]): Promise<Map<Shard, Array<Keyed<T>>>> {
+    const located = items.map((item) => (item.queue !== undefined && item.partition !== undefined ? { queue: item.queue, partition: item.partition } : parseJobId(item.id)));
+    const maps = await this.placement.maps(highestPartitions(located.filter((w) => w !== undefined)));
     const groups = new Map<Shard, Array<Keyed<T>>>();
     for (const [index, item] of items.entries()) {
-      const where = item.queue !== undefined && item.partition !== undefined ? { queue: item.queue, partition: item.partition } : parseJobId(item.id);
+      const where = located[index];
       if (!where) continue;
-      const shard = this.shardOf(where.queue, where.partition);
+      const shard = this.shards[this.placement.shardIn(maps.get(where.queue), where.queue, where.partition)]!;
       let group = groups.get(shard);
       if (!group) groups.set(shard, (group = []));
       group.push({ index, item });

@@ -16,6 +16,14 @@ export const QUEUE_SELECT = "SELECT name, config, created_at FROM queues WHERE n
 export const QUEUE_SELECT_ALL = "SELECT name, config, created_at FROM queues ORDER BY name";
 export const QUEUE_UPDATE = "UPDATE queues SET config = ? WHERE name = ?";
 export const QUEUE_DELETE = "DELETE FROM queues WHERE name = ?";
+// Placement (shard 0, migration 0004): a queue's shard per partition, "0,1,2".
+export const PLACEMENT_UPSERT = "INSERT INTO queue_placement (name, shards) VALUES (?, ?) ON DUPLICATE KEY UPDATE shards = VALUES(shards)";
+export const PLACEMENT_DELETE = "DELETE FROM queue_placement WHERE name = ?";
+/** The placement of existing queues; `shards` is NULL for a queue created before placements were stored. */
+export const queuePlacements = (n: number) =>
+  `SELECT q.name, q.config, p.shards FROM queues q LEFT JOIN queue_placement p ON p.name = q.name WHERE q.name IN (${list(n)})`;
+/** queueUpdate: the queue row locked, so concurrent growths of one queue append in turn. */
+export const QUEUE_PLACEMENT_LOCK = "SELECT q.config, p.shards FROM queues q LEFT JOIN queue_placement p ON p.name = q.name WHERE q.name = ? FOR UPDATE";
 /** Enqueue holds a shared lock on its queues' rows until it commits, so a concurrent DeleteQueue waits for it (and then deletes its jobs too). */
 export const queuesLockShared = (n: number) => `SELECT name FROM queues WHERE name IN (${list(n)}) LOCK IN SHARE MODE`;
 

@@ -1,20 +1,17 @@
 /**
  * Where things live in Redis: the key layout (mirrored by lua/include/keys.lua, which
- * documents every key) and the shard map.
+ * documents every key).
  *
- * Shard map: partition p of queue q lives on shard (crc32(q) + p) mod S, S = the number
- * of --store URLs, in the order given. Consecutive partitions of a queue land on
- * consecutive shards from a queue-dependent start, so a queue's partitions spread evenly
- * and small queues spread over the shards too. The map is a pure function of the shard
- * count, so the store records the count (and each shard its index) and refuses to open
- * with a different list: moving data between shards is not supported.
- * Queue metadata (configs and the list of queues) lives on shard 0.
+ * Shard map: stored data (../placement.ts), one hash on shard 0 (placement()) with each
+ * queue's shard per partition. Queues created before maps were stored have none and use
+ * the formula over the shard count recorded in shardCount(). Shards can be appended to
+ * the --store list (shard-check.ts); reordering or removing them is refused.
+ * Queue metadata (configs, the list of queues, the maps) lives on shard 0.
  */
-import { crc32 } from "node:zlib";
+import { formulaShard } from "../placement.js";
 
-export function shardOf(queue: string, partition: number, shards: number): number {
-  return (crc32(queue) + partition) % shards;
-}
+/** The placement formula (kept under this name for tests and tools). */
+export const shardOf = formulaShard;
 
 export class Keys {
   constructor(readonly prefix: string) {}
@@ -73,9 +70,22 @@ export class Keys {
     return `${this.prefix}:{shard}:running`;
   }
 
-  /** Shard 0: the number of shards the map was built for. */
+  /** Shard 0: hash queue name → its placement, shard indexes by partition ("0,1,2"). */
+  placement(): string {
+    return `${this.prefix}:{meta}:placement`;
+  }
+
+  /**
+   * Shard 0: the shard count the deployment was created with, set once: queues without a
+   * stored placement (created before maps were stored) use the formula over it.
+   */
   shardCount(): string {
     return `${this.prefix}:{meta}:shards`;
+  }
+
+  /** Shard 0: the number of shards the deployment has now (grows as shards are added; absent = shardCount). */
+  shardTotal(): string {
+    return `${this.prefix}:{meta}:shards-total`;
   }
 
   /** Per shard: its index in the --store list. */

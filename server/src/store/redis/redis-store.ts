@@ -23,13 +23,14 @@ import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { decodeJob, decodeJobs, decodeOutcome, text } from "./codec.js";
-import { Keys, shardOf } from "./keys.js";
+import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
+import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
-import { checkShard, connect } from "./shard-check.js";
+import { checkShards, connect } from "./shard-check.js";
 import { CHUNK, filterArgs, matchesBody, type PartitionScript, walk } from "./walk.js";
 
 export interface RedisStoreOptions {
-  /** One redis://host:port[/db] URL per shard; the order fixes the shard map. */
+  /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. */
   urls: string[];
   /** Prefix of every key (default "rl"); tests use a random one per store. */
   prefix?: string;
@@ -57,15 +58,16 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
     // Without a listener ioredis prints "Unhandled error event" for every failed reconnect.
     client.on("error", (err: Error) => o.onError?.(err, i));
   }
+  let legacyShards: number;
   try {
     await Promise.all(clients.map((c, i) => connect(c, i, o.urls[i]!)));
     for (const client of clients) defineScripts(client);
-    await Promise.all(clients.map((client, i) => checkShard(client, keys, i, clients.length, o.requireNoEviction ?? true)));
+    legacyShards = await checkShards(clients, keys, o.requireNoEviction ?? true);
   } catch (err) {
     clients.forEach((c) => c.disconnect());
     throw err;
   }
-  return new RedisStore(clients, keys);
+  return new RedisStore(clients, keys, legacyShards);
 }
 
 /** Expired registrations are kept this long (for debugging) before brokerList drops them. */
@@ -77,10 +79,17 @@ export class RedisStore implements Store {
   /** job_scan.lua on a partition, for the admin walks (walk.ts). */
   private readonly scan: PartitionScript = (queue, partition, name, args) => this.run(queue, partition, name, [this.keys.all(queue, partition)], args);
 
+  /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
+  private readonly placement: PlacementCache;
+
+  /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(
     private readonly shards: Redis[],
     private readonly keys: Keys,
-  ) {}
+    legacyShards: number = shards.length,
+  ) {
+    this.placement = new PlacementCache((queues) => this.loadPlacement(queues), legacyShards, shards.length);
+  }
 
   // ---- broker registry (shard 0: one hash, broker id → JSON {url, expiresAt})
 
@@ -180,7 +189,7 @@ export class RedisStore implements Store {
 
   async jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
     let deleted = 0;
-    for (const [shard, partitions] of this.byShard(p.queue, await this.partitions(p.queue))) {
+    for (const [shard, partitions] of await this.byShard(p.queue, await this.partitions(p.queue))) {
       if (deleted >= p.limit) break;
       const args = [this.keys.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitions];
       deleted += (await runScript(this.shards[shard]!, "job_delete_finished", [this.keys.running()], args)) as number;
@@ -213,7 +222,7 @@ export class RedisStore implements Store {
   async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
     const found: Array<JobRecord | undefined> = p.ids.map(() => undefined);
     await Promise.all(
-      [...this.groupByShard(p.ids, (id) => id)].map(async ([shard, located]) => {
+      [...(await this.groupByShard(p.ids, (id) => id))].map(async ([shard, located]) => {
         const args = [this.keys.prefix, ...located.map((l) => l.item)];
         const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.running()], args)) as unknown[];
         replies.forEach((reply, k) => {
@@ -225,7 +234,7 @@ export class RedisStore implements Store {
   }
 
   async jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]> {
-    const groups = this.groupByShard(p.jobs, (j) => j.id);
+    const groups = await this.groupByShard(p.jobs, (j) => j.id);
     if (groups.size > 1) {
       // All or nothing across shards: check every queue before any shard writes. (Each
       // script checks its partitions again, atomically with its writes.)
@@ -262,7 +271,7 @@ export class RedisStore implements Store {
 
   async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
     const replies = await Promise.all(
-      [...this.byShard(p.queue, await this.partitions(p.queue))].map(([shard, partitions]) =>
+      [...(await this.byShard(p.queue, await this.partitions(p.queue)))].map(([shard, partitions]) =>
         runScript(this.shards[shard]!, "job_peek_many", [this.keys.running()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
       ),
     );
@@ -320,29 +329,39 @@ export class RedisStore implements Store {
   async queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
     // Markers first: a queue whose record exists always has its partitions (a retry of
     // a half-done create writes them again; they are idempotent). An existing queue keeps
-    // its own partition count.
+    // its own partition count and placement; a new one is placed over the current shard count.
     const existing = await this.queueGet({ name: p.name });
-    await this.writeMarkers(p.name, Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i));
-    const [created, config, createdAt] = (await runScript(this.shards[0]!, "queue_create", [this.keys.queues(), this.keys.queueCreated()], [
+    this.placement.forget(p.name);
+    const stored = existing && (await this.placement.maps(new Map([[p.name, existing.config.partitions - 1]]))).get(p.name);
+    const map = stored ?? placePartitions(p.name, 0, p.config.partitions, this.shards.length);
+    await this.writeMarkers(p.name, map, Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i));
+    const [created, config, createdAt] = (await runScript(this.shards[0]!, "queue_create", [this.keys.queues(), this.keys.queueCreated(), this.keys.placement()], [
       this.keys.prefix,
       p.name,
       JSON.stringify(p.config),
       p.now,
-    ])) as [number, Buffer, Buffer];
+      encodePlacement(map),
+    ])) as [number, Buffer, Buffer, unknown];
+    // If another server created it first (perhaps over another shard count), its placement
+    // won, and its markers were written before its record: read it on next use.
+    this.placement.forget(p.name);
     return { queue: { name: p.name, config: JSON.parse(text(config)) as QueueConfig, createdAt: Number(text(createdAt)) }, created: created === 1 };
   }
 
   async queueDelete(p: { name: string }): Promise<boolean> {
     const record = await this.queueGet(p);
     if (!record) return false;
-    // Partitions first, the record last: an interrupted delete can be repeated.
+    // The map as stored now, not as cached: the queue may have been re-created elsewhere.
+    this.placement.forget(p.name);
+    // Partitions first, the record and its placement last: an interrupted delete can be repeated.
     await Promise.all(
       Array.from({ length: record.config.partitions }, async (_, partition) => {
         const args = [p.name, partition, CHUNK];
         while (((await this.run(p.name, partition, "queue_purge", [this.keys.all(p.name, partition)], args)) as number) > 0);
       }),
     );
-    await this.shards[0]!.multi().hdel(this.keys.queues(), p.name).hdel(this.keys.queueCreated(), p.name).exec();
+    await this.shards[0]!.multi().hdel(this.keys.queues(), p.name).hdel(this.keys.queueCreated(), p.name).hdel(this.keys.placement(), p.name).exec();
+    this.placement.forget(p.name);
     return true;
   }
 
@@ -368,12 +387,26 @@ export class RedisStore implements Store {
   async queueUpdate(p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
     const current = await this.queueGet({ name: p.name });
     if (!current) return undefined;
+    let placement = "";
     if (p.config.partitions > current.config.partitions) {
+      // Added partitions are placed over the current shard count (so they can use added
+      // shards); the existing ones stay where they are.
+      this.placement.forget(p.name);
+      const map = (await this.placement.maps(new Map([[p.name, current.config.partitions - 1]]))).get(p.name)?.slice(0, current.config.partitions);
+      if (!map) return undefined;
+      map.push(...placePartitions(p.name, map.length, p.config.partitions, this.shards.length));
+      placement = encodePlacement(map);
       // Markers of added partitions first, as in queueCreate: the record never names a partition that does not exist.
       const added = Array.from({ length: p.config.partitions - current.config.partitions }, (_, i) => current.config.partitions + i);
-      await this.writeMarkers(p.name, added);
+      await this.writeMarkers(p.name, map, added);
     }
-    const createdAt = await runScript(this.shards[0]!, "queue_update", [this.keys.queues(), this.keys.queueCreated()], [this.keys.prefix, p.name, JSON.stringify(p.config)]);
+    const createdAt = await runScript(this.shards[0]!, "queue_update", [this.keys.queues(), this.keys.queueCreated(), this.keys.placement()], [
+      this.keys.prefix,
+      p.name,
+      JSON.stringify(p.config),
+      placement,
+    ]);
+    this.placement.forget(p.name);
     if (createdAt === null) return undefined;
     return { name: p.name, config: p.config, createdAt: Number(text(createdAt)) };
   }
@@ -384,9 +417,26 @@ export class RedisStore implements Store {
 
   // ---- internals
 
-  private async writeMarkers(queue: string, partitions: number[]): Promise<void> {
+  /** Placement of queues on shard 0 (one atomic read): their partition counts and stored maps. */
+  private async loadPlacement(queues: string[]): Promise<Map<string, StoredQueuePlacement>> {
+    const replies = await this.shards[0]!.multi().hmget(this.keys.queues(), ...queues).hmget(this.keys.placement(), ...queues).exec();
+    const [configs, maps] = (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value as Array<string | null>;
+    });
+    const found = new Map<string, StoredQueuePlacement>();
+    queues.forEach((queue, i) => {
+      const config = configs?.[i];
+      if (config == null) return;
+      const map = maps?.[i];
+      found.set(queue, { partitions: (JSON.parse(config) as QueueConfig).partitions, map: map == null ? undefined : decodePlacement(map) });
+    });
+    return found;
+  }
+
+  private async writeMarkers(queue: string, map: number[], partitions: number[]): Promise<void> {
     await Promise.all(
-      [...this.byShard(queue, partitions)].map(([shard, list]) => {
+      [...groupPartitions(partitions, (partition) => this.placement.shardIn(map, queue, partition))].map(([shard, list]) => {
         const multi = this.shards[shard]!.multi();
         for (const partition of list) multi.set(this.keys.marker(queue, partition), "1");
         return multi.exec();
@@ -398,7 +448,7 @@ export class RedisStore implements Store {
   private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (item: T) => ScriptArg[]): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
-      [...this.groupByShard(items, (i) => i.id)].map(async ([shard, located]) => {
+      [...(await this.groupByShard(items, (i) => i.id))].map(async ([shard, located]) => {
         const args: ScriptArg[] = [this.keys.prefix, now];
         for (const { item } of located) args.push(...encode(item));
         const replies = (await runScript(this.shards[shard]!, name, [this.keys.running()], args)) as Buffer[];
@@ -409,22 +459,21 @@ export class RedisStore implements Store {
   }
 
   /** Partitions grouped by the shard that holds them. */
-  private byShard(queue: string, partitions: number[]): Map<number, number[]> {
-    const groups = new Map<number, number[]>();
-    for (const partition of partitions) {
-      const shard = shardOf(queue, partition, this.shards.length);
-      groups.set(shard, [...(groups.get(shard) ?? []), partition]);
-    }
-    return groups;
+  private async byShard(queue: string, partitions: number[]): Promise<Map<number, number[]>> {
+    if (partitions.length === 0) return new Map();
+    const map = (await this.placement.maps(new Map([[queue, Math.max(...partitions)]]))).get(queue);
+    return groupPartitions(partitions, (partition) => this.placement.shardIn(map, queue, partition));
   }
 
-  /** Items grouped by the shard their job id names; malformed ids are left out. */
-  private groupByShard<T>(items: T[], idOf: (item: T) => string): Map<number, Array<Located<T>>> {
+  /** Items grouped by the shard their job id names (cached placements: no round trip on a hit); malformed ids are left out. */
+  private async groupByShard<T>(items: T[], idOf: (item: T) => string): Promise<Map<number, Array<Located<T>>>> {
+    const located = items.map((item) => parseJobId(idOf(item)));
+    const maps = await this.placement.maps(highestPartitions(located.filter((w) => w !== undefined)));
     const groups = new Map<number, Array<Located<T>>>();
     items.forEach((item, index) => {
-      const where = parseJobId(idOf(item));
+      const where = located[index];
       if (!where) return;
-      const shard = shardOf(where.queue, where.partition, this.shards.length);
+      const shard = this.placement.shardIn(maps.get(where.queue), where.queue, where.partition);
       let list = groups.get(shard);
       if (!list) groups.set(shard, (list = []));
       list.push({ item, index });
@@ -439,8 +488,8 @@ export class RedisStore implements Store {
   }
 
   /** Runs a partition's script on its shard; ARGV starts with the prefix. */
-  private run(queue: string, partition: number, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    return runScript(this.shards[shardOf(queue, partition, this.shards.length)]!, name, keys, [this.keys.prefix, ...args]);
+  private async run(queue: string, partition: number, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return runScript(this.shards[await this.placement.shardOf(queue, partition)]!, name, keys, [this.keys.prefix, ...args]);
   }
 
   private async stats(queue: string, now: number): Promise<QueueStatsRecord | undefined> {
@@ -448,7 +497,7 @@ export class RedisStore implements Store {
     if (!record) return undefined;
     const partitions = Array.from({ length: record.config.partitions }, (_, i) => i);
     const replies = await Promise.all(
-      [...this.byShard(queue, partitions)].map(async ([shard, list]) =>
+      [...(await this.byShard(queue, partitions))].map(async ([shard, list]) =>
         (await runScript(this.shards[shard]!, "queue_stats", [this.keys.running()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
       ),
     );
@@ -467,4 +516,14 @@ export class RedisStore implements Store {
     return total;
   }
 
+}
+
+/** Partitions grouped by shard. */
+function groupPartitions(partitions: number[], shardOf: (partition: number) => number): Map<number, number[]> {
+  const groups = new Map<number, number[]>();
+  for (const partition of partitions) {
+    const shard = shardOf(partition);
+    groups.set(shard, [...(groups.get(shard) ?? []), partition]);
+  }
+  return groups;
 }

@@ -1,12 +1,15 @@
 /**
- * Checks made when a shard is opened: eviction must be off (an evicted job hash is a lost
- * job), and the --store list must be the one the data was written with, because the shard
- * map (keys.ts) depends on the count and order of shards.
+ * Checks made when the shards are opened: eviction must be off (an evicted job hash is a
+ * lost job), and the --store list must extend the one the data was written with. Every
+ * shard records its index in the list and shard 0 the number of shards, so:
+ * - the first N URLs (N = the recorded count) must be the shards they were, in order;
+ * - URLs beyond them are added shards: each must hold no key under the prefix, and gets
+ *   its index recorded, and the count grows (nothing moves: placement is stored data);
+ * - fewer URLs than recorded (a shard removed) is refused.
  */
 import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
 
-/** A shard remembers its index, shard 0 the count: a changed --store list would move partitions. */
 /** Connects, failing with the cause (ioredis alone reports "Connection is closed"). */
 export async function connect(client: Redis, index: number, url: string): Promise<void> {
   let cause: Error | undefined;
@@ -22,21 +25,66 @@ export async function connect(client: Redis, index: number, url: string): Promis
   }
 }
 
-export async function checkShard(client: Redis, keys: Keys, index: number, count: number, requireNoEviction: boolean): Promise<void> {
+/** Raises shard 0's recorded total to ARGV[1], never lowering it (two servers may open at once). */
+const RAISE_TOTAL = `local v = tonumber(redis.call("GET", KEYS[1]) or "0")
+if tonumber(ARGV[1]) > v then redis.call("SET", KEYS[1], ARGV[1]) end
+return 1`;
+
+/** Checks and records the shard list; returns the shard count of queues without a stored placement. */
+export async function checkShards(clients: Redis[], keys: Keys, requireNoEviction: boolean): Promise<number> {
   if (requireNoEviction) {
-    const policy = await configGet(client, "maxmemory-policy");
-    if (policy !== undefined && policy !== "noeviction") {
-      throw new Error(`redis shard ${index}: maxmemory-policy is ${policy}; runlater needs noeviction (an evicted job is a lost job): CONFIG SET maxmemory-policy noeviction`);
+    await Promise.all(
+      clients.map(async (client, index) => {
+        const policy = await configGet(client, "maxmemory-policy");
+        if (policy !== undefined && policy !== "noeviction") {
+          throw new Error(`redis shard ${index}: maxmemory-policy is ${policy}; runlater needs noeviction (an evicted job is a lost job): CONFIG SET maxmemory-policy noeviction`);
+        }
+      }),
+    );
+  }
+  const shard0 = clients[0]!;
+  const [created, total] = await shard0.mget(keys.shardCount(), keys.shardTotal());
+  // Shards the deployment has: 0 for a new one. A deployment from before shards could be
+  // added records only the count it was created with.
+  const known = Number(total ?? created ?? 0);
+  if (clients.length < known) {
+    throw new Error(`prefix "${keys.prefix}" has ${known} redis shards, but ${clients.length} --store URLs were given: shards cannot be removed (give every URL, in the original order, new ones last)`);
+  }
+  const indexes = await Promise.all(clients.map((c) => c.get(keys.shardIndex())));
+  for (const [i, recorded] of indexes.entries()) {
+    if (recorded !== null && recorded !== String(i)) {
+      throw new Error(`redis shard ${i} was shard ${recorded} for prefix "${keys.prefix}": give the --store URLs in their original order, new ones last`);
+    }
+    if (recorded === null && i < known) {
+      throw new Error(`redis shard ${i} does not know prefix "${keys.prefix}", which has ${known} shards: URL ${i} must be the shard it was (added shards go last)`);
     }
   }
-  await client.set(keys.shardIndex(), String(index), "NX");
-  const recorded = await client.get(keys.shardIndex());
-  if (recorded !== String(index)) throw new Error(`redis shard ${index} was shard ${recorded} for prefix "${keys.prefix}": give the --store URLs in their original order`);
-  if (index === 0) {
-    await client.set(keys.shardCount(), String(count), "NX");
-    const shards = await client.get(keys.shardCount());
-    if (shards !== String(count)) throw new Error(`prefix "${keys.prefix}" was created with ${shards} redis shards, not ${count}: the shard map depends on the count`);
-  }
+  await Promise.all(
+    indexes.map(async (recorded, i) => {
+      if (recorded !== null) return;
+      // A shard being added must be empty: its keys would be someone else's data.
+      if (await hasKeys(clients[i]!, keys.prefix)) {
+        throw new Error(`redis shard ${i} holds keys under prefix "${keys.prefix}" but no shard index: it is not a new shard; give the --store URLs in their original order, new ones last`);
+      }
+      await clients[i]!.set(keys.shardIndex(), String(i), "NX");
+      const now = await clients[i]!.get(keys.shardIndex());
+      if (now !== String(i)) throw new Error(`redis shard ${i} was just recorded as shard ${now} by another server: give every server the same --store list`);
+    }),
+  );
+  await shard0.set(keys.shardCount(), String(clients.length), "NX");
+  await shard0.eval(RAISE_TOTAL, 1, keys.shardTotal(), String(clients.length));
+  return Number(await shard0.get(keys.shardCount()));
+}
+
+/** Whether any key under `prefix` exists (a full SCAN, only for shards without an index, so at most once per shard). */
+async function hasKeys(client: Redis, prefix: string): Promise<boolean> {
+  let cursor = "0";
+  do {
+    const [next, found] = await client.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+    if (found.length > 0) return true;
+    cursor = next;
+  } while (cursor !== "0");
+  return false;
 }
 
 /** CONFIG may be disabled (managed Redis): then the policy cannot be checked here. */

@@ -14,7 +14,17 @@
     <tag>:all        zset: every job, score run_after, member id (scan order)
     <tag>:done:s|f   zset: succeeded / failed jobs, score finished_at, member id
     <tag>:idem       hash: idempotency key -> job id
+  on shard 0 (queue metadata, one slot):
+    <prefix>:{meta}:queues        hash: queue name -> config JSON
+    <prefix>:{meta}:created       hash: queue name -> created_at
+    <prefix>:{meta}:placement     hash: queue name -> its partitions' shards, by partition ("0,1,2");
+                                  absent for a queue created before placements were stored
+                                  (the formula over {meta}:shards then places it, see ../placement.ts)
+    <prefix>:{meta}:shards        the shard count the deployment was created with (set once)
+    <prefix>:{meta}:shards-total  the shard count now (grows as shards are appended)
+    <prefix>:{meta}:brokers       hash: broker id -> JSON {url, expiresAt}
   and per shard:
+    <prefix>:{meta}:shard      the shard's index in the --store list
     <prefix>:{shard}:epoch     counter: lease epochs, growing across queue re-creation
     <prefix>:{shard}:running   zset: running jobs of every queue, score claim expiry, member id
 ]]
