@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createRunlaterClient, ErrorReason, errorReason, type RunlaterClient } from "@runlater/sdk";
+import { createRunlaterClient, ErrorReason, errorReason, RetryAfter, type RunlaterClient, Worker } from "@runlater/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Role, type RunningServer, startServer } from "../../src/server.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
@@ -134,6 +134,46 @@ describe("cluster on one Redis", () => {
     expect(Date.now() - began).toBeLessThan(2000); // not held for the 5 s wait
     // Without the header the same node forwards to the owner and gets the job.
     expect((await other.client.worker.dequeue({ queue: "single", limit: 1, wait: { seconds: 5n, nanos: 0 } })).jobs).toHaveLength(1);
+  });
+
+  it("runs the SDK Worker through a frontend: retries, ordering keys and acks all cross the forwarding", async () => {
+    const start = cluster();
+    await start("broker");
+    await start("broker");
+    const frontend = await start("frontend");
+    await until(() => frontend.server.membership.brokers().length === 2, "the frontend to see both brokers");
+    await frontend.client.createQueue("sdk", { partitions: 4 });
+    const keyed = await frontend.client.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue: "sdk", body: `k${i}`, orderingKey: "one-key" })));
+    const plain = await frontend.client.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ queue: "sdk", body: `p${i}` })));
+    const done: string[] = [];
+    let keyedRunning = 0;
+    let keyedOverlap = false;
+    const worker = new Worker({
+      client: frontend.client,
+      queue: "sdk",
+      concurrency: 8,
+      pollWaitMs: 500,
+      onError: () => {},
+      handler: async (job) => {
+        const body = job.text();
+        if (body.startsWith("k")) {
+          keyedOverlap ||= keyedRunning > 0;
+          keyedRunning++;
+          await new Promise((r) => setTimeout(r, 5));
+          keyedRunning--;
+        }
+        // Every third plain job fails once and comes back 20 ms later, through another broker maybe.
+        if (body.startsWith("p") && Number(body.slice(1)) % 3 === 0 && job.attempt === 1) throw new RetryAfter(20);
+        done.push(body);
+        if (done.length === 45) void worker.stop();
+        return "ok";
+      },
+    });
+    await worker.run();
+    expect(keyedOverlap).toBe(false); // jobs sharing a key never ran at the same time
+    expect(done.filter((b) => b.startsWith("k"))).toEqual(["k0", "k1", "k2", "k3", "k4"]); // in enqueue order
+    const { count } = await frontend.client.jobs.countJobs({ queue: "sdk", state: 3 /* SUCCEEDED */ });
+    expect(count).toBe(BigInt(keyed.length + plain.length));
   });
 
   it("splits a queue's rate limit between the brokers owning its partitions", async () => {
