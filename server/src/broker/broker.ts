@@ -140,8 +140,11 @@ export class Broker {
   onQueueUpdated(name: string, config: QueueConfig): void {
     void this.queues.get(name)?.then((q) => {
       q.config = config;
+      const grew = q.partitions.length < config.partitions;
       // Partitions only grow: the new ones start empty and unowned, claimed on demand.
       while (q.partitions.length < config.partitions) q.partitions.push(new PartitionBuffer(name, q.partitions.length));
+      // More partitions can move old ones between brokers (the per-broker bound changed).
+      if (grew) return this.rebalanceQueue(q);
       this.applyRate(q);
       q.waiters.wakeAll();
     }, () => {});
@@ -165,19 +168,19 @@ export class Broker {
    * and wake waiters so the ones it gained are claimed.
    */
   rebalance(): void {
-    for (const state of this.queues.values()) {
-      void state.then(async (q) => {
-        this.applyRate(q);
-        for (const b of q.partitions) {
-          if (this.owns(q, b)) {
-            if (b.epoch === undefined) this.markDue(q, b, 0);
-          } else if (b.epoch !== undefined) {
-            await this.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
-          }
-        }
-        q.waiters.wakeAll();
-      }, () => {});
+    for (const state of this.queues.values()) void state.then((q) => this.rebalanceQueue(q), () => {});
+  }
+
+  private async rebalanceQueue(q: QueueState): Promise<void> {
+    this.applyRate(q);
+    for (const b of q.partitions) {
+      if (this.owns(q, b)) {
+        if (b.epoch === undefined) this.markDue(q, b, 0);
+      } else if (b.epoch !== undefined) {
+        await this.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
+      }
     }
+    q.waiters.wakeAll();
   }
 
   onQueueDeleted(name: string): void {

@@ -176,6 +176,26 @@ describe("cluster on one Redis", () => {
     expect(count).toBe(BigInt(keyed.length + plain.length));
   });
 
+  it("serves a queue whose partitions grew through a frontend, old and new partitions alike", async () => {
+    const start = cluster();
+    const a = await start("broker");
+    const b = await start("broker");
+    const frontend = await start("frontend");
+    await until(() => frontend.server.membership.brokers().length === 2, "the frontend to see both brokers");
+    await frontend.client.createQueue("growing", { partitions: 2 });
+    const ids = await frontend.client.enqueueMany(bodies(50).map((j) => ({ ...j, queue: "growing" })));
+    const seen = await drain(frontend.client, "growing", 20);
+    await frontend.client.queues.updateQueue({ name: "growing", config: { partitions: 6 }, updateMask: { paths: ["partitions"] } });
+    ids.push(...(await frontend.client.enqueueMany(bodies(120).map((j) => ({ ...j, queue: "growing" })))));
+    await drain(frontend.client, "growing", 170, seen);
+    expect(seen).toHaveLength(170);
+    expect(new Set(seen)).toEqual(new Set(ids));
+    // The new partitions were served by the brokers (both took part once there were six).
+    expect(new Set(ids.map((id) => Number(id.split(".")[1]))).size).toBe(6);
+    expect(a.server.broker!.claimStats.queries).toBeGreaterThan(0);
+    expect(b.server.broker!.claimStats.queries).toBeGreaterThan(0);
+  });
+
   it("splits a queue's rate limit between the brokers owning its partitions", async () => {
     const start = cluster();
     const a = await start();
