@@ -54,4 +54,13 @@ describe("scripts/runlater", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("unknown option '--bogus'");
   });
+
+  it("refuses a split role on the in-process memory store, and an unknown role", async () => {
+    const broker = await runlater(["serve", "--role", "broker", "--port", "0"], {});
+    expect(broker.code).toBe(1);
+    expect(broker.stderr).toContain("--role broker needs a shared store (redis:// or mysql://)");
+    const bogus = await runlater(["serve", "--role", "leader", "--port", "0"], {});
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain("Allowed choices are all, frontend, broker");
+  });
 });

@@ -50,6 +50,8 @@ export function registerServe(program: Command): void {
           log.warn({ err: err.message, shard }, "store connection error; reconnecting");
         },
       });
+      // A server that cannot start (bad flag, port in use) must not leave the store's
+      // connections holding the process open.
       const server = await startServer({
         store,
         role: opts.role,
@@ -63,6 +65,9 @@ export function registerServe(program: Command): void {
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
         enableTestControl: opts.enableTestControl ?? false,
+      }).catch(async (err: unknown) => {
+        await store.close().catch(() => {});
+        throw err;
       });
       if (opts.enableTestControl) log.warn("test control enabled: the clock is manual and Reset deletes every queue; never do this in production");
       process.stdout.write(`runlater listening on ${server.url}\n`);
