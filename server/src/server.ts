@@ -114,6 +114,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
     chunk: 1000,
+    isLeader: () => membership.leads(),
   });
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({

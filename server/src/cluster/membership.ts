@@ -82,6 +82,15 @@ export class Membership {
     return byOwner;
   }
 
+  /**
+   * Whether this broker is the one that runs cluster-wide upkeep (claim-timeout sweep,
+   * retention GC): the live broker with the smallest id. When it dies the next one takes
+   * over at the next registry read after its registration expires.
+   */
+  leads(): boolean {
+    return this.self !== undefined && this.ids[0] === this.self.id;
+  }
+
   /** Whether this node's broker should own the partition (asked on every Dequeue: cached until the set changes). */
   owns(queue: string, partition: number, count: number): boolean {
     return this.self !== undefined && this.owners(queue, count)[partition] === this.self.id;

@@ -3,6 +3,9 @@
  * - the claim-timeout sweep wakes at the earliest claim expiry (and at least every
  *   `sweepIntervalMs`), returns expired jobs to PENDING or FAILED and tells the broker;
  * - retention GC deletes finished jobs whose retention has passed, in bounded chunks.
+ * In a cluster only one broker does this work at a time (`isLeader`): the sweeps are
+ * safe to run anywhere (every write is conditional), but N brokers sweeping the same
+ * expiries would only multiply the store's work.
  */
 import type { Logger } from "pino";
 import type { Clock } from "../engine/clock.js";
@@ -17,6 +20,8 @@ export interface MaintenanceOptions {
   sweepIntervalMs: number;
   gcIntervalMs: number;
   chunk: number;
+  /** Whether this node does the periodic work now; default always (one node). */
+  isLeader?: () => boolean;
 }
 
 export class Maintenance {
@@ -24,8 +29,14 @@ export class Maintenance {
   private cancelGc: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  /** Periodic sweeps and GC rounds this node ran (tests: only the leader runs them). */
+  readonly rounds = { sweeps: 0, gc: 0 };
 
   constructor(private readonly o: MaintenanceOptions) {}
+
+  private leads(): boolean {
+    return this.o.isLeader?.() ?? true;
+  }
 
   start(): void {
     this.stopped = false;
@@ -80,6 +91,8 @@ export class Maintenance {
     if (this.stopped) return;
     this.cancelSweep?.();
     this.cancelSweep = this.o.clock.setTimer(ms, () => {
+      if (!this.leads()) return this.scheduleSweep(this.o.sweepIntervalMs);
+      this.rounds.sweeps++;
       this.running = this.sweepClaims()
         .then(({ nextExpiryAt }) => {
           const untilNext = nextExpiryAt === undefined ? this.o.sweepIntervalMs : nextExpiryAt - this.o.clock.now();
@@ -95,6 +108,8 @@ export class Maintenance {
   private scheduleGc(ms: number): void {
     if (this.stopped) return;
     this.cancelGc = this.o.clock.setTimer(ms, () => {
+      if (!this.leads()) return this.scheduleGc(this.o.gcIntervalMs);
+      this.rounds.gc++;
       this.running = this.collectGarbage()
         .catch((err) => this.o.log.error({ err }, "retention gc failed"))
         .then(() => this.scheduleGc(this.o.gcIntervalMs));

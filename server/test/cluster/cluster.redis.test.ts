@@ -196,6 +196,23 @@ describe("cluster on one Redis", () => {
     expect(b.server.broker!.claimStats.queries).toBeGreaterThan(0);
   });
 
+  it("runs the claim-timeout sweep on one broker only, and it still expires claims", async () => {
+    const start = cluster();
+    const a = await start();
+    const b = await start();
+    await until(() => a.server.membership.brokers().length === 2 && b.server.membership.brokers().length === 2, "two brokers");
+    const before = [a, b].map((n) => n.server.maintenance.rounds.sweeps);
+    await a.client.createQueue("expiring", { claimTimeoutMs: 200, retryPolicy: { initialDelayMs: 1, maxDelayMs: 1 } });
+    const [id] = await a.client.enqueueMany([{ queue: "expiring", body: new Uint8Array([1]) }]);
+    expect((await a.client.worker.dequeue({ queue: "expiring", limit: 1 })).jobs.map((j) => j.jobId)).toEqual([id]);
+    // Never acked: the claim runs out and the job is handed out again, attempt 2.
+    const again = await b.client.worker.dequeue({ queue: "expiring", limit: 1, wait: { seconds: 5n, nanos: 0 } });
+    expect(again.jobs.map((j) => [j.jobId, j.attempt])).toEqual([[id, 2]]);
+    const swept = [a, b].map((n, i) => n.server.maintenance.rounds.sweeps - before[i]!);
+    expect(swept.filter((n) => n > 0)).toHaveLength(1);
+    expect([a, b].filter((n) => n.server.membership.leads())).toHaveLength(1);
+  });
+
   it("splits a queue's rate limit between the brokers owning its partitions", async () => {
     const start = cluster();
     const a = await start();
