@@ -50,6 +50,11 @@ export type NewJob = Pick<
 /** Per-job result of an ack or checkpoint (proto Outcome). */
 export type Outcome = "acknowledged" | "stale_claim" | "not_found";
 
+/** ScanJobs order: newest run_after first, ties by id descending (the page cursor's order). */
+export function compareForScan(a: JobRecord, b: JobRecord): number {
+  return b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
 /** Dequeue order: priority, then run_after, then enqueue order. */
 export function compareForDequeue(a: JobRecord, b: JobRecord): number {
   return a.priority - b.priority || a.runAfter - b.runAfter || a.seq - b.seq;

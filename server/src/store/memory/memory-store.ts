@@ -14,7 +14,7 @@
  * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
  */
 import { queueNotFound } from "../../engine/errors.js";
-import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
 import * as transitions from "../../engine/transitions.js";
 import type { JobPatch } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
@@ -336,7 +336,7 @@ export class MemoryStore implements Store {
       if (c && (j.runAfter > c.runAfter || (j.runAfter === c.runAfter && j.id >= c.id))) continue;
       page.push(j);
     }
-    page.sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    page.sort(compareForScan);
     return page.slice(0, p.limit).map((j) => ({ ...j }));
   }
 

@@ -22,7 +22,7 @@
  */
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
 import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
@@ -369,7 +369,7 @@ export class MysqlStore implements Store {
     );
     return pages
       .flat()
-      .sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .sort(compareForScan)
       .slice(0, p.limit);
   }
 

@@ -18,7 +18,7 @@
 import { Redis } from "ioredis";
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, type JobRecord, type NewJob } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob } from "../../engine/job-record.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
@@ -312,7 +312,7 @@ export class RedisStore implements Store {
     );
     return pages
       .flat()
-      .sort((a, b) => b.runAfter - a.runAfter || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .sort(compareForScan)
       .slice(0, p.limit);
   }
 
