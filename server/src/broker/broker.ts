@@ -444,12 +444,10 @@ export class Broker {
       return false;
     }
     if (!this.owns(q, b) || q.retired || this.stopped) {
-      // The assignment moved while we asked: let go at once rather than keep others out
-      // (buffered jobs first: their release is fenced by the lease we are giving up).
-      if (b.epoch !== undefined) await this.release(b, b.drain());
-      b.epoch = undefined;
-      await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch: lease.epoch });
-      this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch }, "partition released");
+      // The assignment moved while we asked: let go at once rather than keep others out.
+      // (Any buffered jobs are ours under this very epoch: a different one was drained above.)
+      b.epoch = lease.epoch;
+      await this.letGo(b);
       return false;
     }
     if (lease.epoch !== b.epoch) {
@@ -476,14 +474,17 @@ export class Broker {
   /** Lets go of a partition this broker should no longer own (or at stop). */
   private async giveUp(b: PartitionBuffer): Promise<void> {
     await b.refilling?.catch(() => {});
-    await this.leaseOp(b, async () => {
-      const epoch = b.epoch;
-      if (epoch === undefined) return;
-      await this.release(b, b.drain());
-      b.epoch = undefined;
-      await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
-      this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
-    });
+    await this.leaseOp(b, () => this.letGo(b));
+  }
+
+  /** Inside a lease op: buffered jobs back to pending first (that release is fenced by the lease), then the lease. */
+  private async letGo(b: PartitionBuffer): Promise<void> {
+    const epoch = b.epoch;
+    if (epoch === undefined) return;
+    await this.release(b, b.drain());
+    b.epoch = undefined;
+    await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
+    this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
   }
 
   private async renewLeases(): Promise<void> {

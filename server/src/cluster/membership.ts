@@ -26,8 +26,8 @@ export class Membership {
   private live: BrokerEntry[] = [];
   private ids: string[] = [];
   private readonly listeners: Array<() => void> = [];
-  /** Per queue: the owner of each partition, for the partition count it was computed for. */
-  private readonly assignments = new Map<string, { count: number; owners: string[] }>();
+  /** Per queue, for the partition count it was computed for: the owner of each partition, and those owners. */
+  private readonly assignments = new Map<string, { count: number; owners: string[]; brokers: BrokerEntry[] }>();
   private cancelTimer: (() => void) | undefined;
   private stopped = false;
   private self: { id: string; url: string } | undefined;
@@ -71,15 +71,10 @@ export class Membership {
     return this.live.find((b) => b.id === id);
   }
 
-  /** The partitions of `queue` (out of `count`) grouped by the broker that should own them. */
-  assignment(queue: string, count: number): Map<string, number[]> {
-    const byOwner = new Map<string, number[]>();
-    this.owners(queue, count).forEach((id, partition) => {
-      const list = byOwner.get(id) ?? [];
-      list.push(partition);
-      byOwner.set(id, list);
-    });
-    return byOwner;
+  /** The live brokers that should own at least one partition of `queue` (out of `count`). */
+  ownersOf(queue: string, count: number): readonly BrokerEntry[] {
+    this.owners(queue, count);
+    return this.assignments.get(queue)!.brokers;
   }
 
   /**
@@ -100,7 +95,8 @@ export class Membership {
     const cached = this.assignments.get(queue);
     if (cached && cached.count === count) return cached.owners;
     const owners = assignQueue(this.ids, queue, count);
-    this.assignments.set(queue, { count, owners });
+    const ids = new Set(owners);
+    this.assignments.set(queue, { count, owners, brokers: this.live.filter((b) => ids.has(b.id)) });
     return owners;
   }
 

@@ -165,14 +165,10 @@ export class Router implements Dispatch {
 
   /** The brokers owning partitions of `queue`: this node's first, then the rest in rotation. */
   private async targets(queue: string): Promise<Target[]> {
-    const byOwner = this.o.membership.assignment(queue, await this.partitionCount(queue));
-    const urls = new Map(this.o.membership.brokers().map((b) => [b.id, b.url]));
-    const remote: Target[] = [];
-    let own: Target | undefined;
-    for (const id of byOwner.keys()) {
-      if (id === this.o.membership.selfId) own = { id };
-      else if (urls.has(id)) remote.push({ id, url: urls.get(id) });
-    }
+    const owners = this.o.membership.ownersOf(queue, await this.partitionCount(queue));
+    const self = this.o.membership.selfId;
+    const remote: Target[] = owners.filter((b) => b.id !== self).map((b) => ({ id: b.id, url: b.url }));
+    const own: Target | undefined = owners.some((b) => b.id === self) ? { id: self! } : undefined;
     const start = remote.length > 0 ? this.turn++ % remote.length : 0;
     const rotated = [...remote.slice(start), ...remote.slice(0, start)];
     return own ? [own, ...rotated] : rotated;
