@@ -1,21 +1,49 @@
 /**
  * Per-operation cost of the Redis store on 1000-job batches (insert, claim, start,
- * complete), client round trip included: where the time goes on the hot path.
+ * complete): the time seen by the server (client round trip included) and the time
+ * Redis itself spent in the scripts (INFO commandstats), per job.
  *   RUNLATER_TEST_REDIS_URL=redis://127.0.0.1:6379 npx tsx test/bench/redis-ops.ts
  */
+import { Redis } from "ioredis";
 import { openRedisStore } from "../../server/src/store/redis/redis-store.js";
 import { resolveQueueConfig } from "../../server/src/engine/queue-config.js";
 import { newJobId } from "../../server/src/engine/job-id.js";
-const store = await openRedisStore({ urls: [process.env.RUNLATER_TEST_REDIS_URL ?? "redis://127.0.0.1:6379"], prefix: `ops${Date.now()}` });
-const q = "ops"; const now = Date.now();
+
+const url = process.env.RUNLATER_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const store = await openRedisStore({ urls: [url], prefix: `ops${Date.now()}` });
+const admin = new Redis(url);
+const q = "ops";
+const now = Date.now();
 await store.queueCreate({ name: q, config: resolveQueueConfig({}), now });
 const lease = (await store.leaseAcquire({ queue: q, partition: 0, owner: "o", ttlMs: 60000, now }))!;
-const B = 1000; const body = new Uint8Array(200);
-const time = async (name: string, f: () => Promise<unknown>) => { const t = performance.now(); const r = await f(); console.log(name, ((performance.now() - t) * 1000 / B).toFixed(1), "µs/job"); return r; };
+const B = 1000;
+const body = new Uint8Array(200);
+
+/** Microseconds Redis spent in script calls since the last reset. */
+async function scriptMicros(): Promise<number> {
+  const info = await admin.info("commandstats");
+  let total = 0;
+  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=\d+,usec=(\d+)/g)) total += Number(m[1]);
+  return total;
+}
+
+async function time<T>(name: string, f: () => Promise<T>): Promise<T> {
+  await admin.config("RESETSTAT");
+  const t = performance.now();
+  const r = await f();
+  const wall = ((performance.now() - t) * 1000) / B;
+  const inside = (await scriptMicros()) / B;
+  console.log(`${name.padEnd(9)} ${wall.toFixed(1).padStart(5)} µs/job seen by the server, ${inside.toFixed(1).padStart(5)} µs/job inside Redis`);
+  return r;
+}
+
 for (let round = 0; round < 3; round++) {
-  await time("insert", () => store.jobInsertMany({ jobs: Array.from({ length: B }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" })), now }));
-  const claimed = (await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }))) as Array<{ id: string }>;
-  const started = (await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans: claimed.map((j) => ({ id: j.id, claimToken: "t" + j.id, claimExpiresAt: now + 60000, retryDelayMs: 1000 })), now }))) as string[];
-  await time("complete", () => store.jobCompleteMany({ items: started.map((id: string) => ({ id, claimToken: "t" + id, customStatus: "" })), now }));
+  const jobs = Array.from({ length: B }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" }));
+  await time("insert", () => store.jobInsertMany({ jobs, now }));
+  const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }));
+  const plans = claimed.map((j) => ({ id: j.id, claimToken: "t" + j.id, claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
+  const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));
+  await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: "t" + id, customStatus: "" })), now }));
 }
 await store.close();
+admin.disconnect();

@@ -16,7 +16,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../engine/clock.js";
 import { queueNotFound } from "../engine/errors.js";
-import { newClaimTokens } from "../engine/job-id.js";
+import { newClaimToken } from "../engine/job-id.js";
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
@@ -309,10 +309,10 @@ export class Broker {
 
   private async startJobs(q: QueueState, buffer: PartitionBuffer, jobs: JobRecord[]): Promise<JobRecord[]> {
     const now = this.o.clock.now();
-    const tokens = newClaimTokens(jobs.length);
-    const plans: HandOutPlan[] = jobs.map((job, i) => ({
+    const claimToken = newClaimToken();
+    const plans: HandOutPlan[] = jobs.map((job) => ({
       id: job.id,
-      claimToken: tokens[i]!,
+      claimToken,
       claimExpiresAt: now + q.config.claimTimeoutMs,
       retryDelayMs: retryDelayMs(q.config.retryPolicy, job.attempt + 1),
     }));

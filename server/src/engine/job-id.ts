@@ -26,8 +26,11 @@ export function parseJobId(id: string): ParsedJobId | undefined {
   return { queue: match[1]!, partition: Number(match[2]) };
 }
 
-/** `count` unguessable claim tokens; one call to the random source per batch. */
-export function newClaimTokens(count: number): string[] {
-  const random = randomBytes(9 * count).toString("base64url"); // 9 bytes = 12 characters each
-  return Array.from({ length: count }, (_, i) => random.slice(12 * i, 12 * i + 12));
+/**
+ * An unguessable claim token (16 characters). One hand-out batch shares one token: an ACK
+ * names the job and the token, so (job id, token) still identifies one attempt, and a
+ * shared value lets the stores write a whole batch's claim with one set of values.
+ */
+export function newClaimToken(): string {
+  return randomBytes(12).toString("base64url");
 }
