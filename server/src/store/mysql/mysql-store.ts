@@ -193,7 +193,11 @@ export class MysqlStore implements Store {
   }
 
   async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.applyToRunning(p.items, p.now, (job, item) => transitions.succeed(job, item.customStatus, p.now));
+    // Without a custom status, succeed sets the same fields on every job (the status stays):
+    // the fast path can write it by claim token without reading the rows first.
+    const { customStatus: _, ...same } = transitions.succeed(NO_JOB, "", p.now);
+    const fast = (item: { customStatus: string }) => (item.customStatus === "" ? same : undefined);
+    return this.applyToRunning(p.items, p.now, (job, item) => transitions.succeed(job, item.customStatus, p.now), fast);
   }
 
   async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
@@ -375,9 +379,31 @@ export class MysqlStore implements Store {
 
   async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
     if (p.plans.length === 0) return [];
+    const shard = await this.shardOf(p.queue, p.partition);
+    const groups = startGroups(p.plans);
+    if (groups) {
+      // Fast path: one epoch-fenced UPDATE per group of equal hand-out values, no read.
+      // Rows matched = rows started; anything less is rolled back and decided exactly below.
+      const started = await shard
+        .transaction(async (c) => {
+          let n = 0;
+          for (const g of groups) {
+            const set = setClause(startPatch(g.plan, p.now));
+            n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids, p.epoch]);
+          }
+          if (n === 0) return []; // not the lease's epoch, or none still buffered: nothing written
+          if (n !== p.plans.length) throw new NotWhole();
+          return p.plans.map((plan) => plan.id);
+        })
+        .catch((err: unknown) => {
+          if (err instanceof NotWhole) return undefined;
+          throw err;
+        });
+      if (started) return started;
+    }
     const plans = new Map(p.plans.map((plan) => [plan.id, plan]));
     const ids = [...plans.keys()];
-    return (await this.shardOf(p.queue, p.partition)).transaction(async (c) => {
+    return shard.transaction(async (c) => {
       if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
       const jobs = (await select<JobRow>(c, sql.selectBufferedLocked(ids.length), [...ids, p.epoch])).map(toRecord);
       await this.applyPatches(
@@ -514,11 +540,20 @@ export class MysqlStore implements Store {
    * fence (checkClaim), write every acknowledged change with one UPDATE per shard.
    * Items are decided in order, so a job named twice in a batch sees the first change.
    */
-  private async applyToRunning<T extends { id: string; claimToken: string }>(items: T[], now: number, decide: (job: JobRecord, item: T) => JobPatch): Promise<OutcomeResult[]> {
+  private async applyToRunning<T extends { id: string; claimToken: string }>(
+    items: T[],
+    now: number,
+    decide: (job: JobRecord, item: T) => JobPatch,
+    fast?: (item: T) => JobPatch | undefined,
+  ): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
-      [...(await this.groupByShard(items))].map(([shard, keyed]) =>
-        shard.transaction(async (c) => {
+      [...(await this.groupByShard(items))].map(async ([shard, keyed]) => {
+        if (fast && (await this.applyByToken(shard, keyed, fast))) {
+          for (const { index } of keyed) results[index] = { outcome: "acknowledged" };
+          return;
+        }
+        await shard.transaction(async (c) => {
           const ids = [...new Set(keyed.map((k) => k.item.id))];
           const jobs = new Map((await select<JobRow>(c, sql.selectJobsMetaLocked(ids.length), ids)).map((row) => [row.id, toRecord(row)]));
           const tokens = new Map([...jobs.values()].map((j) => [j.id, j.claimToken]));
@@ -550,10 +585,43 @@ export class MysqlStore implements Store {
             const promotedAt = promotedBy.get(item.id);
             if (promotedAt !== undefined && results[index]!.outcome === "acknowledged") results[index]!.promotedAt = promotedAt;
           }
-        }),
-      ),
+        });
+      }),
     );
     return results;
+  }
+
+  /**
+   * The ACK fast path on one shard: when every item has a non-empty token, a distinct id and
+   * a job-independent patch (`fast`), one UPDATE per (claim token, patch) whose WHERE is the
+   * whole fence (running, that token, no ordering key to promote). True when every item was
+   * acknowledged; otherwise nothing was written (rolled back) and the caller decides exactly.
+   */
+  private async applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Keyed<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
+    const groups = new Map<string, { token: string; set: { sql: string; params: Param[] }; ids: string[] }>();
+    const seen = new Set<string>();
+    for (const { item } of keyed) {
+      const patch = fast(item);
+      if (!patch || item.claimToken === "" || seen.has(item.id)) return false;
+      seen.add(item.id);
+      const set = setClause(patch);
+      const key = `${item.claimToken}\u0000${set.sql}\u0000${set.params.join("\u0000")}`;
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = { token: item.claimToken, set, ids: [] }));
+      group.ids.push(item.id);
+    }
+    try {
+      return await shard.transaction(async (c) => {
+        for (const g of groups.values()) {
+          const n = await run(c, sql.ackGroup(g.set.sql, g.ids.length), [...g.set.params, ...g.ids, g.token]);
+          if (n !== g.ids.length) throw new NotWhole();
+        }
+        return true;
+      });
+    } catch (err) {
+      if (err instanceof NotWhole) return false;
+      throw err;
+    }
   }
 
   /**
@@ -638,6 +706,42 @@ export class MysqlStore implements Store {
     }
     return groups;
   }
+}
+
+/** A fast path matched fewer rows than it was given: its transaction is rolled back and the exact path runs. */
+class NotWhole extends Error {}
+
+/** The fields transitions that do not depend on the job read from it (attempt counters move in SQL, see sql.startGroup). */
+const NO_JOB = { attempt: 0, attemptsRemaining: 0, customStatus: "" } as JobRecord;
+
+/** Groups of plans sharing one set of hand-out values, at most this many per fast start. */
+const START_GROUPS_MAX = 4;
+
+/** handOut without the attempt counters, which sql.startGroup moves in SQL. */
+function startPatch(plan: HandOutPlan, now: number): JobPatch {
+  const { attempt: _a, attemptsRemaining: _r, ...patch } = transitions.handOut(NO_JOB, plan, now);
+  return patch;
+}
+
+/**
+ * The plans by equal (claim token, expiry, retry delay), when that makes few groups and no
+ * job is named twice; otherwise undefined (the exact path decides per job).
+ */
+function startGroups(plans: HandOutPlan[]): Array<{ plan: HandOutPlan; ids: string[] }> | undefined {
+  const groups = new Map<string, { plan: HandOutPlan; ids: string[] }>();
+  const seen = new Set<string>();
+  for (const plan of plans) {
+    if (seen.has(plan.id)) return undefined;
+    seen.add(plan.id);
+    const key = `${plan.claimToken}\u0000${plan.claimExpiresAt}\u0000${plan.retryDelayMs}`;
+    let group = groups.get(key);
+    if (!group) {
+      if (groups.size >= START_GROUPS_MAX) return undefined;
+      groups.set(key, (group = { plan, ids: [] }));
+    }
+    group.ids.push(plan.id);
+  }
+  return [...groups.values()];
 }
 
 /** A job with an ordering key that has just ended leaves its key's sequence. */

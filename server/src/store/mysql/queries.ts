@@ -68,6 +68,27 @@ export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM 
 export const selectBufferedLocked = (n: number) =>
   `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'buffered' AND buffer_epoch = ? FOR UPDATE`;
 
+/**
+ * Start, fast path: every job of the group gets the same hand-out values (the broker gives
+ * one claim token, expiry and retry delay to a batch), and the attempt counters move in
+ * SQL (transitions.handOut: attempt + 1, attempts_remaining - 1 but not below 0). The
+ * lease row is joined by its epoch: a multi-table UPDATE reads it with a shared lock even
+ * at READ COMMITTED, so this one statement is the epoch fence, and a takeover's
+ * LEASE_UPDATE waits for it as it waits for LEASE_EPOCH_SHARED. Rows matched = rows started.
+ */
+export const startGroup = (set: string, n: number) =>
+  `UPDATE jobs JOIN leases ON leases.queue = ? AND leases.part = ? AND leases.epoch = ? ` +
+  `SET ${set}, attempt = attempt + 1, attempts_remaining = GREATEST(0, attempts_remaining - 1) ` +
+  `WHERE jobs.id IN (${list(n)}) AND jobs.state = 'buffered' AND jobs.buffer_epoch = ?`;
+
+/**
+ * ACK, fast path: jobs of one claim token without an ordering key (nothing to promote),
+ * with a patch every one of them gets (succeed without a custom status). Rows matched =
+ * rows acknowledged; the caller rolls back when that is not the whole group.
+ */
+export const ackGroup = (set: string, n: number) =>
+  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL`;
+
 export const releaseBufferedIds = (set: string, n: number) =>
   `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'buffered' AND (buffer_epoch = ? OR buffer_epoch < ?)`;
 export const releaseBufferedBelow = (set: string) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createQueue, get, handOut, insert, T0 } from "./fixtures.js";
+import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
 export function exerciseJobAck(open: OpenStore): void {
@@ -32,6 +32,29 @@ export function exerciseJobAck(open: OpenStore): void {
       const again = await store.jobCompleteMany({ items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }], now: T0 + 5 });
       expect(again[0]!.outcome).toBe("stale_claim");
       expect(await get(store, b!.id)).toMatchObject({ state: "succeeded", finishedAt: T0, customStatus: "" });
+    });
+
+    it("acks of one claim token: a stale or finished one is refused alone, the others are acknowledged", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      await insert(store, q, [{}, {}, {}, {}]);
+      const epoch = await lease(store, q);
+      const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      const plans = claimed.map((j) => ({ id: j.id, claimToken: "batch", claimExpiresAt: T0 + 1000, retryDelayMs: 0 }));
+      const ids = await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 });
+      const [a, b, c, d] = ids;
+      expect((await store.jobCompleteMany({ items: [{ id: a!, claimToken: "batch", customStatus: "" }], now: T0 + 1 }))[0]!.outcome).toBe("acknowledged");
+      const results = await store.jobCompleteMany({
+        items: [b, a, c, d].map((id) => ({ id: id!, claimToken: id === c ? "other" : "batch", customStatus: "" })),
+        now: T0 + 2,
+      });
+      expect(results.map((r) => r.outcome)).toEqual(["acknowledged", "stale_claim", "stale_claim", "acknowledged"]);
+      expect(await get(store, a!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 1 });
+      expect(await get(store, b!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 2, claimExpiresAt: 0, updatedAt: T0 + 2 });
+      expect((await get(store, c!))!.state).toBe("running");
+      expect(await get(store, d!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 2 });
+      // All of one token, all running: every one acknowledged.
+      expect((await store.jobCompleteMany({ items: [{ id: c!, claimToken: "batch", customStatus: "" }], now: T0 + 3 }))[0]!.outcome).toBe("acknowledged");
     });
 
     it("applies a job named twice in one batch once: the second sees the first's change", async () => {

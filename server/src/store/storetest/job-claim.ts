@@ -74,6 +74,27 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(await handOut(store, q)).toEqual([]); // a running job is not handed out again
     });
 
+    it("a batch under one claim token starts the jobs still buffered and names only those", async () => {
+      // The broker gives one token, expiry and retry delay to a whole hand-out batch.
+      const store = await open();
+      const q = await createQueue(store);
+      const [, deleted] = await insert(store, q, [{}, { priority: 2 }, { attemptsAllowed: 1 }]);
+      const epoch = await lease(store, q);
+      const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      expect(claimed).toHaveLength(3);
+      expect(await store.jobDeleteMany({ queue: q, filter: { priority: 2 }, limit: 10, now: T0 })).toBe(1);
+      const plans = claimed.map((j) => ({ id: j.id, claimToken: "one", claimExpiresAt: T0 + 500, retryDelayMs: 10 }));
+      const started = await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 + 1 });
+      expect(started).toEqual(claimed.map((j) => j.id).filter((id) => id !== deleted));
+      for (const id of started) {
+        const job = await get(store, id);
+        expect(job).toMatchObject({ state: "running", claimToken: "one", claimExpiresAt: T0 + 500, retryDelayMs: 10, attempt: 1, bufferEpoch: 0, updatedAt: T0 + 1 });
+        expect(job!.attemptsRemaining).toBe(job!.attemptsAllowed - 1);
+      }
+      // Started again under the same token: nothing is buffered any more, nothing starts.
+      expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 + 2 })).toEqual([]);
+    });
+
     it("peeks due jobs, buffered ones included, without changing anything", async () => {
       const store = await open();
       const q = await createQueue(store);
