@@ -55,7 +55,8 @@ describe("mysql schema migrations", () => {
       await c.query(
         "INSERT INTO jobs (id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
           "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, body) " +
-          "VALUES ('old.0.aaaaaaaaaaaa', 'old', 0, 'pending', 1, 1, 3, 3, 0, '', 1, 1, 0, '', 0, 0, 0, 'x')",
+          "VALUES ('old.0.aaaaaaaaaaaa', 'old', 0, 'pending', 1, 1, 3, 3, 0, '', 1, 1, 0, '', 0, 0, 0, 'x'), " +
+          "('old.0.bbbbbbbbbbbb', 'old', 0, 'succeeded', 1, 1, 3, 2, 1, '', 1, 1, 1, 'tok', 0, 0, 0, 'y')",
       );
     });
     const store = await openMysqlStore([url], { connectionLimit: 2 });
@@ -67,6 +68,12 @@ describe("mysql schema migrations", () => {
       const lease = (await store.leaseAcquire({ queue: "old", partition: 0, owner: "o", ttlMs: 1000, now: 2 }))!;
       const claimed = await store.jobClaimMany({ queue: "old", partition: 0, epoch: lease.epoch, limit: 10, now: 2 });
       expect(claimed.map((j) => j.id)).toEqual(["old.0.aaaaaaaaaaaa", ids[0]]);
+      // Version 5's generated columns were filled for the old rows: the finished job is
+      // counted and collected through jobs_finished, its claim token reads back unpadded.
+      const [done] = await store.jobGetMany({ ids: ["old.0.bbbbbbbbbbbb"] });
+      expect(done).toMatchObject({ state: "succeeded", claimToken: "tok" });
+      expect(await store.queueStats({ name: "old", now: 2 })).toMatchObject({ pending: 3, running: 0, succeeded: 1, failed: 0 });
+      expect(await store.jobDeleteFinished({ queue: "old", succeededBefore: 2, failedBefore: 2, limit: 10 })).toBe(1);
     } finally {
       await store.close();
     }

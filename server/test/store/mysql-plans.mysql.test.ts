@@ -82,6 +82,24 @@ describe("mysql query plans", () => {
       const [row] = await explain(statement, [...ids, 1]);
       expect(row).toMatchObject({ type: "range", key: "PRIMARY" });
     }
+    // The fast paths: the lease row by its primary key (a const table), the jobs by theirs.
+    const start = await explain(sql.startGroup("state = ?, updated_at = ?", 2), [queue, 0, 1, "running", T0, ...ids, 1]);
+    expect(start.find((r) => r.key === "PRIMARY" && r.type === "range")).toBeDefined();
+    for (const row of start) expect(row.key).toBe("PRIMARY");
+    const [ack] = await explain(sql.ackGroup("state = ?, updated_at = ?", 2), ["succeeded", T0, ...ids, "t"]);
+    expect(ack).toMatchObject({ type: "range", key: "PRIMARY" });
+  });
+
+  it("counts a queue's jobs for its stats from jobs_claim and jobs_finished alone (index-only)", async () => {
+    const plan = await explain(sql.QUEUE_STATS, [T0, T0, queue, queue]);
+    const reads = plan.filter((r) => r.key !== null);
+    expect(reads.map((r) => r.key).sort()).toEqual(["jobs_claim", "jobs_finished"]);
+    for (const row of reads) expect(row.Extra).toMatch(/Using index/);
+  });
+
+  it("a new owner finds the buffered jobs of older epochs in jobs_claim", async () => {
+    const [row] = await explain(sql.releaseBufferedBelow("state = ?"), ["pending", queue, 0, 5, 1000]);
+    expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
   });
 
   it("sweeps expired claims from jobs_expiry and collects finished jobs from jobs_finished", async () => {

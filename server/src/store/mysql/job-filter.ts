@@ -19,8 +19,13 @@ export const REGEX_PAGE = 500;
 export function filterWhere(queue: string, filter: JobFilter, now: number): { sql: string; params: Param[] } {
   const parts = ["queue = ?"];
   const params: Param[] = [queue];
-  if (filter.state === "pending") parts.push("state IN ('pending', 'waiting', 'buffered')");
-  else if (filter.state !== undefined) {
+  // The generated columns of migration 0005 where they say the same: jobs_claim and
+  // jobs_finished are keyed on them.
+  if (filter.state === "pending") parts.push("queued_state <> 'none'");
+  else if (filter.state === "succeeded" || filter.state === "failed") {
+    parts.push("finished_state = ?");
+    params.push(filter.state);
+  } else if (filter.state !== undefined) {
     parts.push("state = ?");
     params.push(filter.state);
   }

@@ -470,7 +470,7 @@ export class MysqlStore implements Store {
   async queueStats(p: { name: string; now: number }): Promise<QueueStatsRecord> {
     if (!(await this.queueGet({ name: p.name }))) throw queueNotFound(p.name);
     type StatsRow = Record<"pending" | "scheduled" | "running" | "succeeded" | "failed", number | string> & { oldest_due: number | string | null };
-    const rows = await Promise.all(this.shards.map((s) => s.session(async (c) => (await select<StatsRow>(c, sql.QUEUE_STATS, [p.now, p.now, p.name]))[0]!)));
+    const rows = await Promise.all(this.shards.map((s) => s.session(async (c) => (await select<StatsRow>(c, sql.QUEUE_STATS, [p.now, p.now, p.name, p.name]))[0]!)));
     const sum = (k: keyof StatsRow) => rows.reduce((a, r) => a + Number(r[k] ?? 0), 0);
     const oldest = rows.filter((r) => r.oldest_due !== null).map((r) => Number(r.oldest_due));
     return {

@@ -52,7 +52,7 @@ export const LEASE_EPOCH_SHARED = "SELECT epoch FROM leases WHERE queue = ? AND 
  */
 export const PENDING_LEVELS = Array.from(
   { length: limits.prioritiesMax },
-  (_, i) => `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ${i + 1}`,
+  (_, i) => `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ${i + 1}`,
 ).join(" UNION ALL ");
 
 /**
@@ -60,7 +60,7 @@ export const PENDING_LEVELS = Array.from(
  * a range scan of jobs_claim that stops after LIMIT rows, locking exactly those rows.
  */
 export const CLAIM_LEVEL =
-  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? AND run_after <= ? ` +
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after <= ? ` +
   "ORDER BY run_after, seq LIMIT ? FOR UPDATE";
 
 export const selectJobs = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
@@ -92,7 +92,7 @@ export const ackGroup = (set: string, n: number) =>
 export const releaseBufferedIds = (set: string, n: number) =>
   `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'buffered' AND (buffer_epoch = ? OR buffer_epoch < ?)`;
 export const releaseBufferedBelow = (set: string) =>
-  `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND state = 'buffered' AND buffer_epoch < ? LIMIT ?`;
+  `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND queued_state = 'buffered' AND buffer_epoch < ? LIMIT ?`;
 
 // ---- inserting
 
@@ -120,11 +120,11 @@ export const NEXT_EXPIRY = "SELECT claim_expires_at AS next_at FROM jobs WHERE c
  * at LIMIT. Selected first and then deleted by id (DELETE … ORDER BY … LIMIT would sort the
  * whole expired range on every chunk); the DELETE re-checks state and time.
  */
-export const FINISHED_EXPIRED = "SELECT id FROM jobs WHERE queue = ? AND state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?";
+export const FINISHED_EXPIRED = "SELECT id FROM jobs WHERE queue = ? AND finished_state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?";
 export const deleteFinishedIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)}) AND state = ? AND finished_at < ?`;
 /** Failed jobs to retry, oldest failure first (same index and reason as FINISHED_EXPIRED). */
 export const failedOldest = (byPriority: boolean) =>
-  `SELECT id, ordering_key FROM jobs WHERE queue = ? AND state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
+  `SELECT id, ordering_key FROM jobs WHERE queue = ? AND finished_state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
 export const retryFailedIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'failed'`;
 export const DELETE_QUEUE_JOBS = "DELETE FROM jobs WHERE queue = ? LIMIT ?";
 export const DELETE_QUEUE_MEMBERS = "DELETE FROM ordering_members WHERE queue = ? LIMIT ?";
@@ -172,15 +172,20 @@ export const promoteIds = (set: string, n: number) => `UPDATE jobs SET ${set} WH
 export const lockFailedKeyed = (n: number) => `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
 
 export const PEEK =
-  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (state = 'buffered' OR (state = 'pending' AND run_after <= ?)) ` +
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (queued_state = 'buffered' OR (queued_state = 'pending' AND run_after <= ?)) ` +
   "ORDER BY priority, run_after, seq LIMIT ?";
 
-/** Waiting jobs count as pending (users see them so), scheduled or due by their run_after. */
+/**
+ * Waiting jobs count as pending (users see them so), scheduled or due by their run_after.
+ * Two index-only reads in one statement (one snapshot): jobs_claim gives the queued jobs
+ * and how many are not queued, jobs_finished the finished ones; running is the rest.
+ */
 export const QUEUE_STATS =
-  "SELECT COALESCE(SUM(state IN ('pending', 'waiting', 'buffered')), 0) AS pending, " +
-  "COALESCE(SUM(state IN ('pending', 'waiting') AND run_after > ?), 0) AS scheduled, " +
-  "COALESCE(SUM(state = 'running'), 0) AS running, " +
-  "COALESCE(SUM(state = 'succeeded'), 0) AS succeeded, " +
-  "COALESCE(SUM(state = 'failed'), 0) AS failed, " +
-  "MIN(CASE WHEN state = 'buffered' OR (state IN ('pending', 'waiting') AND run_after <= ?) THEN run_after END) AS oldest_due " +
-  "FROM jobs WHERE queue = ?";
+  "SELECT q.pending, q.scheduled, q.other - f.succeeded - f.failed AS running, f.succeeded, f.failed, q.oldest_due FROM " +
+  "(SELECT COALESCE(SUM(queued_state <> 'none'), 0) AS pending, " +
+  "COALESCE(SUM(queued_state IN ('pending', 'waiting') AND run_after > ?), 0) AS scheduled, " +
+  "COALESCE(SUM(queued_state = 'none'), 0) AS other, " +
+  "MIN(CASE WHEN queued_state = 'buffered' OR (queued_state IN ('pending', 'waiting') AND run_after <= ?) THEN run_after END) AS oldest_due " +
+  "FROM jobs WHERE queue = ?) q CROSS JOIN " +
+  "(SELECT COALESCE(SUM(finished_state = 'succeeded'), 0) AS succeeded, COALESCE(SUM(finished_state = 'failed'), 0) AS failed " +
+  "FROM jobs WHERE queue = ? AND finished_state <> 'none') f";
