@@ -27,23 +27,31 @@ async function scriptMicros(): Promise<number> {
   return total;
 }
 
+const ROUNDS = 7;
+/** Best of the rounds per operation: this machine's figures jump between runs. */
+const best = new Map<string, { wall: number; inside: number }>();
+
 async function time<T>(name: string, f: () => Promise<T>): Promise<T> {
   await admin.config("RESETSTAT");
   const t = performance.now();
   const r = await f();
   const wall = ((performance.now() - t) * 1000) / B;
   const inside = (await scriptMicros()) / B;
-  console.log(`${name.padEnd(9)} ${wall.toFixed(1).padStart(5)} µs/job seen by the server, ${inside.toFixed(1).padStart(5)} µs/job inside Redis`);
+  const b = best.get(name) ?? { wall: Infinity, inside: Infinity };
+  best.set(name, { wall: Math.min(b.wall, wall), inside: Math.min(b.inside, inside) });
   return r;
 }
 
-for (let round = 0; round < 3; round++) {
+for (let round = 0; round < ROUNDS; round++) {
   const jobs = Array.from({ length: B }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" }));
   await time("insert", () => store.jobInsertMany({ jobs, now }));
   const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }));
-  const plans = claimed.map((j) => ({ id: j.id, claimToken: "t" + j.id, claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
+  const plans = claimed.map((j) => ({ id: j.id, claimToken: "tok", claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
   const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));
-  await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: "t" + id, customStatus: "" })), now }));
+  await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: "tok", customStatus: "" })), now }));
+}
+for (const [name, b] of best) {
+  console.log(`${name.padEnd(9)} ${b.wall.toFixed(1).padStart(5)} µs/job seen by the server, ${b.inside.toFixed(1).padStart(5)} µs/job inside Redis (best of ${ROUNDS})`);
 }
 await store.close();
 admin.disconnect();

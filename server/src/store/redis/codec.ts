@@ -1,7 +1,9 @@
 /**
- * Decodes the scripts' replies. A job comes back positionally as { id, st, pr, ra, aa,
- * ar, at, cs, ca, ua, fa, ct, ce, rd, be, ik, sq, ok, b } (FIELDS of lua/include/job.lua, then
- * the body); absent fields are nil. Every string is a Buffer so the body is exact.
+ * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
+ * lua/include/job.lua): a header line "<id> <st> <pr> <ra> <aa> <ar> <at> <ca> <ua> <fa>
+ * <ct> <ce> <rd> <be> <sq> <#cs> <#ik> <#ok>" (absent fields empty), a newline, then the
+ * custom status, idempotency key, ordering key and body back to back, their lengths in
+ * bytes from the header.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import type { JobRecord, StoredState } from "../../engine/job-record.js";
@@ -9,36 +11,43 @@ import type { Outcome } from "../../engine/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
-
-const num = (b: Buffer | null | undefined): number => (b ? Number(b.toString()) : 0);
-const str = (b: Buffer | null | undefined): string => (b ? b.toString() : "");
+const NEWLINE = 0x0a;
 
 export function decodeJob(reply: unknown): JobRecord {
-  const v = reply as Array<Buffer | null>;
-  const id = v[0]!.toString();
+  const b = reply as Buffer;
+  const end = b.indexOf(NEWLINE);
+  if (end < 0) throw new Error("redis store: malformed job record");
+  const h = b.toString("latin1", 0, end).split(" ");
+  const n = (i: number): number => (h[i] ? Number(h[i]) : 0);
+  const id = h[0]!;
   const where = parseJobId(id);
+  let at = end + 1;
+  const take = (length: number): string => b.toString("utf8", at, (at += length));
+  const customStatus = take(n(15));
+  const idempotencyKey = take(n(16));
+  const orderingKey = take(n(17));
   return {
     id,
     queue: where?.queue ?? "",
     partition: where?.partition ?? 0,
-    state: states[str(v[1])] ?? "pending",
-    priority: num(v[2]),
-    runAfter: num(v[3]),
-    attemptsAllowed: num(v[4]),
-    attemptsRemaining: num(v[5]),
-    attempt: num(v[6]),
-    customStatus: str(v[7]),
-    createdAt: num(v[8]),
-    updatedAt: num(v[9]),
-    finishedAt: num(v[10]),
-    claimToken: str(v[11]),
-    claimExpiresAt: num(v[12]),
-    retryDelayMs: num(v[13]),
-    bufferEpoch: num(v[14]),
-    idempotencyKey: str(v[15]),
-    seq: num(v[16]),
-    orderingKey: str(v[17]),
-    body: v[18] ? new Uint8Array(v[18]) : new Uint8Array(), // a copy: ioredis may reuse its buffer
+    state: states[h[1]!] ?? "pending",
+    priority: n(2),
+    runAfter: n(3),
+    attemptsAllowed: n(4),
+    attemptsRemaining: n(5),
+    attempt: n(6),
+    customStatus,
+    createdAt: n(7),
+    updatedAt: n(8),
+    finishedAt: n(9),
+    claimToken: h[10] ?? "",
+    claimExpiresAt: n(11),
+    retryDelayMs: n(12),
+    bufferEpoch: n(13),
+    idempotencyKey,
+    seq: n(14),
+    orderingKey,
+    body: new Uint8Array(b.subarray(at)), // a copy: ioredis may reuse its buffer
   };
 }
 

@@ -317,11 +317,16 @@ export class RedisStore implements Store {
   }
 
   async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
-    if (p.plans.length === 0) return [];
-    const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now];
-    for (const plan of p.plans) args.push(plan.id, plan.claimToken, plan.claimExpiresAt, plan.retryDelayMs);
-    const started = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args)) as Buffer[];
-    return started.map((id) => id.toString());
+    // One script call per run of plans sharing a claim token and expiry (the broker's
+    // hand-out batches are one run): those two travel once, not once per job.
+    const started: string[] = [];
+    for (const run of runsOf(p.plans, (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt)) {
+      const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now, run[0]!.claimToken, run[0]!.claimExpiresAt];
+      for (const plan of run) args.push(plan.id, plan.retryDelayMs);
+      const ids = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args)) as Buffer[];
+      for (const id of ids) started.push(id.toString());
+    }
+    return started;
   }
 
   // ---- queues
@@ -516,6 +521,17 @@ export class RedisStore implements Store {
     return total;
   }
 
+}
+
+/** Consecutive runs of items that `same` says belong together, in order. */
+function runsOf<T>(items: T[], same: (a: T, b: T) => boolean): T[][] {
+  const runs: T[][] = [];
+  for (const item of items) {
+    const last = runs[runs.length - 1];
+    if (last && same(last[0]!, item)) last.push(item);
+    else runs.push([item]);
+  }
+  return runs;
 }
 
 /** Partitions grouped by shard. */

@@ -5,7 +5,7 @@
   KEYS[1]  <tag>:lease   the claim is refused unless its epoch is the lease's
   KEYS[2]  <tag>:n       counters (maxpr: highest priority ever enqueued here)
   ARGV     prefix, queue, partition, epoch, limit, now
-  Returns  { record, ... } (after the change), or {} for a stale epoch.
+  Returns  { record, ... } (after the change, packed by packRecord), or {} for a stale epoch.
 ]]
 --@include keys
 --@include transitions
@@ -14,16 +14,12 @@ local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
--- Every claimed job gets the same patch: write it with one HSET each, and answer with
--- the job as read (one HMGET each) with the patched positions overwritten, instead of a
--- full load, a generic apply and a second read.
+-- Every claimed job gets the same patch: one HSET each, and the reply is the job as read
+-- (one HMGET each) with the patched positions overwritten, instead of a load into a Lua
+-- table, a generic apply and a second read.
 local patch = claimIntoBuffer(epoch, now)
-local hset, position = {}, {}
-for i, f in ipairs(RECORD_FIELDS) do position[f] = i + 1 end -- +1: the id goes first
-for f, v in pairs(patch) do
-  hset[#hset + 1] = f
-  hset[#hset + 1] = type(v) == "number" and N(v) or v
-end
+local st, be, ua = patch.st, N(patch.be), N(patch.ua)
+local bufKey = tag .. ":buf"
 local out = {}
 for priority = 1, maxPriority do
   if #out >= limit then break end
@@ -32,18 +28,17 @@ for priority = 1, maxPriority do
   for _, member in ipairs(members) do
     local id = string.sub(member, 17)
     local key = jobKey(tag, id)
-    local rec = redis.call("HMGET", key, unpack(RECORD_FIELDS))
+    local v = redis.call("HMGET", key, unpack(RECORD_FIELDS))
     zremLater(pendingKey, member)
-    if rec[1] == "p" then
-      redis.call("HSET", key, unpack(hset))
-      zaddLater(tag .. ":buf", N(epoch), id)
-      count(tag, "p", -1)
-      count(tag, "b", 1)
-      table.insert(rec, 1, id)
-      for f = 1, #hset, 2 do rec[position[hset[f]]] = hset[f + 1] end
-      out[#out + 1] = rec
+    if v[1] == "p" then
+      redis.call("HSET", key, "st", st, "be", be, "ua", ua)
+      zaddLater(bufKey, be, id)
+      v[1], v[9], v[14] = st, ua, be -- positions of st, ua, be in RECORD_FIELDS
+      out[#out + 1] = packRecord(id, v)
     end -- else: an entry without its pending job (deleted): dropped above
   end
 end
+count(tag, "p", -#out)
+count(tag, "b", #out)
 flushCounts()
 return out

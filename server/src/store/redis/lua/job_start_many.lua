@@ -1,9 +1,12 @@
 --[[
   jobStartMany: buffered jobs under `epoch` (which must be the lease's) become running per
-  their hand-out plan, charging an attempt and entering the shard's running index.
+  their hand-out plan, charging an attempt and entering the shard's running index. One
+  call carries plans that share their claim token and expiry (the broker gives a hand-out
+  batch one of each; the store splits other lists into runs).
   KEYS[1]  <tag>:lease
   KEYS[2]  <prefix>:{shard}:running
-  ARGV     prefix, queue, partition, epoch, now, then per plan: id, claimToken, claimExpiresAt, retryDelayMs
+  ARGV     prefix, queue, partition, epoch, now, claimToken, claimExpiresAt,
+           then per plan: id, retryDelayMs
   Returns  { id, ... } of the started jobs (a job not buffered under `epoch` is skipped);
            the broker applies the same handOut to its own copy.
 ]]
@@ -13,13 +16,16 @@
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
-local NEEDED = fieldsFor("be", "at", "ar") -- the epoch check and handOut read only these
+local token, expiresAt = ARGV[6], tonumber(ARGV[7])
+-- A buffered job is in no ordering sequence change and no pending index: the epoch check
+-- and handOut read only these (apply's other reads are of fields handOut does not set).
+local NEEDED = { "st", "be", "at", "ar" }
 local out = {}
-for i = 6, #ARGV, 4 do
+for i = 8, #ARGV, 2 do
   local id = ARGV[i]
   local job = loadJob(tag, id, NEEDED)
   if job and job.st == "b" and job.be == epoch then
-    apply(tag, job, handOut(job, ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), now))
+    apply(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
     out[#out + 1] = id
   end
 end
