@@ -1,9 +1,8 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
- * lua/include/job.lua): a header line "<id> <st> <pr> <ra> <aa> <ar> <at> <ca> <ua> <fa>
- * <ct> <ce> <rd> <be> <sq> <#cs> <#ik> <#ok>" (absent fields empty), a newline, then the
- * custom status, idempotency key, ordering key and body back to back, their lengths in
- * bytes from the header.
+ * lua/include/job.lua): its id, a space, the packed metadata `m` (META there: the state
+ * as one byte, twelve little-endian doubles, four texts each a 4-byte little-endian
+ * length and its bytes), then the body.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import type { JobRecord, StoredState } from "../../engine/job-record.js";
@@ -11,41 +10,63 @@ import type { Outcome } from "../../engine/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
-const NEWLINE = 0x0a;
+const SPACE = 0x20;
 
 export function decodeJob(reply: unknown): JobRecord {
   const b = reply as Buffer;
-  const end = b.indexOf(NEWLINE);
-  if (end < 0) throw new Error("redis store: malformed job record");
-  const h = b.toString("latin1", 0, end).split(" ");
-  const n = (i: number): number => (h[i] ? Number(h[i]) : 0);
-  const id = h[0]!;
+  const space = b.indexOf(SPACE);
+  if (space < 0) throw new Error("redis store: malformed job record");
+  const id = b.toString("latin1", 0, space);
   const where = parseJobId(id);
-  let at = end + 1;
-  const take = (length: number): string => b.toString("utf8", at, (at += length));
-  const customStatus = take(n(15));
-  const idempotencyKey = take(n(16));
-  const orderingKey = take(n(17));
+  let at = space + 1;
+  const state = states[String.fromCharCode(b[at++]!)] ?? "pending";
+  const num = (): number => {
+    const value = b.readDoubleLE(at);
+    at += 8;
+    return value;
+  };
+  const text = (): string => {
+    const length = b.readUInt32LE(at);
+    at += 4;
+    return b.toString("utf8", at, (at += length));
+  };
+  // Read in META's order.
+  const priority = num();
+  const runAfter = num();
+  const attemptsAllowed = num();
+  const attemptsRemaining = num();
+  const attempt = num();
+  const createdAt = num();
+  const updatedAt = num();
+  const finishedAt = num();
+  const claimExpiresAt = num();
+  const retryDelayMs = num();
+  const bufferEpoch = num();
+  const seq = num();
+  const claimToken = text();
+  const customStatus = text();
+  const idempotencyKey = text();
+  const orderingKey = text();
   return {
     id,
     queue: where?.queue ?? "",
     partition: where?.partition ?? 0,
-    state: states[h[1]!] ?? "pending",
-    priority: n(2),
-    runAfter: n(3),
-    attemptsAllowed: n(4),
-    attemptsRemaining: n(5),
-    attempt: n(6),
+    state,
+    priority,
+    runAfter,
+    attemptsAllowed,
+    attemptsRemaining,
+    attempt,
     customStatus,
-    createdAt: n(7),
-    updatedAt: n(8),
-    finishedAt: n(9),
-    claimToken: h[10] ?? "",
-    claimExpiresAt: n(11),
-    retryDelayMs: n(12),
-    bufferEpoch: n(13),
+    createdAt,
+    updatedAt,
+    finishedAt,
+    claimToken,
+    claimExpiresAt,
+    retryDelayMs,
+    bufferEpoch,
     idempotencyKey,
-    seq: n(14),
+    seq,
     orderingKey,
     body: new Uint8Array(b.subarray(at)), // a copy: ioredis may reuse its buffer
   };

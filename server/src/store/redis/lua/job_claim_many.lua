@@ -14,11 +14,9 @@ local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
--- Every claimed job gets the same patch: one HSET each, and the reply is the job as read
--- (one HMGET each) with the patched positions overwritten, instead of a load into a Lua
--- table, a generic apply and a second read.
+-- Every claimed job gets the same patch (read once, set on each job's table), and the
+-- reply is the job as written: one HMGET and one HSET per job.
 local patch = claimIntoBuffer(epoch, now)
-local st, be, ua = patch.st, N(patch.be), N(patch.ua)
 local bufKey = tag .. ":buf"
 local out = {}
 for priority = 1, maxPriority do
@@ -28,13 +26,15 @@ for priority = 1, maxPriority do
   for _, member in ipairs(members) do
     local id = string.sub(member, 17)
     local key = jobKey(tag, id)
-    local v = redis.call("HMGET", key, unpack(RECORD_FIELDS))
+    local v = redis.call("HMGET", key, "m", "b")
     zremLater(pendingKey, member)
-    if v[1] == "p" then
-      redis.call("HSET", key, "st", st, "be", be, "ua", ua)
-      zaddLater(bufKey, be, id)
-      v[1], v[9], v[14] = st, ua, be -- positions of st, ua, be in RECORD_FIELDS
-      out[#out + 1] = packRecord(id, v)
+    local job = v[1] and unpackJob(id, v[1])
+    if job and job.st == "p" then
+      for f, value in pairs(patch) do job[f] = value end
+      local m = packJob(job)
+      redis.call("HSET", key, "m", m)
+      zaddLater(bufKey, N(job.be), id)
+      out[#out + 1] = packRecord(id, m, v[2])
     end -- else: an entry without its pending job (deleted): dropped above
   end
 end

@@ -9,12 +9,11 @@
 --@include transitions
 --@include job
 local now = tonumber(ARGV[2])
-local NEEDED = fieldsFor("ct", "cs") -- checkClaim and succeed read only these
 local out = {}
 for i = 3, #ARGV, 3 do
   local id = ARGV[i]
   local tag = tagOfId(id)
-  local job = tag and loadJob(tag, id, NEEDED)
+  local job = tag and loadJob(tag, id)
   local outcome = checkClaim(job, ARGV[i + 1])
   if outcome == "a" then
     local promoted = apply(tag, job, succeed(job, ARGV[i + 2], now))

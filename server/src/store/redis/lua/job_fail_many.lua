@@ -9,12 +9,11 @@
 --@include transitions
 --@include job
 local now = tonumber(ARGV[2])
-local NEEDED = fieldsFor("ct", "cs", "ar", "rd") -- checkClaim and fail read only these
 local out = {}
 for i = 3, #ARGV, 5 do
   local id = ARGV[i]
   local tag = tagOfId(id)
-  local job = tag and loadJob(tag, id, NEEDED)
+  local job = tag and loadJob(tag, id)
   local outcome = checkClaim(job, ARGV[i + 1])
   if outcome == "a" then
     local promoted = apply(tag, job, fail(job, ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4] == "1", now))

@@ -14,7 +14,7 @@
 --@include keys
 --@include transitions
 --@include job
-local now = ARGV[2]
+local now = tonumber(ARGV[2])
 -- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
 -- call), and its highest priority so far: one read or write per partition, not per job.
 local parts = {}
@@ -46,14 +46,14 @@ for i = 3, #ARGV, 11 do
     if key ~= "" then redis.call("HSET", tag .. ":idem", key, id) end
     part.seq = part.seq + 1
     local seq = part.seq
-    local job = { id = id, st = "p", pr = priority, ra = tonumber(ARGV[i + 5]), sq = seq, ok = orderingKey }
+    local attempts = tonumber(ARGV[i + 6])
+    local job = {
+      id = id, st = "p", pr = tonumber(priority), ra = tonumber(ARGV[i + 5]), aa = attempts, ar = attempts, at = 0,
+      ca = tonumber(ARGV[i + 8]), ua = now, fa = 0, ce = 0, rd = 0, be = 0, sq = seq,
+      ct = "", cs = ARGV[i + 7], ik = key, ok = orderingKey,
+    }
     if orderingKey ~= "" then job.st = arrivalState(joinSequence(tag, job, seq)) end
-    local fields = { "st", job.st, "pr", priority, "ra", ARGV[i + 5], "aa", ARGV[i + 6], "ar", ARGV[i + 6],
-      "ca", ARGV[i + 8], "ua", now, "sq", N(seq), "b", ARGV[i + 4] }
-    if ARGV[i + 7] ~= "" then fields[#fields + 1] = "cs"; fields[#fields + 1] = ARGV[i + 7] end
-    if key ~= "" then fields[#fields + 1] = "ik"; fields[#fields + 1] = key end
-    if orderingKey ~= "" then fields[#fields + 1] = "ok"; fields[#fields + 1] = orderingKey end
-    redis.call("HSET", jobKey(tag, id), unpack(fields))
+    redis.call("HSET", jobKey(tag, id), "m", packJob(job), "b", ARGV[i + 4])
     index(tag, job)
     zaddLater(tag .. ":all", ARGV[i + 5], id)
     count(tag, job.st, 1)

@@ -17,13 +17,10 @@ local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local token, expiresAt = ARGV[6], tonumber(ARGV[7])
--- A buffered job is in no ordering sequence change and no pending index: the epoch check
--- and handOut read only these (apply's other reads are of fields handOut does not set).
-local NEEDED = { "st", "be", "at", "ar" }
 local out = {}
 for i = 8, #ARGV, 2 do
   local id = ARGV[i]
-  local job = loadJob(tag, id, NEEDED)
+  local job = loadJob(tag, id)
   if job and job.st == "b" and job.be == epoch then
     apply(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
     out[#out + 1] = id

@@ -1,64 +1,58 @@
 --[[
-  Jobs as hashes, and the indexes that follow their state. Field names are short because
-  every job pays for them:
+  Jobs, and the indexes that follow their state. A job is a hash of two fields: `m`, its
+  metadata packed into one binary string (META below, written and read whole), and `b`,
+  its body. One field per transition instead of one per attribute: at a few hundred
+  thousand jobs every hash field read or written is a cache miss, and the packed form
+  halves a transition's cost and a pending job's memory (docs/redis.md).
+  The job's attributes, as loadJob returns them (short names, used across the scripts):
     st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
     pr priority   ra run_after   aa attempts_allowed   ar attempts_remaining   at attempt
-    cs custom_status   ca created_at   ua updated_at   fa finished_at   ct claim_token
-    ce claim_expires_at   rd retry_delay_ms   be buffer_epoch   ik idempotency_key
-    sq seq   ok ordering_key   b body
-  Absent fields read as 0 or "" (insert writes only what is set).
+    ca created_at   ua updated_at   fa finished_at   ce claim_expires_at
+    rd retry_delay_ms   be buffer_epoch   sq seq   (numbers: little-endian doubles)
+    ct claim_token   cs custom_status   ik idempotency_key   ok ordering_key
+                                             (texts: a 4-byte length, then the bytes)
+  codec.ts decodes the same layout; change the two together.
   Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
-local FIELDS = { "st", "pr", "ra", "aa", "ar", "at", "cs", "ca", "ua", "fa", "ct", "ce", "rd", "be", "ik", "sq", "ok" }
-local TEXT = { st = true, cs = true, ct = true, ik = true, ok = true }
+local META = "<c1ddddddddddddI4c0I4c0I4c0I4c0"
 
 -- Integers as Redis arguments: never Lua's %.14g exponent form.
 local function N(x)
   return string.format("%.0f", x)
 end
 
--- Loads the job's fields (all of FIELDS, or just `fields`, which must start with "st"):
--- building the Lua table costs more than the HMGET, so hot scripts load only what their
--- transition and apply() read.
-local function loadJob(tag, id, fields)
-  fields = fields or FIELDS
-  local values = redis.call("HMGET", jobKey(tag, id), unpack(fields))
-  if not values[1] then return nil end
+-- The job table of a packed `m`.
+local function unpackJob(id, m)
   local job = { id = id }
-  for i = 1, #fields do
-    local f, v = fields[i], values[i]
-    if TEXT[f] then job[f] = v or "" else job[f] = tonumber(v) or 0 end
-  end
+  job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd, job.be, job.sq,
+    job.ct, job.cs, job.ik, job.ok = struct.unpack(META, m)
   return job
 end
 
--- What apply() itself reads: the state, the pending-index key parts and the ordering key.
-local APPLY_FIELDS = { "st", "pr", "ra", "sq", "ok" }
-local function fieldsFor(...)
-  local out = { unpack(APPLY_FIELDS) }
-  for _, f in ipairs({ ... }) do out[#out + 1] = f end
-  return out
+local function packJob(job)
+  local ct, cs, ik, ok = job.ct, job.cs, job.ik, job.ok
+  return struct.pack(META, job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd,
+    job.be, job.sq, #ct, ct, #cs, cs, #ik, ik, #ok, ok)
 end
 
--- The job as the store's reply: ONE string per job, because every reply element costs
--- the client a decoded object (19 elements per job used to cost more than the script):
---   "<id> <st> <pr> <ra> <aa> <ar> <at> <ca> <ua> <fa> <ct> <ce> <rd> <be> <sq>
---    <#cs> <#ik> <#ok>\n" followed by cs, ik, ok and the body, back to back (lengths in
---   bytes; absent fields are empty). codec.ts decodes it.
-local RECORD_FIELDS = { unpack(FIELDS) }
-RECORD_FIELDS[#RECORD_FIELDS + 1] = "b"
--- v: the HMGET of RECORD_FIELDS (positions: st 1, pr 2, ra 3, aa 4, ar 5, at 6, cs 7,
--- ca 8, ua 9, fa 10, ct 11, ce 12, rd 13, be 14, ik 15, sq 16, ok 17, b 18).
-local function packRecord(id, v)
-  local cs, ik, ok = v[7] or "", v[15] or "", v[17] or ""
-  return id .. " " .. (v[1] or "") .. " " .. (v[2] or "") .. " " .. (v[3] or "") .. " " .. (v[4] or "") .. " "
-    .. (v[5] or "") .. " " .. (v[6] or "") .. " " .. (v[8] or "") .. " " .. (v[9] or "") .. " " .. (v[10] or "")
-    .. " " .. (v[11] or "") .. " " .. (v[12] or "") .. " " .. (v[13] or "") .. " " .. (v[14] or "") .. " "
-    .. (v[16] or "") .. " " .. #cs .. " " .. #ik .. " " .. #ok .. "\n" .. cs .. ik .. ok .. (v[18] or "")
+-- The job's attributes (not its body), or nil if it does not exist.
+local function loadJob(tag, id)
+  local m = redis.call("HGET", jobKey(tag, id), "m")
+  if not m then return nil end
+  return unpackJob(id, m)
 end
 
+-- The job as the store's reply: ONE string per job (every reply element costs the client
+-- a decoded object): "<id> " followed by `m` and the body. codec.ts decodes it.
+local function packRecord(id, m, body)
+  return id .. " " .. m .. (body or "")
+end
+
+-- nil for a job that does not exist.
 local function record(tag, id)
-  return packRecord(id, redis.call("HMGET", jobKey(tag, id), unpack(RECORD_FIELDS)))
+  local v = redis.call("HMGET", jobKey(tag, id), "m", "b")
+  if not v[1] then return nil end
+  return packRecord(id, v[1], v[2])
 end
 
 -- Pending members sort by seq inside one run_after score: the (run_after, seq) order.
@@ -171,7 +165,7 @@ local function leaveSequence(tag, job, now)
   local key = sequenceKey(tag, job.ok)
   redis.call("ZREM", key, job.id)
   local head = redis.call("ZRANGE", key, 0, 0)[1]
-  local promoted = head and loadJob(tag, head, APPLY_FIELDS)
+  local promoted = head and loadJob(tag, head)
   if not promoted or promoted.st ~= "w" then return nil end
   apply(tag, promoted, promote(now))
   return promoted
@@ -183,13 +177,14 @@ end
 apply = function(tag, job, patch)
   local before, beforeRa = job.st, job.ra
   unindex(tag, job)
-  local args = {}
-  for f, v in pairs(patch) do
-    job[f] = v
-    args[#args + 1] = f
-    args[#args + 1] = type(v) == "number" and N(v) or v
+  local body = patch.b
+  patch.b = nil
+  for f, v in pairs(patch) do job[f] = v end
+  if body then
+    redis.call("HSET", jobKey(tag, job.id), "m", packJob(job), "b", body)
+  else
+    redis.call("HSET", jobKey(tag, job.id), "m", packJob(job))
   end
-  redis.call("HSET", jobKey(tag, job.id), unpack(args))
   index(tag, job)
   if job.ra ~= beforeRa then zaddLater(tag .. ":all", N(job.ra), job.id) end
   if job.st ~= before then
