@@ -188,4 +188,4 @@ export const QUEUE_STATS =
   "MIN(CASE WHEN queued_state = 'buffered' OR (queued_state IN ('pending', 'waiting') AND run_after <= ?) THEN run_after END) AS oldest_due " +
   "FROM jobs WHERE queue = ?) q CROSS JOIN " +
   "(SELECT COALESCE(SUM(finished_state = 'succeeded'), 0) AS succeeded, COALESCE(SUM(finished_state = 'failed'), 0) AS failed " +
-  "FROM jobs WHERE queue = ? AND finished_state <> 'none') f";
+  "FROM jobs WHERE queue = ? AND finished_state IN ('succeeded', 'failed')) f";
