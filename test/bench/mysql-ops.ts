@@ -4,10 +4,13 @@
  * batch): wall time per job seen by the server. With --statements, also each SQL
  * statement's share of a round (mysql2 calls wrapped with timers; "COMMIT" and "START
  * TRANSACTION" included), so the cost of each round trip shows.
- *   RUNLATER_TEST_MYSQL_URL=mysql://root@127.0.0.1:3306/x npx tsx test/bench/mysql-ops.ts [--statements] [--rounds N]
+ * With --server-pid (a local mariadbd's pid), also the CPU time the database server's
+ * threads spent during each operation (schedstat, background threads included).
+ *   RUNLATER_TEST_MYSQL_URL=mysql://root@127.0.0.1:3306/x npx tsx test/bench/mysql-ops.ts [--statements] [--rounds N] [--server-pid PID]
  * Always under `flock /tmp/runlater-bench.lock` on a shared machine. Uses (and drops) its
  * own database next to the URL's.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { createConnection } from "mysql2/promise";
 import mysql from "mysql2/promise";
 import { newJobId } from "../../server/src/engine/job-id.js";
@@ -19,6 +22,8 @@ const base = process.env.RUNLATER_TEST_MYSQL_URL ?? "mysql://root@127.0.0.1:3306
 const args = process.argv.slice(2);
 const statements = args.includes("--statements");
 const rounds = Number(args[args.indexOf("--rounds") + 1] ?? 0) || 20;
+/** A local mariadbd/mysqld's pid: also print the CPU time its threads spent per operation. */
+const serverPid = args.includes("--server-pid") ? Number(args[args.indexOf("--server-pid") + 1]) : undefined;
 const database = `rl_ops_${process.pid}`;
 const url = base.replace(/\/[^/]*$/, `/${database}`);
 
@@ -62,7 +67,22 @@ await store.queueCreate({ name: q, config: resolveQueueConfig({}), now });
 const lease = (await store.leaseAcquire({ queue: q, partition: 0, owner: "o", ttlMs: 600_000, now }))!;
 const body = new Uint8Array(200);
 
+/** Nanoseconds on CPU of every thread of the database server (background threads included). */
+function serverCpuNs(): number {
+  if (serverPid === undefined) return 0;
+  let ns = 0;
+  for (const task of readdirSync(`/proc/${serverPid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${serverPid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended
+    }
+  }
+  return ns;
+}
+
 type Op = "insert" | "claim" | "start" | "complete";
+const serverMs: Record<Op, number> = { insert: 0, claim: 0, start: 0, complete: 0 };
 async function round(B: number, totals: Record<Op, number>) {
   now++;
   const jobs = Array.from({ length: B }, () => ({
@@ -71,8 +91,10 @@ async function round(B: number, totals: Record<Op, number>) {
   }));
   const time = async <T>(op: Op, f: () => Promise<T>): Promise<T> => {
     const t = performance.now();
+    const cpu = serverCpuNs();
     const r = await f();
     totals[op] += performance.now() - t;
+    serverMs[op] += (serverCpuNs() - cpu) / 1e6;
     return r;
   };
   await time("insert", () => store.jobInsertMany({ jobs, now }));
@@ -91,6 +113,7 @@ try {
     for (let i = 0; i < 3; i++) await round(B, warm);
     const totals: Record<Op, number> = { insert: 0, claim: 0, start: 0, complete: 0 };
     spent.clear();
+    for (const op of Object.keys(serverMs) as Op[]) serverMs[op] = 0;
     timing = true;
     const t = performance.now();
     for (let i = 0; i < n; i++) await round(B, totals);
@@ -98,7 +121,10 @@ try {
     timing = false;
     const perJob = (ms: number) => ((ms * 1000) / (n * B)).toFixed(1).padStart(6);
     console.log(`\n${B}-job batches, ${n} rounds: ${(wall / n).toFixed(2)} ms per round, ${perJob(wall)} µs/job over the four operations`);
-    for (const op of Object.keys(totals) as Op[]) console.log(`  ${op.padEnd(9)} ${perJob(totals[op])} µs/job  (${(totals[op] / n).toFixed(2)} ms per call)`);
+    for (const op of Object.keys(totals) as Op[]) {
+      const server = serverPid === undefined ? "" : `, database server CPU ${perJob(serverMs[op])} µs/job`;
+      console.log(`  ${op.padEnd(9)} ${perJob(totals[op])} µs/job  (${(totals[op] / n).toFixed(2)} ms per call)${server}`);
+    }
     if (statements) {
       console.log("  statements (ms per round, calls per round):");
       for (const [key, s] of [...spent].sort((a, b) => b[1].ms - a[1].ms)) {
