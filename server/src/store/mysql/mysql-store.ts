@@ -9,8 +9,14 @@
  *   the batch's rows (SELECT … FOR UPDATE), decide each with transitions.ts, write them
  *   all with one UPDATE whose WHERE re-checks state and claim token. The lock and the
  *   write are one atomic step; no other writer can slip in between.
+ * - Hot-path exceptions, where a batch shares its values: a start whose plans share a
+ *   claim token, expiry and retry delay, and an ACK without custom status, are one UPDATE
+ *   per group whose WHERE is the whole fence (handOut's attempt counters move in SQL).
+ *   Rows matched must equal the group's size, or the transaction rolls back and the
+ *   exact path above decides.
  * - Ownership writes (claim, start) check the lease epoch inside the same transaction,
- *   under a shared lock on the lease row, so a takeover waits for them to commit.
+ *   under a shared lock on the lease row, so a takeover waits for them to commit (the
+ *   fast start joins the lease row in its UPDATE, which takes that same lock).
  * - Sessions use READ COMMITTED: locking reads take no gap locks, so a claim never
  *   blocks enqueues into the range it reads.
  * - Several URLs are shards: a partition's jobs and lease live on the shard its queue's
