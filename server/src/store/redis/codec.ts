@@ -5,7 +5,7 @@
  * length and its bytes), then the body.
  */
 import { parseJobId } from "../../engine/job-id.js";
-import type { JobRecord, StoredState } from "../../engine/job-record.js";
+import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js";
 import type { Outcome } from "../../engine/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
@@ -70,6 +70,27 @@ export function decodeJob(reply: unknown): JobRecord {
     orderingKey,
     body: new Uint8Array(b.subarray(at)), // a copy: ioredis may reuse its buffer
   };
+}
+
+/**
+ * A new job's fields for job_insert_many.lua (NEW_JOB there): queue, partition, priority,
+ * run_after, attempts_allowed, created_at, custom_status, idempotency_key, ordering_key;
+ * numbers as little-endian doubles, texts as a 4-byte little-endian length and UTF-8.
+ */
+export function encodeNewJob(j: NewJob): Buffer {
+  const texts = [j.queue, j.customStatus, j.idempotencyKey, j.orderingKey].map((t) => Buffer.from(t, "utf8"));
+  const out = Buffer.allocUnsafe(4 * 4 + 5 * 8 + texts.reduce((n, t) => n + t.length, 0));
+  let at = 0;
+  const text = (t: Buffer) => {
+    at = out.writeUInt32LE(t.length, at);
+    at += t.copy(out, at);
+  };
+  text(texts[0]!);
+  for (const n of [j.partition, j.priority, j.runAfter, j.attemptsAllowed, j.createdAt]) at = out.writeDoubleLE(n, at);
+  text(texts[1]!);
+  text(texts[2]!);
+  text(texts[3]!);
+  return out;
 }
 
 export function decodeJobs(reply: unknown): JobRecord[] {

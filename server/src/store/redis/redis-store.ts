@@ -22,7 +22,7 @@ import { compareForDequeue, compareForScan, type JobRecord, type NewJob } from "
 import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
-import { decodeJob, decodeJobs, decodeOutcome, text } from "./codec.js";
+import { decodeJob, decodeJobs, decodeOutcome, encodeNewJob, text } from "./codec.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
@@ -247,18 +247,17 @@ export class RedisStore implements Store {
     await Promise.all(
       [...groups].map(async ([shard, located]) => {
         const args: ScriptArg[] = [this.keys.prefix, p.now];
-        for (const { item: j } of located) {
-          args.push(j.id, j.queue, j.partition, j.priority, j.body, j.runAfter, j.attemptsAllowed, j.customStatus, j.createdAt, j.idempotencyKey, j.orderingKey);
-        }
-        let replies: Buffer[];
+        for (const { item: j } of located) args.push(j.id, encodeNewJob(j), j.body);
+        let notInserted: Buffer[];
         try {
-          replies = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.running()], args)) as Buffer[];
+          notInserted = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.running()], args)) as Buffer[];
         } catch (err) {
           const match = /QUEUE_NOT_FOUND (\w+)/.exec(err instanceof Error ? err.message : "");
           if (match) throw queueNotFound(match[1]!);
           throw err;
         }
-        replies.forEach((reply, k) => (ids[located[k]!.index] = text(reply)));
+        // Jobs whose idempotency key was live: their position in this call and the live job's id.
+        for (let k = 0; k < notInserted.length; k += 2) ids[located[Number(notInserted[k]) - 1]!.index] = text(notInserted[k + 1]);
       }),
     );
     return ids;
