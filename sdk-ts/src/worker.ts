@@ -70,6 +70,8 @@ export class Worker {
   private readonly batchSize: number;
   private readonly capacity: number;
   private readonly refillAt: number;
+  /** Dequeue calls that may be in flight at once (see the constructor). */
+  private readonly pullers: number;
   private readonly pollWaitMs: number;
   private readonly graceMs: number;
   private readonly workerId: string;
@@ -79,6 +81,8 @@ export class Worker {
 
   /** Dequeued, not yet started (only when batchSize > concurrency, or while stopping). */
   private buffered: DequeuedJob[] = [];
+  /** Jobs asked for by the Dequeue calls in flight: spoken-for slots. */
+  private requested = 0;
   private readonly running = new Map<string, Running>();
   /** Snoozes and releases on their way to the server; stop() waits for them. */
   private readonly writes = new Set<Promise<unknown>>();
@@ -104,6 +108,10 @@ export class Worker {
     // Ask again once half a batch worth of room is free: fewer, fuller Dequeue calls
     // than asking for every single freed slot, without leaving slots idle for long.
     this.refillAt = Math.max(1, Math.ceil(this.batchSize / 2));
+    // With room for several batches (concurrency well above batchSize), one Dequeue at a
+    // time would leave slots idle while each call travels: keep up to that many calls in
+    // flight (at most 4), never asking for more jobs than there are free slots.
+    this.pullers = Math.max(1, Math.min(4, Math.floor(this.capacity / this.batchSize)));
     this.pollWaitMs = nonNegative("pollWaitMs", o.pollWaitMs ?? 20_000);
     this.graceMs = nonNegative("shutdownGraceMs", o.shutdownGraceMs ?? 30_000);
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
@@ -123,7 +131,7 @@ export class Worker {
   /** Starts taking jobs (idempotent). */
   start(): void {
     if (this.stopping) throw new Error("this worker was stopped; create a new one");
-    this.loop ??= this.dequeueLoop();
+    this.loop ??= Promise.all(Array.from({ length: this.pullers }, () => this.dequeueLoop())).then(() => undefined);
   }
 
   /** Starts the worker and resolves once it has stopped (after stop() completes). */
@@ -150,7 +158,7 @@ export class Worker {
   private async dequeueLoop(): Promise<void> {
     const backoff = new Backoff();
     while (!this.stopping) {
-      const held = this.running.size + this.buffered.length;
+      const held = this.running.size + this.buffered.length + this.requested;
       if (held > 0 && this.capacity - held < this.refillAt) {
         await this.changed();
         continue;
@@ -160,13 +168,17 @@ export class Worker {
       // now, and a long poll cut short by stop() would leave it unknown whether they
       // were applied (they would have to be sent again, to come back STALE_CLAIM).
       const waitMs = ack ? 0 : this.pollWaitMs;
+      const limit = Math.min(this.batchSize, this.capacity - held);
       let res;
+      this.requested += limit;
       try {
         res = await this.o.client.worker.dequeue(
-          { queue: this.queue, limit: Math.min(this.batchSize, this.capacity - held), wait: durationFromMs(waitMs), workerId: this.workerId, ack },
+          { queue: this.queue, limit, wait: durationFromMs(waitMs), workerId: this.workerId, ack },
           { signal: ack ? undefined : this.stopController.signal, timeoutMs: waitMs + DEQUEUE_DEADLINE_MARGIN_MS },
         );
       } catch (err) {
+        this.requested -= limit;
+        this.notify();
         // The server may or may not have applied the piggy-backed ack: send it again
         // (a repeat is harmless, it comes back STALE_CLAIM).
         if (ack) this.acks.restore(ack);
@@ -175,6 +187,7 @@ export class Worker {
         await sleep(backoff.next(), this.stopController.signal);
         continue;
       }
+      this.requested -= limit;
       backoff.reset();
       if (ack) this.acks.checkResults(ack, res.ack);
       const receivedAt = Date.now();
@@ -183,6 +196,8 @@ export class Worker {
         this.buffered.push(job);
       }
       this.pump();
+      this.notify(); // a puller waiting for room sees this call's slots come back
+
     }
   }
 
