@@ -33,7 +33,8 @@ export interface WorkerOptions {
   /**
    * Jobs asked for per Dequeue; default = concurrency. A batch larger than concurrency
    * prefetches: the extra jobs wait in the worker (their claims kept alive) until a slot
-   * frees.
+   * frees. A batch of half the concurrency or less keeps several Dequeue calls in flight
+   * (up to concurrency / batchSize, at most 4), each asking only for free slots.
    */
   batchSize?: number;
   /** Long-poll wait of each Dequeue when nothing is due; default 20 s (the server caps it at 60 s). */

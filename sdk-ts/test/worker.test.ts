@@ -196,6 +196,65 @@ describe("Worker", () => {
     expect(max).toBe(3);
   });
 
+  it("keeps several Dequeue calls in flight when concurrency holds several batches, never asking for more than its free slots", async () => {
+    const seen = { inFlight: 0, maxInFlight: 0, requested: 0, running: 0, maxSpokenFor: 0 };
+    const track: Interceptor = (next) => async (req) => {
+      if (req.method.name !== "Dequeue") return next(req);
+      const limit = (req.message as { limit: number }).limit;
+      seen.inFlight++;
+      seen.requested += limit;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      seen.maxSpokenFor = Math.max(seen.maxSpokenFor, seen.requested + seen.running);
+      try {
+        return await next(req);
+      } finally {
+        seen.inFlight--;
+        seen.requested -= limit;
+      }
+    };
+    const spy = createRunlaterClient(server.url, { interceptors: [track] });
+    const { queue } = await startWorker("pullers", {
+      client: spy,
+      concurrency: 8,
+      batchSize: 2, // room for four batches: up to four calls in flight
+      pollWaitMs: 200,
+      handler: async () => {
+        seen.running++;
+        await sleep(5);
+        seen.running--;
+      },
+    });
+    const ids = await client.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ queue, body: `${i}` })));
+    await eventually(async () => {
+      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
+      expect(count).toBe(BigInt(ids.length));
+    });
+    expect(seen.maxInFlight).toBeGreaterThan(1);
+    expect(seen.maxInFlight).toBeLessThanOrEqual(4);
+    expect(seen.maxSpokenFor).toBeLessThanOrEqual(8);
+  });
+
+  it("keeps one Dequeue call in flight when a batch fills its concurrency", async () => {
+    const seen = { inFlight: 0, maxInFlight: 0 };
+    const track: Interceptor = (next) => async (req) => {
+      if (req.method.name !== "Dequeue") return next(req);
+      seen.maxInFlight = Math.max(seen.maxInFlight, ++seen.inFlight);
+      try {
+        return await next(req);
+      } finally {
+        seen.inFlight--;
+      }
+    };
+    const spy = createRunlaterClient(server.url, { interceptors: [track] });
+    const { queue } = await startWorker("one_puller", { client: spy, concurrency: 4, pollWaitMs: 200, handler: () => sleep(5) });
+    const ids = await client.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue, body: `${i}` })));
+    await eventually(async () => {
+      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
+      expect(count).toBe(BigInt(ids.length));
+    });
+    expect(seen.maxInFlight).toBe(1);
+  });
+
   it("keeps a job's claim alive past a short claim timeout", async () => {
     const attempts: number[] = [];
     const { queue, errors } = await startWorker(
