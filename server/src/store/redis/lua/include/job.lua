@@ -16,9 +16,17 @@
 ]]
 local META = "<c1ddddddddddddI4c0I4c0I4c0I4c0"
 
--- Integers as Redis arguments: never Lua's %.14g exponent form.
+-- Integers as Redis arguments: never Lua's %.14g exponent form. A batch repeats the same
+-- few values (now, an expiry, an epoch) many times, and formatting goes through printf:
+-- remember them for the call.
+local formatted = {}
 local function N(x)
-  return string.format("%.0f", x)
+  local s = formatted[x]
+  if not s then
+    s = string.format("%.0f", x)
+    formatted[x] = s
+  end
+  return s
 end
 
 -- The job table of a packed `m`.
