@@ -50,13 +50,12 @@ const inserted = Date.now() - started;
 const after = await usedMemory();
 const [sample] = await store.jobPeekMany({ queue, limit: 1, now: Date.now() });
 const encoding = await admin.object("ENCODING", `${prefix}:{q:${queue}:0}:j:${sample!.id}`);
-const listpackValue = ((await admin.config("GET", "hash-max-listpack-value")) as string[])[1];
 const deleteStarted = Date.now();
 await store.queueDelete({ name: queue });
 const deleted = Date.now() - deleteStarted;
 const [redisVersion] = /redis_version:(\S+)/.exec(await admin.info("server"))!.slice(1);
 
-console.log(`redis ${redisVersion}, hash-max-listpack-value ${listpackValue}: job hash encoding ${encoding}`);
+console.log(`redis ${redisVersion}: job encoding ${encoding}`);
 console.log(`${total} pending jobs, 200-byte bodies: used_memory +${after - before} bytes = ${((after - before) / total).toFixed(0)} bytes per job`);
 console.log(`insert ${inserted} ms (${Math.round(total / (inserted / 1000))} jobs/s in batches of ${batch}), delete queue ${deleted} ms`);
 await store.close();

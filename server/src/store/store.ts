@@ -11,6 +11,8 @@
  *   conditional on the lease epoch; every write about a running job is conditional on
  *   its claim token, in the same atomic step as the write.
  * - Methods that depend on time take `now` (epoch ms) from the caller's clock.
+ * - Claim tokens are at most 64 bytes (stores keep them in a fixed-width slot so a
+ *   hand-out rewrites a job in place); the broker's are 16 characters.
  * - Ordering keys: of a partition's non-terminal jobs sharing a non-empty orderingKey,
  *   only the first in the store's enqueue order (the head) is pending, buffered or
  *   running; the others are "waiting" and invisible to claim, peek and jobNextDueAt.

@@ -1,8 +1,9 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
- * lua/include/job.lua): its id, a space, the packed metadata `m` (META there: the state
- * as one byte, twelve little-endian doubles, four texts each a 4-byte little-endian
- * length and its bytes), then the body.
+ * lua/include/job.lua): its id, a space, then the stored job: the packed attributes (META
+ * there: the state as one byte, twelve little-endian doubles, the claim token as a 4-byte
+ * little-endian length and TOKEN_WIDTH bytes, three texts each a 4-byte length and its
+ * bytes), then the body.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js";
@@ -11,6 +12,8 @@ import type { OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
 const SPACE = 0x20;
+/** TOKEN_WIDTH of lua/include/job.lua: the claim token's fixed width in the packed attributes. */
+export const TOKEN_WIDTH = 64;
 
 export function decodeJob(reply: unknown): JobRecord {
   const b = reply as Buffer;
@@ -43,7 +46,9 @@ export function decodeJob(reply: unknown): JobRecord {
   const retryDelayMs = num();
   const bufferEpoch = num();
   const seq = num();
-  const claimToken = text();
+  const tokenLength = b.readUInt32LE(at);
+  const claimToken = b.toString("latin1", at + 4, at + 4 + tokenLength);
+  at += 4 + TOKEN_WIDTH;
   const customStatus = text();
   const idempotencyKey = text();
   const orderingKey = text();

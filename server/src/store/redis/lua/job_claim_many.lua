@@ -15,7 +15,8 @@ local epoch, limit, now = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
 -- Every claimed job gets the same patch (read once, set on each job's table), and the
--- reply is the job as written: one HMGET and one HSET per job.
+-- reply is the job as written: one GET and one SETRANGE per job (the patch does not
+-- change the packed prefix's length).
 local patch = claimIntoBuffer(epoch, now)
 local bufKey = tag .. ":buf"
 local out = {}
@@ -26,15 +27,15 @@ for priority = 1, maxPriority do
   for _, member in ipairs(members) do
     local id = string.sub(member, 17)
     local key = jobKey(tag, id)
-    local v = redis.call("HMGET", key, "m", "b")
+    local stored = redis.call("GET", key)
     zremLater(pendingKey, member)
-    local job = v[1] and unpackJob(id, v[1])
+    local job = stored and unpackJob(id, stored)
     if job and job.st == "p" then
       for f, value in pairs(patch) do job[f] = value end
-      local m = packJob(job)
-      redis.call("HSET", key, "m", m)
+      local meta = packJob(job)
+      redis.call("SETRANGE", key, 0, meta)
       zaddLater(bufKey, N(job.be), id)
-      out[#out + 1] = packRecord(id, m, v[2])
+      out[#out + 1] = packRecord(id, meta .. string.sub(stored, job._size + 1))
     end -- else: an entry without its pending job (deleted): dropped above
   end
 end

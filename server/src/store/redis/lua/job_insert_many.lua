@@ -60,7 +60,7 @@ for i = 3, #ARGV, 3 do
       ct = "", cs = status, ik = key, ok = orderingKey,
     }
     if orderingKey ~= "" then job.st = arrivalState(joinSequence(tag, job, seq)) end
-    redis.call("HSET", jobKey(tag, id), "m", packJob(job), "b", ARGV[i + 2])
+    redis.call("SET", jobKey(tag, id), packJob(job) .. ARGV[i + 2])
     index(tag, job)
     zaddLater(tag .. ":all", N(runAfter), id)
     count(tag, job.st, 1)

@@ -1,20 +1,27 @@
 --[[
-  Jobs, and the indexes that follow their state. A job is a hash of two fields: `m`, its
-  metadata packed into one binary string (META below, written and read whole), and `b`,
-  its body. One field per transition instead of one per attribute: at a few hundred
-  thousand jobs every hash field read or written is a cache miss, and the packed form
-  halves a transition's cost and a pending job's memory (docs/redis.md).
+  Jobs, and the indexes that follow their state. A job is one string: its attributes
+  packed into a binary prefix (META below), then its body. A transition reads the string,
+  changes the prefix and writes it back (in place with SETRANGE when its length did not
+  change; the claim token's fixed slot keeps claim, hand-out and ACK at one length): no
+  per-job hash to create, look fields up in or free. Against one hash field per attribute
+  that cut a hand-out's and an ACK's cost inside Redis by about a third at a few hundred
+  thousand jobs (where every lookup is a cache miss), and a pending job's memory by 40 %
+  (docs/redis.md).
   The job's attributes, as loadJob returns them (short names, used across the scripts):
     st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
     pr priority   ra run_after   aa attempts_allowed   ar attempts_remaining   at attempt
     ca created_at   ua updated_at   fa finished_at   ce claim_expires_at
     rd retry_delay_ms   be buffer_epoch   sq seq   (numbers: little-endian doubles)
-    ct claim_token   cs custom_status   ik idempotency_key   ok ordering_key
-                                             (texts: a 4-byte length, then the bytes)
+    ct claim_token (a 4-byte length, then a TOKEN_WIDTH slot)
+    cs custom_status   ik idempotency_key   ok ordering_key (a 4-byte length, then the bytes)
   codec.ts decodes the same layout; change the two together.
   Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
-local META = "<c1ddddddddddddI4c0I4c0I4c0I4c0"
+-- The claim token has a fixed width (a length, then TOKEN_WIDTH bytes, zero-padded), so a
+-- hand-out, which sets it, keeps the prefix's length and writes in place.
+local TOKEN_WIDTH = 64
+local META = "<c1ddddddddddddI4c64I4c0I4c0I4c0"
+local TOKEN_PAD = string.rep("\0", TOKEN_WIDTH)
 
 -- Integers as Redis arguments: never Lua's %.14g exponent form. A batch repeats the same
 -- few values (now, an expiry, an epoch) many times, and formatting goes through printf:
@@ -29,38 +36,57 @@ local function N(x)
   return s
 end
 
--- The job table of a packed `m`.
-local function unpackJob(id, m)
-  local job = { id = id }
+-- The job table of a stored job string. `job._size` is the packed prefix's length and
+-- `job._stored` the whole string, so apply() can write back only what changed.
+local function unpackJob(id, stored)
+  local job = { id = id, _stored = stored }
+  local next
   job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd, job.be, job.sq,
-    job.ct, job.cs, job.ik, job.ok = struct.unpack(META, m)
+    job._ctLength, job.ct, job.cs, job.ik, job.ok, next = struct.unpack(META, stored)
+  job.ct = string.sub(job.ct, 1, job._ctLength)
+  job._size = next - 1
   return job
 end
 
+-- The packed attributes (the string's prefix) of a job table.
 local function packJob(job)
   local ct, cs, ik, ok = job.ct, job.cs, job.ik, job.ok
+  if #ct > TOKEN_WIDTH then error("claim token longer than " .. TOKEN_WIDTH .. " bytes") end
   return struct.pack(META, job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd,
-    job.be, job.sq, #ct, ct, #cs, cs, #ik, ik, #ok, ok)
+    job.be, job.sq, #ct, ct .. string.sub(TOKEN_PAD, #ct + 1), #cs, cs, #ik, ik, #ok, ok)
 end
 
--- The job's attributes (not its body), or nil if it does not exist.
+-- The job (attributes, not its body), or nil if it does not exist.
 local function loadJob(tag, id)
-  local m = redis.call("HGET", jobKey(tag, id), "m")
-  if not m then return nil end
-  return unpackJob(id, m)
+  local stored = redis.call("GET", jobKey(tag, id))
+  if not stored then return nil end
+  return unpackJob(id, stored)
+end
+
+-- Writes a loaded job back: the new prefix over the old one when it has the same length,
+-- else prefix and body (the new `body`, or the stored one) as a new string.
+local function storeJob(tag, job, body)
+  local meta = packJob(job)
+  if not body and #meta == job._size then
+    redis.call("SETRANGE", jobKey(tag, job.id), 0, meta)
+  else
+    job._stored = meta .. (body or string.sub(job._stored, job._size + 1))
+    job._size = #meta
+    redis.call("SET", jobKey(tag, job.id), job._stored)
+  end
 end
 
 -- The job as the store's reply: ONE string per job (every reply element costs the client
--- a decoded object): "<id> " followed by `m` and the body. codec.ts decodes it.
-local function packRecord(id, m, body)
-  return id .. " " .. m .. (body or "")
+-- a decoded object): "<id> " followed by the stored string. codec.ts decodes it.
+local function packRecord(id, stored)
+  return id .. " " .. stored
 end
 
 -- nil for a job that does not exist.
 local function record(tag, id)
-  local v = redis.call("HMGET", jobKey(tag, id), "m", "b")
-  if not v[1] then return nil end
-  return packRecord(id, v[1], v[2])
+  local stored = redis.call("GET", jobKey(tag, id))
+  if not stored then return nil end
+  return packRecord(id, stored)
 end
 
 -- Pending members sort by seq inside one run_after score: the (run_after, seq) order.
@@ -188,11 +214,7 @@ apply = function(tag, job, patch)
   local body = patch.b
   patch.b = nil
   for f, v in pairs(patch) do job[f] = v end
-  if body then
-    redis.call("HSET", jobKey(tag, job.id), "m", packJob(job), "b", body)
-  else
-    redis.call("HSET", jobKey(tag, job.id), "m", packJob(job))
-  end
+  storeJob(tag, job, body)
   index(tag, job)
   if job.ra ~= beforeRa then zaddLater(tag .. ":all", N(job.ra), job.id) end
   if job.st ~= before then
