@@ -200,7 +200,7 @@ describe("Worker", () => {
     const seen = { inFlight: 0, maxInFlight: 0, requested: 0, running: 0, maxSpokenFor: 0 };
     const track: Interceptor = (next) => async (req) => {
       if (req.method.name !== "Dequeue") return next(req);
-      const limit = (req.message as { limit: number }).limit;
+      const limit = (req.message as unknown as { limit: number }).limit;
       seen.inFlight++;
       seen.requested += limit;
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
@@ -246,7 +246,7 @@ describe("Worker", () => {
       }
     };
     const spy = createRunlaterClient(server.url, { interceptors: [track] });
-    const { queue } = await startWorker("one_puller", { client: spy, concurrency: 4, pollWaitMs: 200, handler: () => sleep(5) });
+    const { queue } = await startWorker("one_puller", { client: spy, concurrency: 4, pollWaitMs: 200, handler: async () => { await sleep(5); } });
     const ids = await client.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue, body: `${i}` })));
     await eventually(async () => {
       const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
