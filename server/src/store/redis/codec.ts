@@ -83,18 +83,26 @@ export function decodeJob(reply: unknown): JobRecord {
  * numbers as little-endian doubles, texts as a 4-byte little-endian length and UTF-8.
  */
 export function encodeNewJob(j: NewJob): Buffer {
-  const texts = [j.queue, j.customStatus, j.idempotencyKey, j.orderingKey].map((t) => Buffer.from(t, "utf8"));
-  const out = Buffer.allocUnsafe(4 * 4 + 5 * 8 + texts.reduce((n, t) => n + t.length, 0));
+  // One allocation per job: texts are measured, then written in place.
+  const texts = [j.queue, j.customStatus, j.idempotencyKey, j.orderingKey];
+  let size = 4 * texts.length + 5 * 8;
+  for (const t of texts) size += Buffer.byteLength(t, "utf8");
+  const out = Buffer.allocUnsafe(size);
   let at = 0;
-  const text = (t: Buffer) => {
-    at = out.writeUInt32LE(t.length, at);
-    at += t.copy(out, at);
+  const text = (t: string) => {
+    const length = out.write(t, at + 4, "utf8");
+    out.writeUInt32LE(length, at);
+    at += 4 + length;
   };
-  text(texts[0]!);
-  for (const n of [j.partition, j.priority, j.runAfter, j.attemptsAllowed, j.createdAt]) at = out.writeDoubleLE(n, at);
-  text(texts[1]!);
-  text(texts[2]!);
-  text(texts[3]!);
+  text(j.queue);
+  at = out.writeDoubleLE(j.partition, at);
+  at = out.writeDoubleLE(j.priority, at);
+  at = out.writeDoubleLE(j.runAfter, at);
+  at = out.writeDoubleLE(j.attemptsAllowed, at);
+  at = out.writeDoubleLE(j.createdAt, at);
+  text(j.customStatus);
+  text(j.idempotencyKey);
+  text(j.orderingKey);
   return out;
 }
 
