@@ -12,7 +12,7 @@
  *   retention reads per-partition zsets of finished jobs by finishing time.
  * - Admin calls (scan, count, delete, retry) walk a per-partition index in bounded chunks.
  * - Bodies are Buffers end to end; scripts run by EVALSHA (defineCommand).
- * Redis must run with maxmemory-policy noeviction (checked at open): an evicted job hash
+ * Redis must run with maxmemory-policy noeviction (checked at open): an evicted job key
  * is a silently lost job. See docs/redis.md for durability settings.
  */
 import { Redis } from "ioredis";

@@ -1,5 +1,5 @@
 /**
- * Checks made when the shards are opened: eviction must be off (an evicted job hash is a
+ * Checks made when the shards are opened: eviction must be off (an evicted job key is a
  * lost job), and the --store list must extend the one the data was written with. Every
  * shard records its index in the list and shard 0 the number of shards, so:
  * - the first N URLs (N = the recorded count) must be the shards they were, in order;

@@ -5,7 +5,7 @@
     <tag>:q          marker: the partition exists (written by queueCreate)
     <tag>:n          hash: counters p w b r s f (jobs per stored state), seq, maxpr
     <tag>:lease      hash: owner, epoch, exp (epochs come from <prefix>:{shard}:epoch)
-    <tag>:j:<id>     hash: one job
+    <tag>:j:<id>     string: one job (packed attributes, then the body; see job.lua)
     <tag>:p:<prio>   zset: pending jobs of a priority, score run_after, member seq16..id
     <tag>:w          zset: waiting jobs (behind their ordering key's head), score run_after, member id
     <tag>:o:<key>    zset: an ordering key's jobs that have not ended, score position, member id
