@@ -124,4 +124,26 @@ describe("redis store internals", () => {
     expect(results[1]).toHaveLength(1000);
     expect(results[1]).toBe(results[0]);
   });
+
+  it("keeps a big body byte for byte through every step, also when the packed attributes change length or outgrow the first read", async () => {
+    // A transition reads the first 1024 bytes of a job (lua/include/job.lua HEAD_READ).
+    // A new custom status changes the attributes' length, so the body behind them must be
+    // read whole and written back; a long one pushes them past the first read.
+    const store = await openTestStore();
+    const q = await createQueue(store);
+    const body = new Uint8Array(300_000).map((_, i) => (i * 7919) % 256);
+    await insert(store, q, [{ body }]);
+    const [job] = await handOut(store, q);
+    expect(job!.body).toEqual(body);
+    await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 10, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "t".repeat(300) }], now: T0 });
+    expect((await get(store, job!.id))!.body).toEqual(body);
+    await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 10, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "s".repeat(900) }], now: T0 });
+    const [done] = await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "done" }], now: T0 + 1 });
+    expect(done!.outcome).toBe("acknowledged");
+    const stored = (await get(store, job!.id))!;
+    expect(stored).toMatchObject({ state: "succeeded", claimExpiresAt: 0, finishedAt: T0 + 1 });
+    expect(stored.customStatus.endsWith("s\ndone")).toBe(true);
+    expect(stored.customStatus).toHaveLength(1000);
+    expect(stored.body).toEqual(body);
+  });
 });

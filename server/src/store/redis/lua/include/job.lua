@@ -56,24 +56,42 @@ local function packJob(job)
     job.be, job.sq, #ct, ct .. string.sub(TOKEN_PAD, #ct + 1), #cs, cs, #ik, ik, #ok, ok)
 end
 
--- The job (attributes, not its body), or nil if it does not exist.
+-- Transitions read the job's first HEAD_READ bytes, not the whole string: the packed
+-- attributes are usually ~200 bytes, and a big body should not be copied into Lua at
+-- every step. A prefix longer than that (a long custom status) takes a second, whole read.
+local HEAD_READ = 1024
+
+-- The job (attributes, not its body), or nil if it does not exist. `job._stored` may be
+-- only the head of the stored string (`job._whole` false); storeJob reads the rest when
+-- it needs the body.
 local function loadJob(tag, id)
-  local stored = redis.call("GET", jobKey(tag, id))
-  if not stored then return nil end
-  return unpackJob(id, stored)
+  local key = jobKey(tag, id)
+  local head = redis.call("GETRANGE", key, 0, HEAD_READ - 1)
+  if head == "" then return nil end -- GETRANGE of a missing key
+  local ok, job = pcall(unpackJob, id, head)
+  if not ok then
+    job = unpackJob(id, redis.call("GET", key))
+    job._whole = true
+  else
+    job._whole = #head < HEAD_READ
+  end
+  return job
 end
 
 -- Writes a loaded job back: the new prefix over the old one when it has the same length,
 -- else prefix and body (the new `body`, or the stored one) as a new string.
 local function storeJob(tag, job, body)
   local meta = packJob(job)
+  local key = jobKey(tag, job.id)
   if not body and #meta == job._size then
-    redis.call("SETRANGE", jobKey(tag, job.id), 0, meta)
-  else
-    job._stored = meta .. (body or string.sub(job._stored, job._size + 1))
-    job._size = #meta
-    redis.call("SET", jobKey(tag, job.id), job._stored)
+    redis.call("SETRANGE", key, 0, meta)
+    return
   end
+  if not body and not job._whole then job._stored = redis.call("GET", key) end
+  job._stored = meta .. (body or string.sub(job._stored, job._size + 1))
+  job._size = #meta
+  job._whole = true
+  redis.call("SET", key, job._stored)
 end
 
 -- The job as the store's reply: ONE string per job (every reply element costs the client
