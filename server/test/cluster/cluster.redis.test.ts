@@ -169,7 +169,17 @@ describe("cluster on one Redis", () => {
         return "ok";
       },
     });
-    await worker.run();
+    // On a hang, say which jobs never finished and where they are (seen once in CI).
+    let deadline: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      deadline = setTimeout(async () => {
+        const { jobs } = await frontend.client.jobs.getJobs({ jobIds: [...keyed, ...plain] }).catch(() => ({ jobs: [] }));
+        const unfinished = jobs.filter((j) => j.state !== 3).map((j) => ({ id: j.jobId, state: j.state, attemptsRemaining: j.attemptsRemaining, status: j.customStatus }));
+        void worker.stop();
+        reject(new Error(`worker did not finish: ${done.length}/45 done; unfinished ${JSON.stringify(unfinished)}; brokers ${JSON.stringify(running.map((r) => r.membership.brokers().length))}`));
+      }, 15_000);
+    });
+    await Promise.race([worker.run(), stuck]).finally(() => clearTimeout(deadline));
     expect(keyedOverlap).toBe(false); // jobs sharing a key never ran at the same time
     expect(done.filter((b) => b.startsWith("k"))).toEqual(["k0", "k1", "k2", "k3", "k4"]); // in enqueue order
     const { count } = await frontend.client.jobs.countJobs({ queue: "sdk", state: 3 /* SUCCEEDED */ });
