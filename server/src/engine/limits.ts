@@ -21,4 +21,6 @@ export const limits = {
   attemptsMax: 1000,
   claimTimeoutMinMs: 100,
   maxBodyBytesMax: 16 * 1024 * 1024,
+  /** Claim tokens are stored in a fixed-width slot (Redis) or column (MySQL CHAR(64)); the broker's are 16 characters. */
+  claimTokenMaxBytes: 64,
 } as const;

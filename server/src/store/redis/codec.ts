@@ -6,6 +6,7 @@
  * bytes), then the body.
  */
 import { parseJobId } from "../../engine/job-id.js";
+import { limits } from "../../engine/limits.js";
 import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js";
 import type { Outcome } from "../../engine/job-record.js";
 import type { OutcomeResult } from "../store.js";
@@ -13,7 +14,7 @@ import type { OutcomeResult } from "../store.js";
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
 const SPACE = 0x20;
 /** TOKEN_WIDTH of lua/include/job.lua: the claim token's fixed width in the packed attributes. */
-export const TOKEN_WIDTH = 64;
+export const TOKEN_WIDTH = limits.claimTokenMaxBytes;
 
 export function decodeJob(reply: unknown): JobRecord {
   const b = reply as Buffer;

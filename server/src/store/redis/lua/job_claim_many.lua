@@ -33,6 +33,7 @@ for priority = 1, maxPriority do
     if job and job.st == "p" then
       for f, value in pairs(patch) do job[f] = value end
       local meta = packJob(job)
+      if #meta ~= job._size then error("claim patch changed the packed attributes' length") end
       redis.call("SETRANGE", key, 0, meta)
       zaddLater(bufKey, N(job.be), id)
       out[#out + 1] = packRecord(id, meta .. string.sub(stored, job._size + 1))

@@ -19,8 +19,8 @@
 ]]
 -- The claim token has a fixed width (a length, then TOKEN_WIDTH bytes, zero-padded), so a
 -- hand-out, which sets it, keeps the prefix's length and writes in place.
-local TOKEN_WIDTH = 64
-local META = "<c1ddddddddddddI4c64I4c0I4c0I4c0"
+local TOKEN_WIDTH = {{claimTokenMaxBytes}}
+local META = "<c1ddddddddddddI4c" .. TOKEN_WIDTH .. "I4c0I4c0I4c0"
 local TOKEN_PAD = string.rep("\0", TOKEN_WIDTH)
 
 -- Integers as Redis arguments: never Lua's %.14g exponent form. A batch repeats the same
