@@ -146,4 +146,20 @@ describe("redis store internals", () => {
     expect(stored.customStatus).toHaveLength(1000);
     expect(stored.body).toEqual(body);
   });
+
+  it("refuses to open a prefix whose queues were written in an earlier job layout, and records the layout of a new one", async () => {
+    const store = await openTestStore();
+    const prefix = prefixOf(store);
+    const admin = new Redis(shardUrls(1)[0]!);
+    try {
+      expect(await admin.get(`${prefix}:{meta}:layout`)).toBe("2");
+      // A deployment of an earlier build: queues, and no layout recorded.
+      const old = `${prefix}old`;
+      await admin.hset(`${old}:{meta}:queues`, "q", JSON.stringify(resolveQueueConfig({})));
+      await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(/layout 1.*this build reads layout 2/);
+      await admin.del(`${old}:{meta}:queues`);
+    } finally {
+      admin.disconnect();
+    }
+  });
 });

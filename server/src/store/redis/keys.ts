@@ -60,6 +60,11 @@ export class Keys {
     return `${this.prefix}:{meta}:created`;
   }
 
+  /** Shard 0: the job layout the data was written in (JOB_LAYOUT of shard-check.ts). */
+  layout(): string {
+    return `${this.prefix}:{meta}:layout`;
+  }
+
   /** Shard 0: hash queue name → config JSON. */
   queues(): string {
     return `${this.prefix}:{meta}:queues`;

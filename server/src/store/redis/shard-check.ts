@@ -6,6 +6,9 @@
  * - URLs beyond them are added shards: each must hold no key under the prefix, and gets
  *   its index recorded, and the count grows (nothing moves: placement is stored data);
  * - fewer URLs than recorded (a shard removed) is refused.
+ * And shard 0 records the job layout the data is written in (JOB_LAYOUT): a prefix that
+ * holds queues written in another layout is refused with a clear message, instead of
+ * failing later on every job with WRONGTYPE.
  */
 import type { Redis } from "ioredis";
 import type { Keys } from "./keys.js";
@@ -30,7 +33,24 @@ const RAISE_TOTAL = `local v = tonumber(redis.call("GET", KEYS[1]) or "0")
 if tonumber(ARGV[1]) > v then redis.call("SET", KEYS[1], ARGV[1]) end
 return 1`;
 
-/** Checks and records the shard list; returns the shard count of queues without a stored placement. */
+/**
+ * The layout of a job's keys (lua/include/job.lua). 1: a hash with a field per attribute
+ * (before 2026-11-22, never released); 2: one string, packed attributes then the body.
+ */
+export const JOB_LAYOUT = 2;
+
+/** Refuses a prefix whose data is in another layout (queues but no layout recorded: layout 1). */
+async function checkLayout(shard0: Redis, keys: Keys): Promise<void> {
+  const [recorded, queues] = await Promise.all([shard0.get(keys.layout()), shard0.hlen(keys.queues())]);
+  const layout = recorded ?? (queues > 0 ? "1" : String(JOB_LAYOUT));
+  if (layout !== String(JOB_LAYOUT)) {
+    throw new Error(
+      `prefix "${keys.prefix}" holds jobs in layout ${layout}, written by an earlier build; this build reads layout ${JOB_LAYOUT} and has no upgrade path from it (it was never released): delete the keys under "${keys.prefix}:" and create the queues again`,
+    );
+  }
+}
+
+/** Checks and records the shard list and the job layout; returns the shard count of queues without a stored placement. */
 export async function checkShards(clients: Redis[], keys: Keys, requireNoEviction: boolean): Promise<number> {
   if (requireNoEviction) {
     await Promise.all(
@@ -43,6 +63,7 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
     );
   }
   const shard0 = clients[0]!;
+  await checkLayout(shard0, keys); // before anything is recorded: a refused prefix stays as it was
   const [created, total] = await shard0.mget(keys.shardCount(), keys.shardTotal());
   // Shards the deployment has: 0 for a new one. A deployment from before shards could be
   // added records only the count it was created with.
@@ -71,6 +92,7 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
       if (now !== String(i)) throw new Error(`redis shard ${i} was just recorded as shard ${now} by another server: give every server the same --store list`);
     }),
   );
+  await shard0.set(keys.layout(), String(JOB_LAYOUT), "NX");
   await shard0.set(keys.shardCount(), String(clients.length), "NX");
   await shard0.eval(RAISE_TOTAL, 1, keys.shardTotal(), String(clients.length));
   return Number(await shard0.get(keys.shardCount()));

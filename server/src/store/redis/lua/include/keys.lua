@@ -23,6 +23,7 @@
     <prefix>:{meta}:shards        the shard count the deployment was created with (set once)
     <prefix>:{meta}:shards-total  the shard count now (grows as shards are appended)
     <prefix>:{meta}:brokers       hash: broker id -> JSON {url, expiresAt}
+    <prefix>:{meta}:layout        the job layout the data is written in (shard-check.ts JOB_LAYOUT)
   and per shard:
     <prefix>:{meta}:shard      the shard's index in the --store list
     <prefix>:{shard}:epoch     counter: lease epochs, growing across queue re-creation
