@@ -358,6 +358,29 @@ describe("Worker", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("stops gracefully with several Dequeue calls in flight: running jobs finish, none is lost or left running", async () => {
+    const release = gate();
+    const started: string[] = [];
+    const { queue, worker } = await startWorker("stop_pullers", {
+      concurrency: 4,
+      batchSize: 2, // two calls in flight
+      pollWaitMs: 5_000, // a call left long-polling must be cut short by stop()
+      handler: async (job) => {
+        started.push(job.id);
+        await release.promise;
+      },
+    });
+    const ids = await client.enqueueMany(Array.from({ length: 3 }, (_, i) => ({ queue, body: `${i}`, attemptsAllowed: 4 })));
+    await eventually(() => expect(started).toHaveLength(3));
+    const stopping = worker.stop();
+    release.open();
+    await stopping;
+    const { jobs } = await client.jobs.getJobs({ jobIds: ids });
+    expect(jobs.map((j) => j.state)).toEqual([JobState.SUCCEEDED, JobState.SUCCEEDED, JobState.SUCCEEDED]);
+    const { count } = await client.jobs.countJobs({ queue, state: JobState.RUNNING });
+    expect(count).toBe(0n);
+  });
+
   it("releases jobs whose handlers outlive the shutdown grace period", async () => {
     let signal: AbortSignal | undefined;
     const { queue, worker } = await startWorker("grace", {
