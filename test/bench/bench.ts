@@ -1,7 +1,8 @@
 /**
  * End-to-end benchmark: a real server process (any store), producers enqueueing in
  * batches, SDK Workers dequeuing in batches with long poll and ACKing in batches.
- * Prints enqueue jobs/s, processed jobs/s and Dequeue latency percentiles.
+ * Prints enqueue jobs/s, processed jobs/s, Dequeue latency percentiles and the CPU
+ * time per job of each process (cpu.ts).
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
@@ -24,6 +25,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
 import { type Cluster, startCluster } from "../cluster/harness.js";
 import { runBullmq } from "./bullmq.js";
+import { CpuMeter, storePid } from "./cpu.js";
 import { runDirectMysql } from "./mysql-direct.js";
 
 const { values: args } = parseArgs({
@@ -55,7 +57,7 @@ const enqueueBatch = Number(args["enqueue-batch"]);
 const enqueueParallel = Number(args["enqueue-parallel"]);
 const protocol = args.protocol as "connect" | "grpc";
 
-async function startServerProcess(): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startServerProcess(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
   const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean), bin, "serve", "--port", "0", "--log-level", "warn", "--buffer-size", String(args["buffer-size"]), ...storeArgs], {
@@ -72,6 +74,7 @@ async function startServerProcess(): Promise<{ url: string; stop: () => Promise<
   });
   return {
     url,
+    pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
         child.once("exit", () => resolve());
@@ -164,8 +167,14 @@ async function main(): Promise<void> {
   const queue = `bench_${Date.now()}`;
   try {
     await admin.createQueue(queue, { claimTimeoutMs: 60_000 });
+    const storeUrl = (args.store as string[])[0];
+    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: await storePid(storeUrl) });
+    meter.start();
     const enqueueMs = await enqueueAll(admin, queue);
+    const enqueueCpu = meter.stop(jobs);
+    meter.start();
     const run = await processAll(server.url, queue);
+    const processCpu = meter.stop(jobs);
     const { queue: q } = await admin.queues.getQueue({ name: queue });
     const latencyQueue = `${queue}_latency`;
     await admin.createQueue(latencyQueue, { claimTimeoutMs: 60_000 });
@@ -186,6 +195,8 @@ async function main(): Promise<void> {
     console.log(`dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`);
     console.log(`dequeue alone: p50 ${percentile(latency, 50).toFixed(2)} ms, p99 ${percentile(latency, 99).toFixed(2)} ms over ${latency.length} calls of ${batch} jobs + piggy-backed acks, one in flight`);
     console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    console.log(`cpu, enqueue:   ${enqueueCpu}`);
+    console.log(`cpu, processed: ${processCpu}`);
     if (args["compare-bullmq"]) {
       const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
       if (!redisUrl) throw new Error("--compare-bullmq needs a --store redis://… (BullMQ runs on the same Redis)");
