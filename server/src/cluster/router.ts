@@ -37,6 +37,12 @@ export interface RouterOptions {
   log: Logger;
 }
 
+/**
+ * After one owner's answer wins a long-poll race, how long the other calls may still
+ * deliver jobs they already started (released at once) before they are cancelled.
+ */
+const LOSER_GRACE_MS = 250;
+
 /** How long a queue's partition count is trusted before it is read again. */
 const PARTITIONS_CACHE_MS = 1000;
 
@@ -197,7 +203,12 @@ export class Router implements Dispatch {
       const finish = (jobs: JobRecord[] | undefined, err?: unknown) => {
         settled = true;
         p.signal?.removeEventListener("abort", cancelAll);
-        cancelAll();
+        // The others are not cut off at once: an owner that answered at about the same
+        // time has started its jobs and its answer is on the wire, and cancelling the
+        // call would drop that answer, stranding the jobs until their claims time out
+        // (seen under load when jobs reached several owners at once). Answers arriving
+        // within the grace are released below; then the calls still waiting are cancelled.
+        if (open > 0) setTimeout(cancelAll, LOSER_GRACE_MS).unref();
         if (err !== undefined) reject(err);
         else resolve(jobs ?? []);
       };
