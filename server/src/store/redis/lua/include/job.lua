@@ -83,6 +83,7 @@ end
 local function storeJob(tag, job, body)
   local meta = packJob(job)
   local key = jobKey(tag, job.id)
+  job._meta = meta
   if not body and #meta == job._size then
     redis.call("SETRANGE", key, 0, meta)
     return
@@ -98,6 +99,11 @@ end
 -- a decoded object): "<id> " followed by the stored string. codec.ts decodes it.
 local function packRecord(id, stored)
   return id .. " " .. stored
+end
+
+-- The reply for a job read whole and then written by apply(): its new prefix, then the body.
+local function recordAsWritten(job)
+  return packRecord(job.id, job._meta .. string.sub(job._stored, job._size + 1))
 end
 
 -- nil for a job that does not exist.
