@@ -390,21 +390,16 @@ export class MysqlStore implements Store {
     if (groups) {
       // Fast path: one epoch-fenced UPDATE per group of equal hand-out values, no read.
       // Rows matched = rows started; anything less is rolled back and decided exactly below.
-      const started = await shard
-        .transaction(async (c) => {
-          let n = 0;
-          for (const g of groups) {
-            const set = setClause(startPatch(g.plan, p.now));
-            n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids, p.epoch]);
-          }
-          if (n === 0) return []; // not the lease's epoch, or none still buffered: nothing written
-          if (n !== p.plans.length) throw new NotWhole();
-          return p.plans.map((plan) => plan.id);
-        })
-        .catch((err: unknown) => {
-          if (err instanceof NotWhole) return undefined;
-          throw err;
-        });
+      const started = await wholeOrNothing(shard, async (c) => {
+        let n = 0;
+        for (const g of groups) {
+          const set = setClause(startPatch(g.plan, p.now));
+          n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids, p.epoch]);
+        }
+        if (n === 0) return []; // not the lease's epoch, or none still buffered: nothing written
+        if (n !== p.plans.length) throw new NotWhole();
+        return p.plans.map((plan) => plan.id);
+      });
       if (started) return started;
     }
     const plans = new Map(p.plans.map((plan) => [plan.id, plan]));
@@ -616,18 +611,14 @@ export class MysqlStore implements Store {
       if (!group) groups.set(key, (group = { token: item.claimToken, set, ids: [] }));
       group.ids.push(item.id);
     }
-    try {
-      return await shard.transaction(async (c) => {
-        for (const g of groups.values()) {
-          const n = await run(c, sql.ackGroup(g.set.sql, g.ids.length), [...g.set.params, ...g.ids, g.token]);
-          if (n !== g.ids.length) throw new NotWhole();
-        }
-        return true;
-      });
-    } catch (err) {
-      if (err instanceof NotWhole) return false;
-      throw err;
-    }
+    const acked = await wholeOrNothing(shard, async (c) => {
+      for (const g of groups.values()) {
+        const n = await run(c, sql.ackGroup(g.set.sql, g.ids.length), [...g.set.params, ...g.ids, g.token]);
+        if (n !== g.ids.length) throw new NotWhole();
+      }
+      return true;
+    });
+    return acked === true;
   }
 
   /**
@@ -716,6 +707,16 @@ export class MysqlStore implements Store {
 
 /** A fast path matched fewer rows than it was given: its transaction is rolled back and the exact path runs. */
 class NotWhole extends Error {}
+
+/** Runs a fast path in one transaction; undefined (rolled back, nothing written) when it threw NotWhole. */
+async function wholeOrNothing<T>(shard: Shard, work: (c: Conn) => Promise<T>): Promise<T | undefined> {
+  try {
+    return await shard.transaction(work);
+  } catch (err) {
+    if (err instanceof NotWhole) return undefined;
+    throw err;
+  }
+}
 
 /** The fields transitions that do not depend on the job read from it (attempt counters move in SQL, see sql.startGroup). */
 const NO_JOB = { attempt: 0, attemptsRemaining: 0, customStatus: "" } as JobRecord;
