@@ -189,30 +189,13 @@ describe("Worker", () => {
       },
     });
     const ids = await client.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue, body: `${i}` })));
-    await eventually(async () => {
-      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
-      expect(count).toBe(BigInt(ids.length));
-    });
+    await allSucceeded(queue, ids.length);
     expect(max).toBe(3);
   });
 
   it("keeps several Dequeue calls in flight when concurrency holds several batches, never asking for more than its free slots", async () => {
-    const seen = { inFlight: 0, maxInFlight: 0, requested: 0, running: 0, maxSpokenFor: 0 };
-    const track: Interceptor = (next) => async (req) => {
-      if (req.method.name !== "Dequeue") return next(req);
-      const limit = (req.message as unknown as { limit: number }).limit;
-      seen.inFlight++;
-      seen.requested += limit;
-      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
-      seen.maxSpokenFor = Math.max(seen.maxSpokenFor, seen.requested + seen.running);
-      try {
-        return await next(req);
-      } finally {
-        seen.inFlight--;
-        seen.requested -= limit;
-      }
-    };
-    const spy = createRunlaterClient(server.url, { interceptors: [track] });
+    const seen = newDequeueTally();
+    const spy = createRunlaterClient(server.url, { interceptors: [tallyDequeues(seen)] });
     const { queue } = await startWorker("pullers", {
       client: spy,
       concurrency: 8,
@@ -225,33 +208,18 @@ describe("Worker", () => {
       },
     });
     const ids = await client.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ queue, body: `${i}` })));
-    await eventually(async () => {
-      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
-      expect(count).toBe(BigInt(ids.length));
-    });
+    await allSucceeded(queue, ids.length);
     expect(seen.maxInFlight).toBeGreaterThan(1);
     expect(seen.maxInFlight).toBeLessThanOrEqual(4);
     expect(seen.maxSpokenFor).toBeLessThanOrEqual(8);
   });
 
   it("keeps one Dequeue call in flight when a batch fills its concurrency", async () => {
-    const seen = { inFlight: 0, maxInFlight: 0 };
-    const track: Interceptor = (next) => async (req) => {
-      if (req.method.name !== "Dequeue") return next(req);
-      seen.maxInFlight = Math.max(seen.maxInFlight, ++seen.inFlight);
-      try {
-        return await next(req);
-      } finally {
-        seen.inFlight--;
-      }
-    };
-    const spy = createRunlaterClient(server.url, { interceptors: [track] });
-    const { queue } = await startWorker("one_puller", { client: spy, concurrency: 4, pollWaitMs: 200, handler: async () => { await sleep(5); } });
+    const seen = newDequeueTally();
+    const spy = createRunlaterClient(server.url, { interceptors: [tallyDequeues(seen)] });
+    const { queue } = await startWorker("one_puller", { client: spy, concurrency: 4, pollWaitMs: 200, handler: () => sleep(5).then(() => undefined) });
     const ids = await client.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ queue, body: `${i}` })));
-    await eventually(async () => {
-      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
-      expect(count).toBe(BigInt(ids.length));
-    });
+    await allSucceeded(queue, ids.length);
     expect(seen.maxInFlight).toBe(1);
   });
 
@@ -407,10 +375,7 @@ describe("Worker", () => {
     const spy = createRunlaterClient(server.url, { interceptors: [countCalls(calls)] });
     const { queue } = await startWorker("piggy", { client: spy, concurrency: 1, handler: async () => {} });
     const ids = await client.enqueueMany(Array.from({ length: 10 }, (_, i) => ({ queue, body: `${i}` })));
-    await eventually(async () => {
-      const { count } = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
-      expect(count).toBe(BigInt(ids.length));
-    });
+    await allSucceeded(queue, ids.length);
     expect(calls.ack).toBe(0);
     expect(calls.ackedOnDequeue).toBe(10);
     expect(calls.dequeueWithAck).toBeGreaterThanOrEqual(1);
@@ -476,5 +441,44 @@ function countCalls(calls: { dequeue: number; dequeueWithAck: number; ackedOnDeq
       }
     }
     return next(req);
+  };
+}
+
+/** Waits until `count` jobs of `queue` succeeded. */
+async function allSucceeded(queue: string, count: number): Promise<void> {
+  await eventually(async () => {
+    const res = await client.jobs.countJobs({ queue, state: JobState.SUCCEEDED });
+    expect(res.count).toBe(BigInt(count));
+  });
+}
+
+/** Dequeue calls in flight and the jobs they ask for; `running` is kept by the test's handler. */
+interface DequeueTally {
+  inFlight: number;
+  maxInFlight: number;
+  requested: number;
+  running: number;
+  /** Most slots spoken for at once: jobs asked for by calls in flight plus handlers running. */
+  maxSpokenFor: number;
+}
+
+function newDequeueTally(): DequeueTally {
+  return { inFlight: 0, maxInFlight: 0, requested: 0, running: 0, maxSpokenFor: 0 };
+}
+
+function tallyDequeues(seen: DequeueTally): Interceptor {
+  return (next) => async (req) => {
+    if (req.method.name !== "Dequeue") return next(req);
+    const limit = (req.message as unknown as { limit: number }).limit;
+    seen.inFlight++;
+    seen.requested += limit;
+    seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+    seen.maxSpokenFor = Math.max(seen.maxSpokenFor, seen.requested + seen.running);
+    try {
+      return await next(req);
+    } finally {
+      seen.inFlight--;
+      seen.requested -= limit;
+    }
   };
 }
