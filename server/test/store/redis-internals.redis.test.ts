@@ -9,7 +9,7 @@ import { resolveQueueConfig } from "../../src/engine/queue-config.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { shardOf } from "../../src/store/redis/keys.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { createQueue, get, handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
+import { createQueue, get, handOut, insert, lease, T0 } from "../../src/store/storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";
 import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
 
@@ -161,5 +161,16 @@ describe("redis store internals", () => {
     } finally {
       admin.disconnect();
     }
+  });
+
+  it("refuses a claim token longer than its 64-byte slot before writing anything", async () => {
+    const store = await openTestStore();
+    const q = await createQueue(store);
+    const [id] = await insert(store, q, [{}]);
+    const epoch = await lease(store, q);
+    await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+    const plans = [{ id: id!, claimToken: "t".repeat(65), claimExpiresAt: T0 + 1000, retryDelayMs: 0 }];
+    await expect(store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 })).rejects.toThrow(/claim token longer than 64 bytes/);
+    expect(await get(store, id!)).toMatchObject({ state: "buffered", bufferEpoch: epoch, attempt: 0 });
   });
 });

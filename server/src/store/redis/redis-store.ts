@@ -22,7 +22,7 @@ import { compareForDequeue, compareForScan, type JobRecord, type NewJob } from "
 import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
-import { decodeJob, decodeJobs, decodeOutcome, encodeNewJob, text, TOKEN_WIDTH } from "./codec.js";
+import { decodeJob, decodeJobs, decodeOutcome, encodeNewJob, text } from "./codec.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
@@ -319,8 +319,8 @@ export class RedisStore implements Store {
     // One script call per run of plans sharing a claim token and expiry (the broker's
     // hand-out batches are one run): those two travel once, not once per job.
     const started: string[] = [];
-    const long = p.plans.find((plan) => Buffer.byteLength(plan.claimToken) > TOKEN_WIDTH);
-    if (long) throw new Error(`redis store: claim token of job ${long.id} is longer than ${TOKEN_WIDTH} bytes`);
+    // A token too long for its slot (limits.claimTokenMaxBytes) fails the script at its
+    // first job, before any write: a run shares one token.
     for (const run of runsOf(p.plans, (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt)) {
       const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now, run[0]!.claimToken, run[0]!.claimExpiresAt];
       for (const plan of run) args.push(plan.id, plan.retryDelayMs);

@@ -37,13 +37,14 @@ local function N(x)
 end
 
 -- The job table of a stored job string. `job._size` is the packed prefix's length and
--- `job._stored` the whole string, so apply() can write back only what changed.
+-- `job._stored` the string as read (whole, or its head: see loadJob), so storeJob can
+-- write back only what changed.
 local function unpackJob(id, stored)
   local job = { id = id, _stored = stored }
-  local next
+  local tokenLength, next
   job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd, job.be, job.sq,
-    job._ctLength, job.ct, job.cs, job.ik, job.ok, next = struct.unpack(META, stored)
-  job.ct = string.sub(job.ct, 1, job._ctLength)
+    tokenLength, job.ct, job.cs, job.ik, job.ok, next = struct.unpack(META, stored)
+  job.ct = string.sub(job.ct, 1, tokenLength)
   job._size = next - 1
   return job
 end
