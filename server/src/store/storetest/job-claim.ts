@@ -109,6 +109,23 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(Array.from(peek1[0]!.body)).toEqual([1, 2, 3]);
     });
 
+    it("takes a batch of thousands through insert, claim, start and ACK, one call each", async () => {
+      // A broker with --buffer-size 8000 claims that many at once when its buffer is empty.
+      const store = await open();
+      const q = await createQueue(store);
+      const n = 9000;
+      const ids = await insert(store, q, Array.from({ length: n }, () => ({})));
+      expect(ids).toHaveLength(n);
+      const epoch = await lease(store, q);
+      const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: n, now: T0 });
+      expect(claimed).toHaveLength(n);
+      const plans = claimed.map((j) => ({ id: j.id, claimToken: "big", claimExpiresAt: T0 + 500, retryDelayMs: 10 }));
+      expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 })).toHaveLength(n);
+      const acked = await store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: "big", customStatus: "" })), now: T0 + 1 });
+      expect(acked.every((r) => r.outcome === "acknowledged")).toBe(true);
+      expect(await store.jobCount({ queue: q, filter: { state: "succeeded" }, now: T0 + 1 })).toBe(n);
+    });
+
     it("releases buffered jobs back to pending, charging nothing", async () => {
       const store = await open();
       const q = await createQueue(store);

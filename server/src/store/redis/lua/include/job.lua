@@ -144,8 +144,9 @@ local function zaddLater(key, score, member)
   t[#t + 1] = member
 end
 
--- unpack() has a stack limit: send long argument lists in chunks.
-local CHUNK = 4000
+-- unpack() is bounded by Lua's C stack (LUAI_MAXCSTACK, 8000 slots in Redis): send long
+-- argument lists in chunks well below it (a ZADD chunk is twice as many values).
+local CHUNK = 1000
 
 local function flushIndexes()
   for key, members in pairs(zrems) do
