@@ -10,15 +10,20 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import QueueFactory, running, wait_for
 
 from runlater import (
     AsyncClient,
     Client,
     DequeuedJob,
+    DequeueResult,
     DoNotRetry,
     Job,
     JobSpec,
@@ -98,6 +103,154 @@ def test_async_handlers_run_concurrently_and_acks_are_batched(
     assert peak > 1, "jobs should overlap with concurrency 20"
     assert peak <= 20
     assert len(ids) == 100
+
+
+@dataclass
+class _DequeueTally:
+    """Dequeue calls in flight and the jobs they ask for; `running` is kept by the handler.
+
+    Touched only on the worker's event loop; the test thread reads it.
+    """
+
+    in_flight: int = 0
+    max_in_flight: int = 0
+    requested: int = 0
+    running: int = 0
+    # One (limit, slots already spoken for: others' limits + handlers running) per call.
+    calls: list[tuple[int, int]] = field(default_factory=list)
+
+
+class _TallyingClient(AsyncClient):
+    """An AsyncClient that keeps a _DequeueTally of the worker's Dequeue calls."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.tally = _DequeueTally()
+
+    async def dequeue(self, queue: str, *, limit: int = 1, **kw: Any) -> DequeueResult:
+        t = self.tally
+        t.calls.append((limit, t.requested + t.running))
+        t.in_flight += 1
+        t.max_in_flight = max(t.max_in_flight, t.in_flight)
+        t.requested += limit
+        try:
+            return await super().dequeue(queue, limit=limit, **kw)
+        finally:
+            t.in_flight -= 1
+            t.requested -= limit
+
+
+def _tallied_worker(
+    server_url: str, queue: str, *, sleep: float, **kw: object
+) -> tuple[Worker, _TallyingClient, list[str]]:
+    """A worker whose async handler sleeps, counts itself running and records each job id."""
+    spy = _TallyingClient(server_url)
+    # A stop waits for the long polls in flight: keep them short.
+    app = _fast_worker(spy, poll_wait=timedelta(milliseconds=200), **kw)
+    ran: list[str] = []
+
+    @app.handler(queue)
+    async def handle(job: DequeuedJob) -> None:
+        ran.append(job.job_id)
+        spy.tally.running += 1
+        await asyncio.sleep(sleep)
+        spy.tally.running -= 1
+
+    return app, spy, ran
+
+
+def test_keeps_several_dequeues_in_flight_when_concurrency_holds_several_batches(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    q = make_queue()
+    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(60)])
+    # Room for four batches: up to four calls in flight.
+    app, spy, ran = _tallied_worker(server_url, q, sleep=0.005, concurrency=8, batch_size=2)
+    with running(app):
+        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 60)
+    assert 2 <= spy.tally.max_in_flight <= 4
+    assert all(limit + spoken_for <= 8 for limit, spoken_for in spy.tally.calls)
+    assert Counter(ran) == Counter(ids), "every job runs exactly once"
+
+
+@pytest.mark.parametrize(("concurrency", "batch_size"), [(4, None), (5, 3)])
+def test_keeps_one_dequeue_in_flight_when_concurrency_holds_less_than_two_batches(
+    client: Client,
+    server_url: str,
+    make_queue: QueueFactory,
+    concurrency: int,
+    batch_size: int | None,
+) -> None:
+    q = make_queue()
+    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(20)])
+    app, spy, ran = _tallied_worker(
+        server_url, q, sleep=0.005, concurrency=concurrency, batch_size=batch_size
+    )
+    with running(app):
+        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 20)
+    assert spy.tally.max_in_flight == 1
+    assert Counter(ran) == Counter(ids)
+
+
+def test_dequeue_calls_together_never_ask_for_more_than_the_free_slots(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    q = make_queue()
+    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(40)])
+    # Three pullers of 2 on 7 slots: the odd slot must be asked for alone, never as a third.
+    app, spy, ran = _tallied_worker(server_url, q, sleep=0.01, concurrency=7, batch_size=2)
+    with running(app):
+        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 40)
+    calls = spy.tally.calls
+    assert all(1 <= limit <= 2 for limit, _ in calls), calls
+    assert all(limit + spoken_for <= 7 for limit, spoken_for in calls), calls
+    assert any(limit < 2 for limit, _ in calls), "some call should have had one slot to fill"
+    assert spy.tally.max_in_flight > 1
+    assert Counter(ran) == Counter(ids)
+
+
+def test_graceful_stop_with_several_dequeues_in_flight_finishes_and_acks_every_job(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    q = make_queue()
+    ids = client.enqueue_many([JobSpec(q, str(i).encode(), attempts_allowed=4) for i in range(3)])
+    spy = _TallyingClient(server_url)
+    app = _fast_worker(spy, concurrency=8, batch_size=2)  # four pullers, 5 slots left over
+    started: list[str] = []
+    release = threading.Event()
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> str:
+        started.append(job.job_id)
+        release.wait(10)
+        return "finished during stop"
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            app.run(handle_signals=False)
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    # Not helpers.running(): its stop() on exit would be a second one, i.e. a forced stop.
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: len(started) == 3 and spy.tally.in_flight >= 2)
+    finally:
+        app.stop()
+        # The loop sees the stop before these handlers' results: their acks come after it.
+        release.set()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "worker did not stop"
+    assert not errors, errors
+    jobs = client.get_jobs(ids).jobs
+    assert len(jobs) == 3
+    assert all(
+        j.state is JobState.SUCCEEDED and "finished during stop" in j.custom_status for j in jobs
+    ), jobs
+    assert client.count_jobs(q, state=JobState.RUNNING) == 0
 
 
 def test_failure_uses_queue_policy_and_retry_after_delays(

@@ -8,9 +8,9 @@
     app.run()   # until SIGTERM/SIGINT, then a graceful shutdown
 
 Everything runs on one asyncio loop: `async def` handlers as tasks, plain functions in a
-thread pool. Each queue has its own loop (_QueueRunner) that asks for as many jobs as it
-has free slots and piggy-backs the outcomes of finished jobs on that next Dequeue; a short
-timer sends them with Ack instead while a long poll is outstanding.
+thread pool. Each queue has its own runner (_QueueRunner) whose pullers ask for as many
+jobs as it has free slots and piggy-back the outcomes of finished jobs on the next
+Dequeue; a short timer sends them with Ack instead while long polls are outstanding.
 """
 
 from __future__ import annotations
@@ -108,7 +108,9 @@ class Worker:
         client: a Client or AsyncClient (the worker makes its own AsyncClient from a Client's
             settings), or a server URL.
         concurrency: jobs run at once per queue (a handler may set its own).
-        batch_size: most jobs asked for in one Dequeue (default: the concurrency).
+        batch_size: most jobs asked for in one Dequeue (default: the concurrency). A batch
+            of half the concurrency or less keeps several Dequeue calls in flight (up to
+            concurrency // batch_size, at most 4), each asking only for free slots.
         poll_wait: long-poll time of each Dequeue when nothing is due (at most 60 s).
         retry_policy: delay for failures that do not say (None: the queue's policy decides).
         shutdown_grace: how long in-flight jobs may finish after a stop before they are
@@ -131,6 +133,8 @@ class Worker:
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
         self._client_arg = client
         self.concurrency = concurrency
         self.batch_size = batch_size
@@ -307,55 +311,83 @@ class _QueueRunner:
         self.flush_task: asyncio.Task[None] | None = None
         self.abandoned_threads = 0
         self.batch = min(1000, worker.batch_size or reg.concurrency)
+        # With room for several batches, one Dequeue at a time leaves slots idle while each
+        # call travels: keep up to that many calls in flight (at most 4).
+        self.pullers = max(1, min(4, reg.concurrency // self.batch))
+        # Before asking, wait briefly for this many free slots (see _wait_for_slots).
+        self.refill_at = max(1, min(self.batch, reg.concurrency) // 2)
+        # Jobs asked for by the Dequeue calls in flight: slots spoken for, so that the
+        # pullers together never ask for more jobs than there are free slots.
+        self.requested = 0
 
     @property
     def free(self) -> int:
-        return self.reg.concurrency - len(self.running)
+        return self.reg.concurrency - len(self.running) - self.requested
 
     # --- dequeue loop ---------------------------------------------------------------
 
     async def poll_loop(self) -> None:
+        """Runs the queue's pullers; returns after stop, once their Dequeue calls have ended."""
         stop_wait = asyncio.create_task(self.stopping.wait())
         stop_wait.add_done_callback(lambda _t: self.changed.set())
-        backoff = 0.1
+        pullers = [asyncio.create_task(self._pull()) for _ in range(self.pullers)]
         try:
-            while not self.stopping.is_set():
-                await self._wait_for_slots()
-                if self.stopping.is_set():
-                    break
-                succeeded, failed = self.acks.take()
+            await asyncio.gather(*pullers)
+        finally:
+            # A puller only ends early on a bug: stop the others too, and let them finish
+            # their calls (and release what those bring) before the shutdown goes on.
+            self.stopping.set()
+            await asyncio.gather(*pullers, return_exceptions=True)
+            stop_wait.cancel()
+
+    async def _pull(self) -> None:
+        """One puller: Dequeue for free slots, start what comes, repeat until stop."""
+        backoff = 0.1
+        while not self.stopping.is_set():
+            await self._wait_for_slots()
+            if self.stopping.is_set():
+                break
+            # Whichever puller goes next takes the acks finished so far.
+            succeeded, failed = self.acks.take()
+            limit = min(self.free, self.batch)
+            self.requested += limit
+            try:
                 poll = asyncio.create_task(
                     self.client.dequeue(
                         self.reg.queue,
-                        limit=min(self.free, self.batch),
+                        limit=limit,
                         wait=self.w.poll_wait,
                         worker_id=self.w.worker_id,
                         succeeded=succeeded,
                         failed=failed,
                     )
                 )
-                if not await self._finish_poll(poll):
-                    # Forced stop: the poll was cancelled, its acks may not have landed.
-                    self.acks.put_back(succeeded, failed)
-                    break
-                try:
-                    result = poll.result()
-                except RunlaterError as err:
-                    self.acks.put_back(succeeded, failed)
-                    log.warning("dequeue from %s failed: %s", self.reg.queue, err)
-                    await self._sleep_unless_stopping(backoff)
-                    backoff = min(backoff * 2, 5.0)
-                    continue
-                backoff = 0.1
-                self._log_refused(result.ack_results)
-                if self.stopping.is_set():
-                    # Handed out while we were stopping: give them straight back.
-                    await self._release([(j, False) for j in result.jobs])
-                    break
-                for job in result.jobs:
-                    self._start(job)
-        finally:
-            stop_wait.cancel()
+                completed = await self._finish_poll(poll)
+            finally:
+                # The slots come back; the jobs this call got are counted as running below,
+                # before any other puller can run and look at the free slots.
+                self.requested -= limit
+                self.changed.set()
+            if not completed:
+                # Forced stop: the poll was cancelled, its acks may not have landed.
+                self.acks.put_back(succeeded, failed)
+                break
+            try:
+                result = poll.result()
+            except RunlaterError as err:
+                self.acks.put_back(succeeded, failed)
+                log.warning("dequeue from %s failed: %s", self.reg.queue, err)
+                await self._sleep_unless_stopping(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            backoff = 0.1
+            self._log_refused(result.ack_results)
+            if self.stopping.is_set():
+                # Handed out while we were stopping: give them straight back.
+                await self._release([(j, False) for j in result.jobs])
+                break
+            for job in result.jobs:
+                self._start(job)
 
     async def _finish_poll(self, poll: asyncio.Task[DequeueResult]) -> bool:
         """Waits for a Dequeue; False if a forced stop cancelled it.
@@ -376,17 +408,20 @@ class _QueueRunner:
         return False
 
     async def _wait_for_slots(self) -> None:
-        # Wait for a free slot; then, if jobs are still running, give others a moment to
-        # finish too so that one Dequeue carries several acks and asks for several jobs.
-        while self.free <= 0 and not self.stopping.is_set():
-            self.changed.clear()
-            await self.changed.wait()
-        half = max(1, self.reg.concurrency // 2)
-        if self.running and self.free < half and not self.stopping.is_set():
+        """Returns once a slot is free (or on stop), with nothing awaited after the check."""
+        await self._until_free(1)
+        # If slots are still taken, give jobs a moment to finish (and calls in flight to
+        # come back) so that one Dequeue carries several acks and asks for several jobs.
+        held = len(self.running) + self.requested
+        if held and self.free < self.refill_at and not self.stopping.is_set():
             try:
-                await asyncio.wait_for(self._until_free(half), self.w.ack_delay.total_seconds())
+                await asyncio.wait_for(
+                    self._until_free(self.refill_at), self.w.ack_delay.total_seconds()
+                )
             except asyncio.TimeoutError:
                 pass
+            # Another puller may have taken the freed slots while this one waited.
+            await self._until_free(1)
 
     async def _until_free(self, n: int) -> None:
         while self.free < n and not self.stopping.is_set():
