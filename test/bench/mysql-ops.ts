@@ -7,6 +7,7 @@
  * With --server-pid (a local mariadbd's pid), also the CPU time the database server's
  * threads spent during each operation (schedstat, background threads included).
  *   RUNLATER_TEST_MYSQL_URL=mysql://root@127.0.0.1:3306/x npx tsx test/bench/mysql-ops.ts [--statements] [--rounds N] [--server-pid PID]
+ * OPS_BATCHES=100,500,2000 sets the batch sizes (default 100,1000).
  * Always under `flock /tmp/runlater-bench.lock` on a shared machine. Uses (and drops) its
  * own database next to the URL's.
  */
@@ -107,7 +108,7 @@ async function round(B: number, totals: Record<Op, number>) {
 }
 
 try {
-  for (const B of [100, 1000]) {
+  for (const B of (process.env.OPS_BATCHES ?? "100,1000").split(",").map(Number)) {
     const n = B === 100 ? rounds : Math.max(3, Math.round(rounds / 5));
     const warm: Record<Op, number> = { insert: 0, claim: 0, start: 0, complete: 0 };
     for (let i = 0; i < 3; i++) await round(B, warm);
