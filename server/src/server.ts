@@ -41,6 +41,8 @@ export interface ServerOptions {
   maxRequestBytes?: number;
   /** Jobs prefetched per owned partition (default 1000). */
   bufferSize?: number;
+  /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
+  bufferBytes?: number;
   /** Partition lease and broker registration lifetime (default 5 s): a dead broker's partitions move within about this long (+ a third). */
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
@@ -93,6 +95,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           log,
           owner: brokerId,
           bufferSize: o.bufferSize ?? 1000,
+          bufferBytes: o.bufferBytes ?? 64 * 1024 * 1024,
           leaseTtlMs,
           ownership: membership,
           // One process on the memory store hears every announcement; a shared store may have other writers.

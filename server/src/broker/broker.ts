@@ -34,6 +34,11 @@ export interface BrokerOptions {
   owner: string;
   /** Jobs buffered per partition. */
   bufferSize: number;
+  /**
+   * Body bytes buffered per partition: a refill claims no more than fits (but at least one
+   * job, whatever its size), and none while the buffer holds this much. Default: no bound.
+   */
+  bufferBytes?: number;
   leaseTtlMs: number;
   /** Which partitions this broker should own; default all of them (one broker). */
   ownership?: Ownership;
@@ -352,8 +357,9 @@ export class Broker {
     // is empty): one big claim would hold the event loop for milliseconds, and every
     // Dequeue waiting behind it would see that in its latency.
     const room = Math.min(this.o.bufferSize - b.size, b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)));
-    if (room <= 0) return;
-    const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, now });
+    const roomBytes = this.o.bufferBytes === undefined ? undefined : this.o.bufferBytes - b.bytes;
+    if (room <= 0 || (roomBytes !== undefined && roomBytes <= 0 && b.size > 0)) return;
+    const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, maxBytes: roomBytes, now });
     this.claimStats.queries++;
     if (claimed.length === 0) this.claimStats.empty++;
     if (q.retired) {
@@ -361,7 +367,9 @@ export class Broker {
       return;
     }
     b.add(claimed);
-    b.exhausted = claimed.length < room;
+    // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
+    // short: then only an empty claim says so.
+    b.exhausted = claimed.length < room && (roomBytes === undefined || claimed.length === 0);
     b.exhaustedAt = now;
     // A job announced while the claim ran may have been inserted after it read: let the
     // waiters look again (their take() refills, seeing dirtyPriority set).

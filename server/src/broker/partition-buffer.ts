@@ -23,6 +23,8 @@ export class PartitionBuffer {
   cancelLeaseRetry: (() => void) | undefined;
   private jobs: JobRecord[] = [];
   private head = 0;
+  /** Body bytes of the jobs held (the buffer's memory bound counts these). */
+  private heldBytes = 0;
 
   constructor(
     readonly queue: string,
@@ -33,13 +35,20 @@ export class PartitionBuffer {
     return this.jobs.length - this.head;
   }
 
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
   peek(): JobRecord | undefined {
     return this.jobs[this.head];
   }
 
   shift(): JobRecord | undefined {
     const job = this.jobs[this.head];
-    if (job) this.head++;
+    if (job) {
+      this.head++;
+      this.heldBytes -= job.body.length;
+    }
     return job;
   }
 
@@ -51,6 +60,7 @@ export class PartitionBuffer {
   /** Adds jobs in dequeue order (as a claim returns them): a linear merge, no re-sort. */
   add(claimed: JobRecord[]): void {
     if (claimed.length === 0) return;
+    for (const job of claimed) this.heldBytes += job.body.length;
     const held = this.jobs;
     const merged: JobRecord[] = [];
     let i = this.head;
@@ -68,6 +78,7 @@ export class PartitionBuffer {
     const removed = this.jobs.slice(this.head).filter((j) => j.priority > priority);
     this.jobs = keep;
     this.head = 0;
+    for (const job of removed) this.heldBytes -= job.body.length;
     return removed;
   }
 
@@ -76,6 +87,7 @@ export class PartitionBuffer {
     const all = this.jobs.slice(this.head);
     this.jobs = [];
     this.head = 0;
+    this.heldBytes = 0;
     return all;
   }
 }

@@ -14,6 +14,7 @@ interface ServeFlags {
   logLevel: string;
   maxRequestBytes: number;
   bufferSize: number;
+  bufferBytes: number;
   shutdownGrace: number;
   compress?: boolean;
   enableTestControl?: boolean;
@@ -36,6 +37,7 @@ export function registerServe(program: Command): void {
     .option("--advertise-url <url>", "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)")
     .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long (+ a third)", intOption, 5_000)
     .option("--buffer-size <n>", "jobs prefetched per owned partition", intOption, 1000)
+    .option("--buffer-bytes <n>", "body bytes prefetched per owned partition (a single larger job is still taken)", intOption, 64 * 1024 * 1024)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
@@ -62,6 +64,7 @@ export function registerServe(program: Command): void {
         log,
         maxRequestBytes: opts.maxRequestBytes,
         bufferSize: opts.bufferSize,
+        bufferBytes: opts.bufferBytes,
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
         enableTestControl: opts.enableTestControl ?? false,

@@ -100,8 +100,12 @@ export interface Store {
   // Jobs.
   /** Applies expireClaim to up to `limit` running jobs whose claim has expired; returns them (after the change) and the next expiry still ahead. */
   jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }>;
-  /** Moves up to `limit` due pending jobs to buffered under `epoch`, best first; nothing if `epoch` is not the lease's. */
-  jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]>;
+  /**
+   * Moves up to `limit` due pending jobs to buffered under `epoch`, best first; nothing if `epoch` is not the lease's.
+   * With `maxBytes`, stops before the job whose body would take the claimed bodies past it, but
+   * always claims the first (one big body must not stall its partition): the broker's memory bound.
+   */
+  jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]>;
   jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
   jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]>;
   jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number>;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { settle } from "../../src/engine/clock.js";
 import { setup } from "./harness.js";
 
 describe("dequeue order and eligibility", () => {
@@ -31,6 +32,21 @@ describe("dequeue order and eligibility", () => {
     const [urgent] = await t.enqueue({ priority: 1 });
     expect((await t.dequeue(1)).map((j) => j.id)).toEqual([urgent]);
     expect(await t.dequeue(10)).toHaveLength(3);
+  });
+
+  it("buffers no more body bytes than bufferBytes, yet serves every job, a larger one included", async () => {
+    const t = await setup({ bufferBytes: 1000 });
+    const body = (n: number) => new Uint8Array(n);
+    const ids = await t.enqueue(...Array.from({ length: 10 }, () => ({ body: body(300) })), { body: body(5000) }, { body: body(10) });
+    const first = await t.dequeue(1);
+    expect(first.map((j) => j.id)).toEqual([ids[0]]);
+    // Claims keep at most 3 × 300 bytes buffered (a fourth would pass 1000), topped up
+    // after the hand-out.
+    await settle();
+    expect(await t.broker.bufferedCount(t.queue)).toBe(3);
+    const rest = [...(await t.dequeue(100)), ...(await t.dequeue(100)), ...(await t.dequeue(100)), ...(await t.dequeue(100))];
+    expect([...first, ...rest].map((j) => j.id)).toEqual(ids); // none skipped, in order, the 5000-byte one too
+    expect(await t.dequeue(100)).toEqual([]);
   });
 
   it("a dry run returns due jobs with bodies and changes nothing", async () => {

@@ -9,10 +9,10 @@ import { MemoryStore } from "../../src/store/memory/memory-store.js";
 
 let counter = 0;
 
-export async function setup(o: { bufferSize?: number; queue?: QueueConfigInput } = {}) {
+export async function setup(o: { bufferSize?: number; bufferBytes?: number; queue?: QueueConfigInput } = {}) {
   const clock = new ManualClock();
   const store = new MemoryStore();
-  const broker = new Broker({ store, clock, log: silentLogger, owner: "test-broker", bufferSize: o.bufferSize ?? 100, leaseTtlMs: 30_000 });
+  const broker = new Broker({ store, clock, log: silentLogger, owner: "test-broker", bufferSize: o.bufferSize ?? 100, bufferBytes: o.bufferBytes, leaseTtlMs: 30_000 });
   const engine = new Engine({ store, broker, clock });
   const maintenance = new Maintenance({ store, engine, clock, log: silentLogger, sweepIntervalMs: 1000, gcIntervalMs: 60_000, chunk: 100 });
   broker.start();

@@ -160,19 +160,27 @@ export class MemoryStore implements Store {
     return { expired, nextExpiryAt: this.running.peek()?.at };
   }
 
-  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
     const q = this.queues.get(p.queue);
     const index = q?.partitions[p.partition];
     if (!q || !index || !this.holdsLease(p.queue, p.partition, p.epoch)) return [];
     const claimed: JobRecord[] = [];
+    let bytes = 0;
+    let full = false;
     for (const heap of index.pending) {
       while (claimed.length < p.limit) {
-        const slot = this.popDue(heap, p.now);
+        const slot = this.dueTop(heap, p.now);
         if (!slot) break;
+        bytes += slot.job.body.length;
+        if (claimed.length > 0 && p.maxBytes !== undefined && bytes > p.maxBytes) {
+          full = true;
+          break;
+        }
+        heap.pop();
         this.apply(slot, transitions.claimIntoBuffer(p.epoch, p.now));
         claimed.push({ ...slot.job });
       }
-      if (claimed.length >= p.limit) break;
+      if (full || claimed.length >= p.limit) break;
     }
     return claimed;
   }
@@ -522,11 +530,10 @@ export class MemoryStore implements Store {
   }
 
   /** Pops the best due pending job of a heap, or undefined if none is due. */
-  private popDue(heap: OrderedIndex<IndexEntry>, now: number): Slot | undefined {
+  /** The heap's first live entry if it is due (left in place). */
+  private dueTop(heap: OrderedIndex<IndexEntry>, now: number): Slot | undefined {
     const top = this.cleanTop(heap);
-    if (!top || top.at > now) return undefined;
-    heap.pop();
-    return top.slot;
+    return top && top.at <= now ? top.slot : undefined;
   }
 
   private applyToRunning(id: string, claimToken: string, decide: (job: JobRecord) => JobPatch): OutcomeResult {

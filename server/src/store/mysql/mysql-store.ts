@@ -161,8 +161,9 @@ export class MysqlStore implements Store {
     return { expired, nextExpiryAt };
   }
 
-  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
     const shard = await this.shardOf(p.queue, p.partition);
+    const bounded = p.maxBytes !== undefined;
     let ids: string[] = [];
     try {
       return await shard.transaction(async (c) => {
@@ -170,11 +171,21 @@ export class MysqlStore implements Store {
         if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
         const levels = await select<{ priority: number; next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition));
         const claimed: JobRecord[] = [];
+        let bytes = 0;
+        let full = false;
         for (const level of levels) {
-          if (claimed.length >= p.limit) break;
+          if (full || claimed.length >= p.limit) break;
           if (level.next_at === null || Number(level.next_at) > p.now) continue;
-          const rows = await select<JobRow>(c, sql.CLAIM_LEVEL, [p.queue, p.partition, Number(level.priority), p.now, p.limit - claimed.length]);
-          claimed.push(...rows.map(toRecord));
+          const params = [p.queue, p.partition, Number(level.priority), p.now, p.limit - claimed.length];
+          const rows = await select<JobRow & { body_bytes?: number | string }>(c, bounded ? sql.CLAIM_LEVEL_SIZES : sql.CLAIM_LEVEL, params);
+          for (const row of rows) {
+            bytes += Number(row.body_bytes ?? 0);
+            if (bounded && bytes > p.maxBytes! && claimed.length > 0) {
+              full = true; // the rows past the bound stay pending (their locks go at commit)
+              break;
+            }
+            claimed.push(toRecord(row));
+          }
         }
         if (claimed.length === 0) return [];
         ids = claimed.map((j) => j.id);
@@ -182,6 +193,7 @@ export class MysqlStore implements Store {
         const patch = transitions.claimIntoBuffer(p.epoch, p.now);
         const set = setClause(patch);
         await run(c, `UPDATE jobs SET ${set.sql} WHERE id IN (${placeholders(ids.length)}) AND state = 'pending'`, [...set.params, ...ids]);
+        if (bounded) await this.readBodies(c, claimed);
         return claimed.map((job) => ({ ...job, ...patch }));
       });
     } catch (err) {
@@ -191,6 +203,16 @@ export class MysqlStore implements Store {
         await this.jobReleaseBuffered({ queue: p.queue, partition: p.partition, epoch: p.epoch, ids, now: p.now });
       }
       throw err;
+    }
+  }
+
+  /** Fills in the bodies of jobs read without them (sql.CLAIM_LEVEL_SIZES). */
+  private async readBodies(c: Conn, jobs: JobRecord[]): Promise<void> {
+    const rows = await select<{ id: string; body: Buffer | null }>(c, sql.selectBodies(jobs.length), jobs.map((j) => j.id));
+    const bodies = new Map(rows.map((r) => [r.id, r.body]));
+    for (const job of jobs) {
+      const body = bodies.get(job.id);
+      job.body = body ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength) : new Uint8Array();
     }
   }
 

@@ -59,9 +59,17 @@ export const PENDING_LEVELS = Array.from(
  * Due jobs of one level in dequeue order, whole (the broker buffers them, bodies included):
  * a range scan of jobs_claim that stops after LIMIT rows, locking exactly those rows.
  */
-export const CLAIM_LEVEL =
-  `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after <= ? ` +
+const claimLevel = (columns: string) =>
+  `SELECT ${columns} FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after <= ? ` +
   "ORDER BY run_after, seq LIMIT ? FOR UPDATE";
+export const CLAIM_LEVEL = claimLevel(ALL_COLUMNS);
+/**
+ * The same rows with their bodies' sizes instead of the bodies, for a claim bounded in bytes:
+ * the claim keeps the rows that fit and reads only their bodies (selectBodies), so a level of
+ * big bodies is never sent whole to find where the bound falls.
+ */
+export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes`);
+export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
 export const selectJobs = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
 export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;

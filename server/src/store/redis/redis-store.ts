@@ -146,9 +146,9 @@ export class RedisStore implements Store {
     return { expired, nextExpiryAt };
   }
 
-  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; now: number }): Promise<JobRecord[]> {
+  async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
     const keys = [this.keys.lease(p.queue, p.partition), this.keys.counters(p.queue, p.partition)];
-    return decodeJobs(await this.run(p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now]));
+    return decodeJobs(await this.run(p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now, p.maxBytes ?? ""]));
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {

@@ -109,6 +109,30 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(Array.from(peek1[0]!.body)).toEqual([1, 2, 3]);
     });
 
+    it("stops a claim before the body that would pass maxBytes, in order, but always claims the first", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const body = (n: number) => new Uint8Array(n).fill(7);
+      const ids = await insert(store, q, [
+        { body: body(100) }, // 0
+        { body: body(100) }, // 1
+        { body: body(500) }, // 2: does not fit after 0 and 1
+        { body: body(10) }, // 3: would fit, but comes after 2
+        { priority: 2, body: body(10) }, // 4
+      ]);
+      const epoch = await lease(store, q);
+      const claim = (maxBytes: number) => store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, maxBytes, now: T0 });
+      const first = await claim(300);
+      expect(first.map((j) => j.id)).toEqual([ids[0], ids[1]]);
+      expect(first.map((j) => j.body.length)).toEqual([100, 100]);
+      expect((await get(store, ids[2]!))!.state).toBe("pending");
+      const big = await claim(50); // bigger than the bound: claimed alone
+      expect(big.map((j) => j.id)).toEqual([ids[2]]);
+      expect(Array.from(big[0]!.body.slice(0, 3))).toEqual([7, 7, 7]);
+      expect((await claim(15)).map((j) => j.id)).toEqual([ids[3]]); // the bound ends the claim across priorities too
+      expect((await claim(1000)).map((j) => j.id)).toEqual([ids[4]]);
+    });
+
     it("takes a batch of thousands through insert, claim, start and ACK, one call each", async () => {
       // A broker with --buffer-size 8000 claims that many at once when its buffer is empty.
       const store = await open();
