@@ -1,6 +1,7 @@
 package dev.runlater;
 
 import com.google.protobuf.FieldMask;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
@@ -61,6 +62,7 @@ public final class RunlaterClient implements AutoCloseable {
   public static final class Builder {
     private final String target;
     private Duration defaultDeadline = Duration.ofSeconds(30);
+    private final List<ClientInterceptor> interceptors = new ArrayList<>();
 
     private Builder(String target) {
       this.target = Objects.requireNonNull(target, "target");
@@ -72,14 +74,23 @@ public final class RunlaterClient implements AutoCloseable {
       return this;
     }
 
-    /** Opens the channel (lazily: nothing connects until the first call). */
-    public RunlaterClient build() {
-      return new RunlaterClient(channelFor(target), defaultDeadline);
+    /**
+     * Runs {@code interceptor} around every call. Package-private on purpose: the tests use it
+     * to watch the worker's calls (see TestServer), and it is not part of the public API.
+     */
+    Builder intercept(ClientInterceptor interceptor) {
+      interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
     }
 
-    private static ManagedChannel channelFor(String target) {
+    /** Opens the channel (lazily: nothing connects until the first call). */
+    public RunlaterClient build() {
+      return new RunlaterClient(channelFor(target).intercept(interceptors).build(), defaultDeadline);
+    }
+
+    private static ManagedChannelBuilder<?> channelFor(String target) {
       if (!target.contains("://")) {
-        return ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+        return ManagedChannelBuilder.forTarget(target).usePlaintext();
       }
       URI uri = URI.create(target);
       if (!"http".equals(uri.getScheme())) {
@@ -88,7 +99,7 @@ public final class RunlaterClient implements AutoCloseable {
             "unsupported scheme in " + target + ": only http:// (h2c) is supported so far");
       }
       int port = uri.getPort() == -1 ? 80 : uri.getPort();
-      return ManagedChannelBuilder.forAddress(uri.getHost(), port).usePlaintext().build();
+      return ManagedChannelBuilder.forAddress(uri.getHost(), port).usePlaintext();
     }
   }
 

@@ -38,6 +38,17 @@ public final class TestServer {
     return RunlaterClient.builder(target()).defaultDeadline(java.time.Duration.ofSeconds(10)).build();
   }
 
+  /**
+   * A client for the test server whose calls all go through {@code interceptor}, to watch what
+   * a worker sends (the hook is package-private in {@link RunlaterClient}).
+   */
+  public static RunlaterClient client(io.grpc.ClientInterceptor interceptor) {
+    return RunlaterClient.builder(target())
+        .defaultDeadline(java.time.Duration.ofSeconds(10))
+        .intercept(interceptor)
+        .build();
+  }
+
   /** A fresh queue name, so tests never share state. */
   public static String queueName(String prefix) {
     return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);

@@ -18,16 +18,21 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one registered queue: a poller thread that long-polls Dequeue for as many jobs as there
- * are free slots (piggy-backing pending acks), handlers on the shared pool, and an acker thread
- * that batches acks the poller has not carried yet.
+ * Runs one registered queue: poller threads that long-poll Dequeue for as many jobs as there are
+ * free slots, up to a batch (piggy-backing pending acks), handlers on the shared pool, and an
+ * acker thread that batches acks no poller has carried yet.
+ *
+ * <p>Slots: a job asked for by a Dequeue in flight, or handed out and not yet finished, holds
+ * one of the queue's {@code concurrency} slots. A poller takes its slots before the call and
+ * gives back those the answer did not fill, so all pollers together never ask for more jobs
+ * than there is room for.
  */
 final class QueueRunner {
   private static final System.Logger LOG = System.getLogger(QueueRunner.class.getName());
@@ -41,9 +46,15 @@ final class QueueRunner {
   private final int concurrency;
   private final Worker.Settings settings;
   private final ClaimKeeper claimKeeper;
+  /** Most jobs one Dequeue asks for. */
+  private final int batchSize;
+  /** Dequeue calls kept in flight at once, one poller thread each. */
+  private final int pollerCount;
 
-  /** One permit per free handler slot of this queue. */
-  private final Semaphore slots;
+  /** Guards {@link #freeSlots}; pollers wait on it for room (or for stop). */
+  private final Object slotLock = new Object();
+  /** Slots neither asked for by a call in flight nor held by a job; guarded by slotLock. */
+  private int freeSlots;
 
   private final BlockingQueue<Ack> pendingAcks = new LinkedBlockingQueue<>();
   private final Map<String, InFlight> inFlight = new ConcurrentHashMap<>();
@@ -57,9 +68,12 @@ final class QueueRunner {
 
   private volatile boolean stopping;
   private volatile boolean ackerStopping;
-  private volatile Context.CancellableContext currentPoll;
+  /** Every Dequeue runs in it: cancelling it at stop cuts short all the long polls at once. */
+  private final Context.CancellableContext polls = Context.ROOT.withCancellation();
+  /** Counted down at stop: ends a poller's backoff early (pollers are never interrupted). */
+  private final CountDownLatch stopSignal = new CountDownLatch(1);
   private ExecutorService executor;
-  private Thread poller;
+  private final List<Thread> pollers = new ArrayList<>();
   private Thread acker;
 
   QueueRunner(
@@ -75,7 +89,14 @@ final class QueueRunner {
     this.concurrency = concurrency;
     this.settings = settings;
     this.claimKeeper = claimKeeper;
-    this.slots = new Semaphore(concurrency);
+    this.freeSlots = concurrency;
+    // The worker does not prefetch, so a batch is at most the concurrency.
+    int batch = settings.batchSize() == 0 ? concurrency : settings.batchSize();
+    this.batchSize = Math.min(MAX_BATCH, Math.min(batch, concurrency));
+    // While one Dequeue travels, the slots its answer will not fill sit idle. With room for
+    // several batches, keep that many calls in flight (at most 4, as the TypeScript worker
+    // does); the slot accounting keeps them from asking for more than there is room for.
+    this.pollerCount = Math.max(1, Math.min(4, concurrency / batchSize));
   }
 
   int concurrency() {
@@ -84,9 +105,11 @@ final class QueueRunner {
 
   void start(ExecutorService executor) {
     this.executor = executor;
-    poller = new Thread(this::pollLoop, "runlater-poll-" + queue);
+    for (int i = 1; i <= pollerCount; i++) {
+      pollers.add(new Thread(this::pollLoop, "runlater-poll-" + queue + "-" + i));
+    }
     acker = new Thread(this::ackLoop, "runlater-ack-" + queue);
-    poller.start();
+    pollers.forEach(Thread::start);
     acker.start();
   }
 
@@ -94,31 +117,31 @@ final class QueueRunner {
 
   private void pollLoop() {
     Duration backoff = Duration.ofMillis(100);
-    while (!stopping) {
+    while (true) {
       int n;
       try {
-        slots.acquire();
+        n = takeSlots();
       } catch (InterruptedException e) {
-        break; // close() interrupts a poller waiting for a slot
+        break; // the worker never interrupts pollers; whoever did wants this one gone
       }
-      n = 1 + slots.drainPermits();
-      if (n > MAX_BATCH) {
-        slots.release(n - MAX_BATCH);
-        n = MAX_BATCH;
+      if (n == 0) {
+        break; // stopping
       }
+      // Whichever poller calls next carries the acks pending now; drainTo hands each ack to
+      // exactly one caller.
       List<Ack> acks = drainAcks();
+      String id = settings.workerId();
       DequeueResult result;
-      Context.CancellableContext ctx = Context.current().withCancellation();
-      currentPoll = ctx;
       try {
-        if (stopping) {
-          throw new InterruptedException();
-        }
-        int limit = n;
+        // A Dequeue that carries acks does not long-poll, and close() does not cancel it: its
+        // answer confirms them now. A long poll cut short would leave it unknown whether they
+        // were applied, and they would have to be sent again (to come back STALE_CLAIM).
         result =
-            ctx.call(() -> client.dequeue(queue, limit, settings.pollWait(), settings.workerId(), acks));
+            acks.isEmpty()
+                ? polls.call(() -> client.dequeue(queue, n, settings.pollWait(), id, acks))
+                : client.dequeue(queue, n, Duration.ZERO, id, acks);
       } catch (Exception e) {
-        slots.release(n);
+        giveBackSlots(n);
         // Whether a failed call applied its acks is unknown; resending is harmless (a repeat
         // comes back STALE_CLAIM), losing them would cost a retry.
         requeue(acks);
@@ -126,21 +149,52 @@ final class QueueRunner {
           break;
         }
         LOG.log(Level.WARNING, "dequeue from " + queue + " failed; retrying in " + backoff, e);
-        if (!sleep(backoff)) {
+        try {
+          if (stopSignal.await(backoff.toMillis(), TimeUnit.MILLISECONDS)) {
+            break;
+          }
+        } catch (InterruptedException ie) {
           break;
         }
         backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
         continue;
-      } finally {
-        currentPoll = null;
-        ctx.cancel(null);
       }
       backoff = Duration.ofMillis(100);
       logRefused("ack", result.ackOutcomes());
-      slots.release(n - result.jobs().size());
+      // The slots the answer filled stay taken until each job's handler is done.
+      giveBackSlots(n - result.jobs().size());
       for (DequeuedJob job : result.jobs()) {
         dispatch(job);
       }
+    }
+  }
+
+  /**
+   * Takes the slots for the next Dequeue: waits until one is free, then takes as many free ones
+   * as a batch holds. Returns 0 once the runner is stopping.
+   */
+  private int takeSlots() throws InterruptedException {
+    synchronized (slotLock) {
+      while (freeSlots == 0 && !stopping) {
+        slotLock.wait();
+      }
+      if (stopping) {
+        return 0;
+      }
+      int n = Math.min(batchSize, freeSlots);
+      freeSlots -= n;
+      return n;
+    }
+  }
+
+  /** Returns slots (a job finished, or a call came back short) and wakes waiting pollers. */
+  private void giveBackSlots(int n) {
+    if (n == 0) {
+      return;
+    }
+    synchronized (slotLock) {
+      freeSlots += n;
+      slotLock.notifyAll();
     }
   }
 
@@ -149,7 +203,7 @@ final class QueueRunner {
     if (stopping) {
       // Handed out while close() was cancelling the poll: give it straight back.
       release(List.of(f));
-      slots.release();
+      giveBackSlots(1);
       return;
     }
     inFlight.put(job.jobId(), f);
@@ -159,7 +213,7 @@ final class QueueRunner {
     } catch (RejectedExecutionException e) {
       inFlight.remove(job.jobId());
       release(List.of(f));
-      slots.release();
+      giveBackSlots(1);
     }
   }
 
@@ -187,8 +241,8 @@ final class QueueRunner {
       }
     } finally {
       inFlight.remove(job.jobId());
-      // Released after the ack is queued, so a poller waiting for this slot carries the ack.
-      slots.release();
+      // Given back after the ack is queued, so a poller waiting for this slot carries the ack.
+      giveBackSlots(1);
     }
   }
 
@@ -217,7 +271,7 @@ final class QueueRunner {
     }
   }
 
-  /** Sleeps; false if interrupted (the poller is being stopped). */
+  /** Sleeps; false if interrupted (the flag is kept). */
   private static boolean sleep(Duration d) {
     try {
       Thread.sleep(d.toMillis());
@@ -295,18 +349,26 @@ final class QueueRunner {
 
   // ------------------------------------------------------------ shutdown
 
-  /** Stops taking jobs: cancels a long poll in flight and wakes a poller waiting for a slot. */
+  /**
+   * Stops taking jobs: cancels every long poll in flight (a call started later fails at once),
+   * and wakes pollers waiting for a slot or backing off. Pollers are not interrupted: one that
+   * just got jobs must still be able to release them.
+   */
   void stopPolling() {
-    stopping = true;
-    Context.CancellableContext ctx = currentPoll;
-    if (ctx != null) {
-      ctx.cancel(null);
+    synchronized (slotLock) {
+      stopping = true;
+      slotLock.notifyAll();
     }
-    poller.interrupt();
+    stopSignal.countDown();
+    polls.cancel(null);
   }
 
-  void awaitPoller(Duration timeout) throws InterruptedException {
-    poller.join(Math.max(1, timeout.toMillis()));
+  /** Waits up to {@code timeout} in all for the pollers to leave. */
+  void awaitPollers(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (Thread p : pollers) {
+      p.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+    }
   }
 
   /** Releases the jobs still running (after the grace period) back to PENDING, uncharged. */

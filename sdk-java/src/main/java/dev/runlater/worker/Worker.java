@@ -15,9 +15,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs handlers for one or more queues: batched long-poll dequeue, a bounded thread pool,
- * batched acks (piggy-backed on the next Dequeue or sent in batches), automatic claim renewal,
- * and graceful shutdown.
+ * Runs handlers for one or more queues: batched long-poll dequeue (several calls in flight
+ * when a queue's concurrency holds several batches), a bounded thread pool, batched acks
+ * (piggy-backed on the next Dequeue or sent in batches), automatic claim renewal, and graceful
+ * shutdown.
  *
  * <pre>{@code
  * Worker worker = Worker.builder(client).concurrency(8).build();
@@ -39,6 +40,7 @@ public final class Worker implements AutoCloseable {
   record Settings(
       String workerId,
       int concurrency,
+      int batchSize, // 0: the queue's concurrency
       Duration pollWait,
       Duration shutdownGrace,
       Duration ackLinger,
@@ -71,6 +73,7 @@ public final class Worker implements AutoCloseable {
     private final RunlaterClient client;
     private String workerId = "java-" + UUID.randomUUID().toString().substring(0, 8);
     private int concurrency = 4;
+    private int batchSize;
     private Duration pollWait = Duration.ofSeconds(5);
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private Duration ackLinger = Duration.ofMillis(5);
@@ -92,6 +95,20 @@ public final class Worker implements AutoCloseable {
         throw new IllegalArgumentException("concurrency must be at least 1");
       }
       this.concurrency = concurrency;
+      return this;
+    }
+
+    /**
+     * Most jobs one Dequeue asks for (1 to 1,000); default: the queue's concurrency. A batch of
+     * half the concurrency or less keeps several Dequeue calls in flight (concurrency /
+     * batchSize of them, at most 4), each asking only for free slots. A batch larger than a
+     * queue's concurrency is cut to it: this worker does not prefetch.
+     */
+    public Builder batchSize(int batchSize) {
+      if (batchSize < 1 || batchSize > 1000) {
+        throw new IllegalArgumentException("batchSize must be 1 to 1000 (the server's Dequeue limit)");
+      }
+      this.batchSize = batchSize;
       return this;
     }
 
@@ -126,7 +143,8 @@ public final class Worker implements AutoCloseable {
     public Worker build() {
       return new Worker(
           client,
-          new Settings(workerId, concurrency, pollWait, shutdownGrace, ackLinger, retryPolicy));
+          new Settings(
+              workerId, concurrency, batchSize, pollWait, shutdownGrace, ackLinger, retryPolicy));
     }
   }
 
@@ -186,7 +204,7 @@ public final class Worker implements AutoCloseable {
         r.stopPolling();
       }
       for (QueueRunner r : runners.values()) {
-        r.awaitPoller(Duration.ofSeconds(5));
+        r.awaitPollers(Duration.ofSeconds(5));
       }
       handlers.shutdown();
       if (!handlers.awaitTermination(settings.shutdownGrace().toNanos(), TimeUnit.NANOSECONDS)) {
