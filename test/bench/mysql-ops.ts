@@ -7,7 +7,8 @@
  * With --server-pid (a local mariadbd's pid), also the CPU time the database server's
  * threads spent during each operation (schedstat, background threads included).
  *   RUNLATER_TEST_MYSQL_URL=mysql://root@127.0.0.1:3306/x npx tsx test/bench/mysql-ops.ts [--statements] [--rounds N] [--server-pid PID]
- * OPS_BATCHES=100,500,2000 sets the batch sizes (default 100,1000).
+ * OPS_BATCHES=100,500,2000 sets the batch sizes (default 100,1000); OPS_MAX_BYTES=N bounds
+ * each claim in body bytes, as the broker's --buffer-bytes does.
  * Always under `flock /tmp/runlater-bench.lock` on a shared machine. Uses (and drops) its
  * own database next to the URL's.
  */
@@ -99,7 +100,7 @@ async function round(B: number, totals: Record<Op, number>) {
     return r;
   };
   await time("insert", () => store.jobInsertMany({ jobs, now }));
-  const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }));
+  const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, maxBytes: process.env.OPS_MAX_BYTES ? Number(process.env.OPS_MAX_BYTES) : undefined, now }));
   const token = `t${now}`;
   const plans = claimed.map((j) => ({ id: j.id, claimToken: token, claimExpiresAt: now + 60_000, retryDelayMs: 1000 }));
   const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));

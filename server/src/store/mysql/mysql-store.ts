@@ -173,18 +173,24 @@ export class MysqlStore implements Store {
         const claimed: JobRecord[] = [];
         let bytes = 0;
         let full = false;
+        const withoutBody: JobRecord[] = []; // kept, but too big to come with the first read
         for (const level of levels) {
           if (full || claimed.length >= p.limit) break;
           if (level.next_at === null || Number(level.next_at) > p.now) continue;
           const params = [p.queue, p.partition, Number(level.priority), p.now, p.limit - claimed.length];
-          const rows = await select<JobRow & { body_bytes?: number | string }>(c, bounded ? sql.CLAIM_LEVEL_SIZES : sql.CLAIM_LEVEL, params);
+          const rows = bounded
+            ? await select<JobRow & { body_bytes: number | string }>(c, sql.CLAIM_LEVEL_SIZES, [Math.floor(p.maxBytes! / p.limit), ...params])
+            : await select<JobRow>(c, sql.CLAIM_LEVEL, params);
           for (const row of rows) {
-            bytes += Number(row.body_bytes ?? 0);
+            const size = "body_bytes" in row ? Number(row.body_bytes) : 0;
+            bytes += size;
             if (bounded && bytes > p.maxBytes! && claimed.length > 0) {
               full = true; // the rows past the bound stay pending (their locks go at commit)
               break;
             }
-            claimed.push(toRecord(row));
+            const job = toRecord(row);
+            if (row.body === null && size > 0) withoutBody.push(job);
+            claimed.push(job);
           }
         }
         if (claimed.length === 0) return [];
@@ -193,7 +199,7 @@ export class MysqlStore implements Store {
         const patch = transitions.claimIntoBuffer(p.epoch, p.now);
         const set = setClause(patch);
         await run(c, `UPDATE jobs SET ${set.sql} WHERE id IN (${placeholders(ids.length)}) AND state = 'pending'`, [...set.params, ...ids]);
-        if (bounded) await this.readBodies(c, claimed);
+        if (withoutBody.length > 0) await this.readBodies(c, withoutBody);
         return claimed.map((job) => ({ ...job, ...patch }));
       });
     } catch (err) {
@@ -206,7 +212,7 @@ export class MysqlStore implements Store {
     }
   }
 
-  /** Fills in the bodies of jobs read without them (sql.CLAIM_LEVEL_SIZES). */
+  /** Fills in the bodies of jobs read without them (sql.CLAIM_LEVEL_SIZES, bodies larger than their share). */
   private async readBodies(c: Conn, jobs: JobRecord[]): Promise<void> {
     const rows = await select<{ id: string; body: Buffer | null }>(c, sql.selectBodies(jobs.length), jobs.map((j) => j.id));
     const bodies = new Map(rows.map((r) => [r.id, r.body]));

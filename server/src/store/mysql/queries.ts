@@ -64,11 +64,13 @@ const claimLevel = (columns: string) =>
   "ORDER BY run_after, seq LIMIT ? FOR UPDATE";
 export const CLAIM_LEVEL = claimLevel(ALL_COLUMNS);
 /**
- * The same rows with their bodies' sizes instead of the bodies, for a claim bounded in bytes:
- * the claim keeps the rows that fit and reads only their bodies (selectBodies), so a level of
- * big bodies is never sent whole to find where the bound falls.
+ * The same rows for a claim bounded in bytes, with each body's size, and the body itself
+ * only when it is at most the first parameter (the bound's share per job asked for): the
+ * claim keeps the rows that fit and reads the few larger bodies it kept afterwards
+ * (selectBodies), so what crosses the wire stays within the bound, and a claim of small
+ * jobs is still one statement.
  */
-export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes`);
+export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`);
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
 export const selectJobs = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
