@@ -13,7 +13,7 @@
  *                                          + that many brokers as processes; producers enqueue through the
  *                                          frontend, the workers are spread round-robin over the brokers
  *                                          (--workers-on frontend: all on the frontend, which forwards))
- *                    [--partitions 6]    (cluster mode: partitions of the benchmark queue)
+ *                    [--partitions N]    (partitions of the benchmark queue: default 1, 6 in cluster mode)
  *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
@@ -43,7 +43,7 @@ const { values: args } = parseArgs({
     "compare-bullmq": { type: "boolean", default: false },
     "compare-skip-locked": { type: "boolean", default: false },
     brokers: { type: "string" },
-    partitions: { type: "string", default: "6" },
+    partitions: { type: "string" },
     "workers-on": { type: "string", default: "brokers" },
   },
 });
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
   const queue = `bench_${Date.now()}`;
   try {
-    await admin.createQueue(queue, { claimTimeoutMs: 60_000 });
+    await admin.createQueue(queue, { claimTimeoutMs: 60_000, partitions: Number(args.partitions ?? 1) });
     const storeUrl = (args.store as string[])[0];
     const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: await storePid(storeUrl) });
     meter.start();
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
     console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
     console.log(
       `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
-        `workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
+        `partitions=${args.partitions ?? 1} workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
@@ -260,7 +260,7 @@ async function runCluster(brokers: number): Promise<ClusterFigures> {
   const latencyQueue = `${queue}_latency`;
   let figures: ClusterFigures;
   try {
-    await admin.createQueue(queue, { claimTimeoutMs: 60_000, partitions: Number(args.partitions) });
+    await admin.createQueue(queue, { claimTimeoutMs: 60_000, partitions: Number(args.partitions ?? 6) });
     const enqueueMs = await enqueueAll(admin, queue);
     const targets = args["workers-on"] === "frontend" ? [cluster.frontend.url] : cluster.brokers.map((b) => b.url);
     const run = await processAll(targets, queue);
@@ -326,7 +326,7 @@ async function mainCluster(counts: number[]): Promise<void> {
   const pct = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 99).toFixed(2)} ms`;
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
   console.log(
-    `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions} ` +
+    `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions ?? 6} ` +
       `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
   );
   const results: ClusterFigures[] = [];
