@@ -349,8 +349,9 @@ export class Broker {
     if (!(await this.ensureLease(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
-    if (b.size >= this.o.bufferSize && dirty < b.worstPriority()) {
-      // Full of worse jobs while better ones wait in the store: make room for them.
+    const full = b.size >= this.o.bufferSize || (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes);
+    if (full && dirty < b.worstPriority()) {
+      // Full (in jobs or in bytes) of worse jobs while better ones wait in the store: make room for them.
       await this.release(b, b.removeWorseThan(dirty));
     }
     // A refill claims at most a quarter of the buffer at a time (more only when the buffer

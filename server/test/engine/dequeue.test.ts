@@ -49,6 +49,18 @@ describe("dequeue order and eligibility", () => {
     expect(await t.dequeue(100)).toEqual([]);
   });
 
+  it("serves a better priority that arrives while the buffer is full in bytes of worse jobs", async () => {
+    const t = await setup({ bufferBytes: 1000 });
+    const body = new Uint8Array(500);
+    await t.enqueue({ priority: 3, body }, { priority: 3, body }, { priority: 3, body }, { priority: 3, body });
+    expect(await t.dequeue(1)).toHaveLength(1);
+    await settle(); // topped up: two 500-byte jobs, the whole 1000 bytes
+    expect(await t.broker.bufferedCount(t.queue)).toBe(2);
+    const [urgent] = await t.enqueue({ priority: 1 });
+    expect((await t.dequeue(1)).map((j) => j.id)).toEqual([urgent]);
+    expect(await t.dequeue(10)).toHaveLength(3);
+  });
+
   it("a dry run returns due jobs with bodies and changes nothing", async () => {
     const t = await setup();
     const [id] = await t.enqueue({ customStatus: "peek me" });

@@ -529,8 +529,7 @@ export class MemoryStore implements Store {
     return undefined;
   }
 
-  /** Pops the best due pending job of a heap, or undefined if none is due. */
-  /** The heap's first live entry if it is due (left in place). */
+  /** The best due pending job of a heap (left in place), or undefined if none is due. */
   private dueTop(heap: OrderedIndex<IndexEntry>, now: number): Slot | undefined {
     const top = this.cleanTop(heap);
     return top && top.at <= now ? top.slot : undefined;
