@@ -112,6 +112,10 @@ export class Engine {
 
   async deleteQueue(name: string): Promise<boolean> {
     validateQueueName(name, "name");
+    // The broker lets go first: a store deletes a big queue over many calls, and lease
+    // renewals meanwhile would find its partitions gone (or take them again). Once more
+    // after, for a Dequeue that loaded the queue again while it was being deleted.
+    this.broker.onQueueDeleted(name);
     const deleted = await this.store.queueDelete({ name });
     this.queueCache.delete(name);
     this.broker.onQueueDeleted(name);

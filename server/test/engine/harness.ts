@@ -3,16 +3,17 @@ import { Broker } from "../../src/broker/broker.js";
 import { ManualClock, settle } from "../../src/engine/clock.js";
 import { Engine, type JobSpecInput } from "../../src/engine/engine.js";
 import type { QueueConfigInput } from "../../src/engine/queue-config.js";
-import { silentLogger } from "../../src/log.js";
+import { type Logger, silentLogger } from "../../src/log.js";
 import { Maintenance } from "../../src/maintenance/maintenance.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 
 let counter = 0;
 
-export async function setup(o: { bufferSize?: number; bufferBytes?: number; queue?: QueueConfigInput } = {}) {
+export async function setup(o: { bufferSize?: number; bufferBytes?: number; queue?: QueueConfigInput; store?: MemoryStore; log?: Logger } = {}) {
   const clock = new ManualClock();
-  const store = new MemoryStore();
-  const broker = new Broker({ store, clock, log: silentLogger, owner: "test-broker", bufferSize: o.bufferSize ?? 100, bufferBytes: o.bufferBytes, leaseTtlMs: 30_000 });
+  const store = o.store ?? new MemoryStore();
+  const log = o.log ?? silentLogger;
+  const broker = new Broker({ store, clock, log, owner: "test-broker", bufferSize: o.bufferSize ?? 100, bufferBytes: o.bufferBytes, leaseTtlMs: 30_000 });
   const engine = new Engine({ store, broker, clock });
   const maintenance = new Maintenance({ store, engine, clock, log: silentLogger, sweepIntervalMs: 1000, gcIntervalMs: 60_000, chunk: 100 });
   broker.start();

@@ -1,6 +1,9 @@
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { RunlaterError } from "../../src/engine/errors.js";
 import { defaultRetryPolicy, retryDelayMs } from "../../src/engine/retry-policy.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { QueueRecord } from "../../src/store/store.js";
 import { setup } from "./harness.js";
 
 describe("acks", () => {
@@ -250,6 +253,46 @@ describe("queues", () => {
     expect(await t.job(id!)).toBeUndefined();
     await expect(t.dequeue()).rejects.toMatchObject({ code: "not_found" });
     expect(await t.engine.deleteQueue(t.queue)).toBe(false);
+  });
+
+  it("deleting a queue stops its broker first: no lease renewed or taken again while the store deletes", async () => {
+    // The Redis store purges a big queue's partitions for a while before it removes the
+    // queue's record (MySQL is slow too, in other steps). Renewals due meanwhile used to
+    // find the partition gone while the queue still showed, and logged "lease lost".
+    class SlowDelete extends MemoryStore {
+      gate: Promise<void> | undefined;
+      private deleting = new Map<string, QueueRecord>();
+      override async queueDelete(p: { name: string }) {
+        const record = await super.queueGet(p);
+        const deleted = await super.queueDelete(p);
+        if (record) this.deleting.set(p.name, record); // partitions gone, record still readable
+        await this.gate;
+        this.deleting.delete(p.name);
+        return deleted;
+      }
+      override async queueGet(p: { name: string }) {
+        return this.deleting.get(p.name) ?? super.queueGet(p);
+      }
+      override async leaseAcquire(p: Parameters<MemoryStore["leaseAcquire"]>[0]) {
+        return this.deleting.has(p.queue) ? undefined : super.leaseAcquire(p); // no lease on a purged partition
+      }
+    }
+    const store = new SlowDelete();
+    const lines: string[] = [];
+    const t = await setup({ store, log: pino({ level: "info" }, { write: (line: string) => lines.push(line) }) });
+    await t.enqueue({}, {});
+    expect(await t.dequeue(1)).toHaveLength(1); // the broker holds the lease, one job buffered
+    const before = lines.length;
+    let open!: () => void;
+    store.gate = new Promise((resolve) => (open = resolve));
+    const deleting = t.engine.deleteQueue(t.queue);
+    await t.clock.advance(60_000); // renewals come due (every 10 s) while the store deletes
+    open();
+    expect(await deleting).toBe(true);
+    await t.clock.advance(60_000);
+    expect(lines.slice(before).filter((l) => /lease lost|partition acquired/.test(l))).toEqual([]);
+    // Nobody holds a lease on the gone queue's partition: another owner gets it at once.
+    expect(await store.leaseAcquire({ queue: t.queue, partition: 0, owner: "other", ttlMs: 1000, now: t.clock.now() })).toBeDefined();
   });
 
   it("stopping the broker returns buffered jobs to pending in the store", async () => {
