@@ -39,7 +39,7 @@ export interface ServerOptions {
   log?: Logger;
   /** Largest request accepted, in bytes (default 64 MiB: a full batch of large bodies). */
   maxRequestBytes?: number;
-  /** Jobs prefetched per owned partition (default 1000). */
+  /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
   bufferBytes?: number;
@@ -94,7 +94,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           clock,
           log,
           owner: brokerId,
-          bufferSize: o.bufferSize ?? 1000,
+          bufferSize: o.bufferSize ?? store.defaultBufferSize,
           bufferBytes: o.bufferBytes ?? 64 * 1024 * 1024,
           leaseTtlMs,
           ownership: membership,

@@ -6,6 +6,7 @@
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
+ *                    [--buffer-size N]    (the server's; default: the store's default)
  *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
  *                    [--compare-skip-locked]  (with a mysql:// store: workers claiming straight from
  *                                          a table with SELECT … FOR UPDATE SKIP LOCKED, same jobs in flight)
@@ -39,7 +40,7 @@ const { values: args } = parseArgs({
     "enqueue-batch": { type: "string", default: "1000" },
     "enqueue-parallel": { type: "string", default: "4" },
     protocol: { type: "string", default: "connect" },
-    "buffer-size": { type: "string", default: "2000" },
+    "buffer-size": { type: "string" }, // default: the server's (the store's defaultBufferSize)
     "compare-bullmq": { type: "boolean", default: false },
     "compare-skip-locked": { type: "boolean", default: false },
     brokers: { type: "string" },
@@ -60,7 +61,8 @@ const protocol = args.protocol as "connect" | "grpc";
 async function startServerProcess(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
   const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
-  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean), bin, "serve", "--port", "0", "--log-level", "warn", "--buffer-size", String(args["buffer-size"]), ...storeArgs], {
+  const bufferArgs = args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]];
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean), bin, "serve", "--port", "0", "--log-level", "warn", ...bufferArgs, ...storeArgs], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -188,7 +190,7 @@ async function main(): Promise<void> {
     console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
     console.log(
       `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
-        `partitions=${args.partitions ?? 1} workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
+        `partitions=${args.partitions ?? 1} workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
@@ -254,7 +256,7 @@ interface ClusterFigures {
 async function runCluster(brokers: number): Promise<ClusterFigures> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
   // Log level info: the brokers' "partition acquired" lines tell which one owns the latency queue.
-  const cluster: Cluster = await startCluster({ store: args.store as string[], brokers, frontends: 1, bufferSize: Number(args["buffer-size"]), logLevel: "info", nodeArgs });
+  const cluster: Cluster = await startCluster({ store: args.store as string[], brokers, frontends: 1, bufferSize: args["buffer-size"] === undefined ? undefined : Number(args["buffer-size"]), logLevel: "info", nodeArgs });
   const admin = createRunlaterClient(cluster.frontend.url, { protocol, httpVersion: "2" });
   const queue = `bench_c${brokers}_${Date.now()}`;
   const latencyQueue = `${queue}_latency`;
@@ -327,7 +329,7 @@ async function mainCluster(counts: number[]): Promise<void> {
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
   console.log(
     `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions ?? 6} ` +
-      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"]}`,
+      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
   );
   const results: ClusterFigures[] = [];
   for (const n of counts) {

@@ -83,6 +83,14 @@ export interface BrokerEntry {
 
 export interface Store {
   readonly name: string;
+  /**
+   * The broker's default buffer per partition on this store (`--buffer-size`), in jobs; a
+   * refill claims up to a quarter of it. What a claim costs decides it: on MySQL mostly per
+   * call (a transaction of several round trips), so bigger claims are cheaper per job; on
+   * Redis per job inside a script that holds Redis while it runs, so smaller ones keep
+   * every other call's latency down.
+   */
+  readonly defaultBufferSize: number;
 
   // Broker registry (shard 0): who is alive, and where.
   /** Registers or refreshes `id` until now + ttlMs. */

@@ -92,6 +92,7 @@ class QueueData {
 
 export class MemoryStore implements Store {
   readonly name = "memory";
+  readonly defaultBufferSize = 1000;
   private readonly queues = new Map<string, QueueData>();
   private readonly jobs = new Map<string, Slot>();
   private readonly running = new OrderedIndex<IndexEntry>(byTimeThenSeq);

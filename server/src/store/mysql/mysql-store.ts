@@ -81,6 +81,8 @@ interface QueueRow {
 
 export class MysqlStore implements Store {
   readonly name = "mysql";
+  /** Claims of 1,000: measured 4–25 % more jobs/s end to end than claims of 250 (docs/benchmarks.md). */
+  readonly defaultBufferSize = 4000;
 
   /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
   private readonly placement: PlacementCache;

@@ -75,6 +75,7 @@ const REGISTRY_KEEP_DEAD_MS = 60 * 60_000;
 
 export class RedisStore implements Store {
   readonly name = "redis";
+  readonly defaultBufferSize = 1000;
   private sweepStart = 0;
   /** job_scan.lua on a partition, for the admin walks (walk.ts). */
   private readonly scan: PartitionScript = (queue, partition, name, args) => this.run(queue, partition, name, [this.keys.all(queue, partition)], args);
