@@ -18,6 +18,7 @@ import type { Clock } from "../engine/clock.js";
 import { queueNotFound } from "../engine/errors.js";
 import { newClaimToken } from "../engine/job-id.js";
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+import { limits } from "../engine/limits.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
 import { type HandOutPlan, handOut } from "../engine/transitions.js";
@@ -278,8 +279,10 @@ export class Broker {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
     const owned = q.partitions.filter((b) => this.owns(q, b));
     let total = 0;
+    let bytes = 0;
+    let full = false; // the answer holds all the body bytes it may (limits.dequeueBodyBytesMax)
     // More than one round only when a request is larger than a buffer holds.
-    for (let round = 0; round < 16 && total < count; round++) {
+    for (let round = 0; round < 16 && total < count && !full; round++) {
       const wanted = count - total;
       await Promise.all(
         owned.map((b) => {
@@ -298,6 +301,11 @@ export class Broker {
           if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
         }
         if (!best) break;
+        bytes += best.peek()!.body.length;
+        if (total > 0 && bytes > limits.dequeueBodyBytesMax) {
+          full = true;
+          break;
+        }
         const list = picked.get(best) ?? [];
         list.push(best.shift()!);
         picked.set(best, list);

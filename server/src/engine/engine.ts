@@ -217,7 +217,11 @@ export class Engine {
     if (p.dryRun) {
       const ack = await acking;
       await this.queueRecord(p.queue, "queue");
-      return { jobs: await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() }), ack };
+      const peeked = await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() });
+      // The same bound on body bytes as a real hand-out (Broker.take): at least one job.
+      let bytes = 0;
+      const fits = peeked.findIndex((job, i) => (bytes += job.body.length) > limits.dequeueBodyBytesMax && i > 0);
+      return { jobs: fits === -1 ? peeked : peeked.slice(0, fits), ack };
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable

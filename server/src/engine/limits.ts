@@ -3,6 +3,12 @@ export const limits = {
   queueNameMaxLength: 64,
   enqueueBatchMax: 1000,
   dequeueLimitMax: 1000,
+  /**
+   * Body bytes in one Dequeue answer (it carries at least one job, whatever its size): with
+   * the jobs' other fields, an answer of up to dequeueLimitMax jobs stays under the 4 MiB
+   * that gRPC clients accept by default.
+   */
+  dequeueBodyBytesMax: 3 * 1024 * 1024,
   ackBatchMax: 10_000,
   checkpointBatchMax: 1000,
   getJobsMax: 1000,

@@ -61,6 +61,17 @@ describe("dequeue order and eligibility", () => {
     expect(await t.dequeue(10)).toHaveLength(3);
   });
 
+  it("keeps one answer's bodies within limits.dequeueBodyBytesMax, or one job, dry runs too", async () => {
+    const t = await setup({ queue: { maxBodyBytes: 8 * 1024 * 1024 } });
+    const mib = new Uint8Array(1024 * 1024);
+    const ids = await t.enqueue(...Array.from({ length: 5 }, () => ({ body: mib })), { body: new Uint8Array(6 * 1024 * 1024) });
+    const peek = await t.engine.dequeue({ queue: t.queue, limit: 10, waitMs: 0, dryRun: true });
+    expect(peek.jobs.map((j) => j.id)).toEqual(ids.slice(0, 3));
+    const answers: string[][] = [];
+    for (let call = 0; call < 10 && answers.flat().length < ids.length; call++) answers.push((await t.dequeue(10)).map((j) => j.id));
+    expect(answers).toEqual([ids.slice(0, 3), ids.slice(3, 5), [ids[5]]]);
+  });
+
   it("a dry run returns due jobs with bodies and changes nothing", async () => {
     const t = await setup();
     const [id] = await t.enqueue({ customStatus: "peek me" });

@@ -59,6 +59,9 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /** Configures a {@link RunlaterClient}. */
+  /** Largest message accepted from the server: a 16 MiB body (the most a queue allows) and more. */
+  static final int MAX_INBOUND_BYTES = 64 * 1024 * 1024;
+
   public static final class Builder {
     private final String target;
     private Duration defaultDeadline = Duration.ofSeconds(30);
@@ -85,7 +88,12 @@ public final class RunlaterClient implements AutoCloseable {
 
     /** Opens the channel (lazily: nothing connects until the first call). */
     public RunlaterClient build() {
-      return new RunlaterClient(channelFor(target).intercept(interceptors).build(), defaultDeadline);
+      // gRPC's default of 4 MiB per message would refuse a single job with a big body (queues
+      // allow up to 16 MiB) and poison the connection for the calls after it; the server keeps
+      // a Dequeue answer's bodies under 3 MiB unless one job alone is larger.
+      return new RunlaterClient(
+          channelFor(target).maxInboundMessageSize(MAX_INBOUND_BYTES).intercept(interceptors).build(),
+          defaultDeadline);
     }
 
     private static ManagedChannelBuilder<?> channelFor(String target) {

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -256,5 +258,25 @@ class WorkerCallsTest extends ServerTest {
     DequeuedJob ghost =
         new DequeuedJob(q, "no-such-job", new byte[0], 1, 1, 1, "token", null, null, "");
     assertEquals(AckOutcome.NOT_FOUND, client.ack(q, List.of(Ack.success(ghost))).get(0).outcome());
+  }
+
+  @Test
+  void dequeuesBigBodiesPastGrpcsDefaultMessageLimit() {
+    // gRPC clients refuse messages over 4 MiB by default: the server caps the bodies of one
+    // Dequeue answer below that (at least one job), and this client accepts one big job.
+    String q = newQueue(QueueConfig.builder().maxBodyBytes(8 * 1024 * 1024).build());
+    byte[] mib = new byte[1024 * 1024];
+    List<String> ids = client.enqueue(Collections.nCopies(5, JobSpec.of(q, mib)));
+    String big = client.enqueue(JobSpec.of(q, new byte[6 * 1024 * 1024]));
+    List<String> got = new ArrayList<>();
+    for (int call = 0; call < 10 && got.size() < 6; call++) {
+      List<DequeuedJob> jobs = client.dequeue(q, 10, null);
+      int bytes = jobs.stream().mapToInt(j -> j.body().length).sum();
+      assertTrue(bytes <= 3 * 1024 * 1024 || jobs.size() == 1, "answer bodies: at most 3 MiB, or one job");
+      jobs.forEach(j -> got.add(j.jobId()));
+    }
+    List<String> all = new ArrayList<>(ids);
+    all.add(big);
+    assertEquals(all, got);
   }
 }
