@@ -81,7 +81,7 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
         return { jobIds: ids };
       },
       async getJobs(req) {
-        const found = await engine.getJobs(req.jobIds);
+        const found = await engine.getJobs(req.jobIds, req.includeBody);
         return {
           jobs: found.flatMap((job) => (job ? [jobToProto(job, req.includeBody)] : [])),
           notFoundJobIds: req.jobIds.filter((_, i) => !found[i]),
@@ -93,6 +93,7 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
           filter: { state: stateFromProto(req.state), priority: req.priority, future: req.future, bodyRegex: req.bodyRegex },
           limit: req.limit,
           pageToken: req.pageToken,
+          includeBody: req.includeBody,
         });
         return { jobs: page.jobs.map((j) => jobToProto(j, req.includeBody)), nextPageToken: page.nextPageToken };
       },

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
 import type { Clock } from "./clock.js";
 import type { Dispatch } from "./dispatch.js";
-import { batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
+import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
 import { newJobId, parseJobId } from "./job-id.js";
 import type { JobRecord, NewJob, Outcome } from "./job-record.js";
 import { limits } from "./limits.js";
@@ -149,19 +149,32 @@ export class Engine {
     return ids;
   }
 
-  async getJobs(ids: string[]): Promise<Array<JobRecord | undefined>> {
+  /** With `includeBody`, the bodies must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. */
+  async getJobs(ids: string[], includeBody = false): Promise<Array<JobRecord | undefined>> {
     if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
-    return this.store.jobGetMany({ ids });
+    const found = await this.store.jobGetMany({ ids });
+    if (includeBody && found.length > 1) {
+      const bytes = found.reduce((n, job) => n + (job?.body.length ?? 0), 0);
+      if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);
+    }
+    return found;
   }
 
-  async scanJobs(p: { queue: string; filter: FilterInput; limit: number; pageToken: string }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
+  /** With `includeBody`, a page ends early where its bodies would pass limits.answerBodyBytesMax (it holds at least one job). */
+  async scanJobs(p: { queue: string; filter: FilterInput; limit: number; pageToken: string; includeBody?: boolean }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
     await this.queueRecord(p.queue, "queue");
     const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
     const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
     const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, now: this.clock.now() });
-    const page = jobs.slice(0, limit);
+    let end = Math.min(limit, jobs.length);
+    if (p.includeBody) {
+      let bytes = 0;
+      const over = jobs.findIndex((job, i) => (bytes += job.body.length) > limits.answerBodyBytesMax && i > 0);
+      if (over !== -1) end = Math.min(end, over);
+    }
+    const page = jobs.slice(0, end);
     const last = page[page.length - 1];
-    return { jobs: page, nextPageToken: jobs.length > limit && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "" };
+    return { jobs: page, nextPageToken: jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "" };
   }
 
   async countJobs(p: { queue: string; filter: FilterInput }): Promise<number> {

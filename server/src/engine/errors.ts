@@ -47,6 +47,15 @@ export function queueNotFound(queue: string, field = "queue"): RunlaterError {
   );
 }
 
+export function answerTooLarge(field: string, bytes: number, max: number): RunlaterError {
+  return new RunlaterError(
+    "resource_exhausted",
+    "BATCH_TOO_LARGE",
+    `the bodies asked for in ${field} come to ${bytes} bytes; one answer carries at most ${max}: ask for fewer jobs per call`,
+    field,
+  );
+}
+
 export function batchTooLarge(field: string, count: number, max: number): RunlaterError {
   return new RunlaterError(
     "resource_exhausted",

@@ -9,6 +9,12 @@ export const limits = {
    * that gRPC clients accept by default.
    */
   dequeueBodyBytesMax: 3 * 1024 * 1024,
+  /**
+   * Body bytes in one GetJobs or ScanJobs answer that includes bodies (at least one job,
+   * whatever its size): a page is cut short there, a lookup asking for more is refused.
+   * Below the SDK clients' 64 MiB message limit, and a bound on the server's memory per call.
+   */
+  answerBodyBytesMax: 48 * 1024 * 1024,
   ackBatchMax: 10_000,
   checkpointBatchMax: 1000,
   getJobsMax: 1000,

@@ -166,6 +166,25 @@ describe("retention, retry and delete", () => {
     expect(seen.sort()).toEqual([...ids].sort());
     await expect(t.engine.scanJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 2, pageToken: "nonsense" })).rejects.toMatchObject({ code: "invalid_argument" });
   });
+
+  it("keeps answers with bodies within limits.answerBodyBytesMax: a scan page ends early, a bigger lookup is refused", async () => {
+    const t = await setup({ queue: { maxBodyBytes: 16 * 1024 * 1024 } });
+    const body = new Uint8Array(16 * 1024 * 1024); // 4 of them pass 48 MiB
+    const ids = await t.enqueue({ body }, { body }, { body }, { body });
+    const filter = { priority: 0, bodyRegex: "" };
+    const pages: number[] = [];
+    let pageToken = "";
+    do {
+      const page = await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken, includeBody: true });
+      pages.push(page.jobs.length);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+    expect(pages).toEqual([3, 1]);
+    expect((await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "" })).jobs).toHaveLength(4); // without bodies: one page
+    await expect(t.engine.getJobs(ids, true)).rejects.toMatchObject({ code: "resource_exhausted" });
+    expect(await t.engine.getJobs(ids.slice(0, 3), true)).toHaveLength(3);
+    expect(await t.engine.getJobs(ids, false)).toHaveLength(4);
+  });
 });
 
 describe("validation", () => {
