@@ -165,7 +165,7 @@ export class Engine {
     await this.queueRecord(p.queue, "queue");
     const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
     const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
-    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, now: this.clock.now() });
+    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, bodies: p.includeBody === true, now: this.clock.now() });
     let end = Math.min(limit, jobs.length);
     if (p.includeBody) {
       let bytes = 0;

@@ -136,8 +136,12 @@ export interface Store {
   jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number>;
   /** Failed jobs get fresh attempts; one with an ordering key rejoins its key's sequence at the tail (waiting if the key is busy). */
   jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
-  /** Newest run_after first, ties by id descending; strictly after `cursor`. */
-  jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]>;
+  /**
+   * Newest run_after first, ties by id descending; strictly after `cursor`. With `bodies`
+   * false every record's body is empty: the store does not send them (a body regex still
+   * filters on them).
+   */
+  jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]>;
   /**
    * Buffered jobs under `epoch` (the lease's) become running per their plan (transitions.handOut).
    * Returns the ids started, in plan order; a job no longer buffered under `epoch` is skipped.

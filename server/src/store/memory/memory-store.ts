@@ -337,7 +337,7 @@ export class MemoryStore implements Store {
     return failed.length;
   }
 
-  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]> {
     const c = p.cursor;
     const page: JobRecord[] = [];
     for (const slot of this.matching(p.queue, p.filter, p.now)) {
@@ -346,7 +346,7 @@ export class MemoryStore implements Store {
       page.push(j);
     }
     page.sort(compareForScan);
-    return page.slice(0, p.limit).map((j) => ({ ...j }));
+    return page.slice(0, p.limit).map((j) => (p.bodies === false ? { ...j, body: new Uint8Array() } : { ...j }));
   }
 
   async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<string[]> {

@@ -10,7 +10,7 @@
 import type { JobRecord } from "../../engine/job-record.js";
 import type { JobFilter, ScanCursor } from "../store.js";
 import { matchesFilter } from "../memory/memory-store.js";
-import { ALL_COLUMNS, type JobRow, toRecord } from "./rows.js";
+import { ALL_COLUMNS, type JobRow, META_COLUMNS, toRecord } from "./rows.js";
 import { type Conn, type Param, select } from "./shard.js";
 
 /** Rows read per round trip while a body regex filters in JavaScript. */
@@ -41,9 +41,10 @@ export function filterWhere(queue: string, filter: JobFilter, now: number): { sq
 }
 
 /** One page in scan order (newest run_after first, ties by id descending), strictly after `cursor`. */
-export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number): Promise<JobRecord[]> {
+/** One page in scan order; without `bodies`, the rows' bodies are not read (the records' are empty). */
+export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number, bodies = true): Promise<JobRecord[]> {
   const where = filterWhere(queue, filter, now);
-  let sql = `SELECT ${ALL_COLUMNS} FROM jobs WHERE ${where.sql}`;
+  let sql = `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE ${where.sql}`;
   const params = [...where.params];
   if (cursor) {
     sql += " AND (run_after < ? OR (run_after = ? AND id < ?))";

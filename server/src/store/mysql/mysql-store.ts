@@ -393,14 +393,14 @@ export class MysqlStore implements Store {
     return retried;
   }
 
-  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]> {
     const pages = await Promise.all(
       this.shards.map((shard) =>
         shard.session(async (c) => {
-          if (!p.filter.bodyRegex) return scanPage(c, p.queue, p.filter, p.limit, p.cursor, p.now);
+          if (!p.filter.bodyRegex) return scanPage(c, p.queue, p.filter, p.limit, p.cursor, p.now, p.bodies !== false);
           const page: JobRecord[] = [];
           for await (const job of matchingJobs(c, p.queue, p.filter, p.now, p.cursor)) {
-            page.push(job);
+            page.push(p.bodies === false ? { ...job, body: new Uint8Array() } : job);
             if (page.length >= p.limit) break;
           }
           return page;

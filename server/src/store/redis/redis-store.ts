@@ -298,13 +298,15 @@ export class RedisStore implements Store {
     return retried;
   }
 
-  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; now: number }): Promise<JobRecord[]> {
+  async jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]> {
     // Each partition's first `limit` matches after the cursor hold the global first `limit`.
     const pages = await Promise.all(
       (await this.partitions(p.queue)).map(async (partition) => {
         const page: JobRecord[] = [];
-        await walk(this.scan, { queue: p.queue, partition, filter: p.filter, now: p.now, cursor: p.cursor, mode: "full", want: p.limit }, (_, jobs) => {
-          page.push(...jobs.filter((j) => matchesBody(j, p.filter)));
+        // Without bodies the script sends each job's attributes only, unless a body regex needs them.
+        const mode = p.bodies === false && !p.filter.bodyRegex ? "meta" : "full";
+        await walk(this.scan, { queue: p.queue, partition, filter: p.filter, now: p.now, cursor: p.cursor, mode, want: p.limit }, (_, jobs) => {
+          for (const job of jobs) if (matchesBody(job, p.filter)) page.push(p.bodies === false ? { ...job, body: new Uint8Array() } : job);
           return page.length < p.limit;
         });
         return page;

@@ -28,8 +28,8 @@ export interface WalkParams {
   filter: JobFilter;
   now: number;
   cursor?: ScanCursor;
-  /** What each chunk returns: full records (bodies too), ids, or only the match count. */
-  mode: "full" | "ids" | "count";
+  /** What each chunk returns: full records (bodies too), records without bodies, ids, or only the match count. */
+  mode: "full" | "meta" | "ids" | "count";
   /** Matches wanted in all (Infinity: walk to the end unless `visit` stops). */
   want: number;
 }
@@ -45,7 +45,7 @@ export async function walk(
     const args = [queue, partition, now, ...position, ...filterArgs(filter), CHUNK, Number.isFinite(want) ? Math.min(want, CHUNK) : CHUNK, mode];
     const [done, lastRa, lastId, matched, ...items] = (await run(queue, partition, "job_scan", args)) as [number, Buffer, Buffer, number, ...unknown[]];
     position = [text(lastRa), text(lastId)];
-    const jobs = mode === "full" ? decodeJobs(items) : [];
+    const jobs = mode === "full" || mode === "meta" ? decodeJobs(items) : [];
     const ids = mode === "ids" ? items.map(text) : [];
     if (!(await visit(matched, jobs, ids)) || done) return;
   }

@@ -35,6 +35,19 @@ export function exerciseJobLookup(open: OpenStore): void {
       expect(order).toEqual([...order].sort((a, b) => b - a));
     });
 
+    it("scans without bodies when asked: the same jobs and attributes, empty bodies, a body regex still applied", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [a, b] = await insert(store, q, [{ body: text("user=1 ".repeat(200)), customStatus: "x" }, { priority: 2, body: text("other") }]);
+      const whole = await store.jobScan({ queue: q, filter: {}, limit: 10, now: T0 });
+      const bare = await store.jobScan({ queue: q, filter: {}, limit: 10, bodies: false, now: T0 });
+      expect(bare.map((j) => ({ ...j, body: undefined }))).toEqual(whole.map((j) => ({ ...j, body: undefined })));
+      expect(bare.map((j) => j.body.length)).toEqual([0, 0]);
+      expect(whole.find((j) => j.id === a)!.body.length).toBe(1400);
+      const matched = await store.jobScan({ queue: q, filter: { bodyRegex: /other/ }, limit: 10, bodies: false, now: T0 });
+      expect(matched.map((j) => [j.id, j.body.length])).toEqual([[b, 0]]);
+    });
+
     it("filters by state, priority, due or future, and body regex, in scan and count alike", async () => {
       const store = await open();
       const q = await createQueue(store);

@@ -6,9 +6,10 @@
   from the returned position.
   KEYS[1]  <tag>:all
   ARGV     prefix, queue, partition, now, cursorRunAfter or "", cursorId, state ("" p r s f),
-           priority (0 any), future ("" "0" "1"), budget, want, mode ("full" "ids" "count")
+           priority (0 any), future ("" "0" "1"), budget, want, mode ("full" "meta" "ids" "count")
   Returns  { done 0/1, lastRunAfter, lastId, matched, record or id, ... }
-           (mode "count" returns no items; "ids" returns ids).
+           (mode "count" returns no items; "ids" returns ids; "meta" records without their
+           bodies, read with the job's head only).
 ]]
 --@include keys
 --@include job
@@ -52,7 +53,9 @@ for i = 1, #entries, 2 do
   local job = loadJob(tag, id)
   if job and matches(job, state, priority, future, now) then
     matched = matched + 1
-    if mode == "full" then out[#out + 1] = record(tag, id) elseif mode == "ids" then out[#out + 1] = id end
+    if mode == "full" then out[#out + 1] = record(tag, id)
+    elseif mode == "meta" then out[#out + 1] = packRecord(id, string.sub(job._stored, 1, job._size))
+    elseif mode == "ids" then out[#out + 1] = id end
   end
   out[2], out[3] = entries[i + 1], id
   examined = examined + 1
