@@ -149,10 +149,13 @@ export class Engine {
     return ids;
   }
 
-  /** With `includeBody`, the bodies must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. */
-  async getJobs(ids: string[], includeBody = false): Promise<Array<JobRecord | undefined>> {
+  /**
+   * Without `includeBody` the bodies are not read (they come back empty); with it they
+   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for.
+   */
+  async getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
     if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
-    const found = await this.store.jobGetMany({ ids });
+    const found = await this.store.jobGetMany({ ids, bodies: includeBody });
     if (includeBody && found.length > 1) {
       const bytes = found.reduce((n, job) => n + (job?.body.length ?? 0), 0);
       if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);

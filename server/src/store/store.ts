@@ -121,8 +121,8 @@ export interface Store {
   jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number>;
   jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number>;
   jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
-  /** Looks jobs up by id; undefined where absent. */
-  jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>>;
+  /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read). */
+  jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>>;
   /**
    * Inserts jobs; a job whose idempotency key is already live in its queue is not inserted and the live job's id is returned instead.
    * A job whose ordering key has a non-terminal job (or an earlier job of the batch) is inserted waiting, behind it.

@@ -232,10 +232,11 @@ export class MemoryStore implements Store {
     return p.items.map((item) => this.applyToRunning(item.id, item.claimToken, (job) => transitions.fail(job, item, p.now)));
   }
 
-  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+  async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
     return p.ids.map((id) => {
       const slot = this.jobs.get(id);
-      return slot ? { ...slot.job } : undefined;
+      if (!slot) return undefined;
+      return p.bodies === false ? { ...slot.job, body: new Uint8Array() } : { ...slot.job };
     });
   }
 

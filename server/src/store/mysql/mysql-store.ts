@@ -310,13 +310,13 @@ export class MysqlStore implements Store {
     return this.applyToRunning(p.items, p.now, (job, item) => transitions.fail(job, item, p.now));
   }
 
-  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+  async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
     const found = new Map<string, JobRecord>();
     await Promise.all(
       [...(await this.groupByShard(p.ids.map((id) => ({ id }))))].map(([shard, items]) =>
         shard.session(async (c) => {
           const ids = [...new Set(items.map((k) => k.item.id))];
-          for (const row of await select<JobRow>(c, sql.selectJobs(ids.length), ids)) found.set(row.id, toRecord(row));
+          for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids)) found.set(row.id, toRecord(row));
         }),
       ),
     );

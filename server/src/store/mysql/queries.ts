@@ -73,7 +73,7 @@ export const CLAIM_LEVEL = claimLevel(ALL_COLUMNS);
 export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`);
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
-export const selectJobs = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
+export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
 export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
 export const selectBufferedLocked = (n: number) =>
   `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'buffered' AND buffer_epoch = ? FOR UPDATE`;

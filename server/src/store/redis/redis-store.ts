@@ -220,11 +220,11 @@ export class RedisStore implements Store {
     return this.acknowledge("job_fail_many", p.items, p.now, (f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]);
   }
 
-  async jobGetMany(p: { ids: string[] }): Promise<Array<JobRecord | undefined>> {
+  async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
     const found: Array<JobRecord | undefined> = p.ids.map(() => undefined);
     await Promise.all(
       [...(await this.groupByShard(p.ids, (id) => id))].map(async ([shard, located]) => {
-        const args = [this.keys.prefix, ...located.map((l) => l.item)];
+        const args = [this.keys.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
         const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.running()], args)) as unknown[];
         replies.forEach((reply, k) => {
           if (reply) found[located[k]!.index] = decodeJob(reply);

@@ -17,6 +17,18 @@ export function exerciseJobLookup(open: OpenStore): void {
       expect(found[1]!.id).toBe(id);
     });
 
+    it("looks jobs up without their bodies when asked: same attributes, empty bodies", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const [id] = await insert(store, q, [{ body: text("b".repeat(5000)), customStatus: "kept" }]);
+      const [whole] = await store.jobGetMany({ ids: [id!] });
+      const [bare, absent] = await store.jobGetMany({ ids: [id!, `${q}.0.zzzzzzzzzzzz`], bodies: false });
+      expect(whole!.body.length).toBe(5000);
+      expect({ ...bare!, body: undefined }).toEqual({ ...whole!, body: undefined });
+      expect(bare!.body.length).toBe(0);
+      expect(absent).toBeUndefined();
+    });
+
     it("scans newest run_after first and pages through every job exactly once", async () => {
       const store = await open();
       const q = await createQueue(store);

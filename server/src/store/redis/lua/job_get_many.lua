@@ -1,15 +1,23 @@
 --[[
   jobGetMany (one shard): looks jobs up by id.
   KEYS[1]  <prefix>:{shard}:running   (routing only)
-  ARGV     prefix, ids...
-  Returns  one per id: the record { id, field, value, ... } or false when absent.
+  ARGV     prefix, bodies ("1" with them, "0" without: only each job's head is read), ids...
+  Returns  one per id: the record (packRecord) or false when absent.
 ]]
 --@include keys
 --@include job
+local bodies = ARGV[2] == "1"
 local out = {}
-for i = 2, #ARGV do
-  local tag = tagOfId(ARGV[i])
-  local found = tag and redis.call("EXISTS", jobKey(tag, ARGV[i])) == 1
-  out[#out + 1] = found and record(tag, ARGV[i]) or false
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local tag = tagOfId(id)
+  local found = false
+  if tag and bodies then
+    found = record(tag, id) or false
+  elseif tag then
+    local job = loadJob(tag, id)
+    if job then found = packRecord(id, string.sub(job._stored, 1, job._size)) end
+  end
+  out[#out + 1] = found
 end
 return out
