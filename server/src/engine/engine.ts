@@ -169,12 +169,7 @@ export class Engine {
     const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
     const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
     const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, bodies: p.includeBody === true, now: this.clock.now() });
-    let end = Math.min(limit, jobs.length);
-    if (p.includeBody) {
-      let bytes = 0;
-      const over = jobs.findIndex((job, i) => (bytes += job.body.length) > limits.answerBodyBytesMax && i > 0);
-      if (over !== -1) end = Math.min(end, over);
-    }
+    const end = Math.min(limit, p.includeBody ? fittingBodies(jobs, limits.answerBodyBytesMax) : jobs.length);
     const page = jobs.slice(0, end);
     const last = page[page.length - 1];
     return { jobs: page, nextPageToken: jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "" };
@@ -234,10 +229,8 @@ export class Engine {
       const ack = await acking;
       await this.queueRecord(p.queue, "queue");
       const peeked = await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() });
-      // The same bound on body bytes as a real hand-out (Broker.take): at least one job.
-      let bytes = 0;
-      const fits = peeked.findIndex((job, i) => (bytes += job.body.length) > limits.dequeueBodyBytesMax && i > 0);
-      return { jobs: fits === -1 ? peeked : peeked.slice(0, fits), ack };
+      // The same bound on body bytes as a real hand-out (Broker.take).
+      return { jobs: peeked.slice(0, fittingBodies(peeked, limits.dequeueBodyBytesMax)), ack };
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable
@@ -506,4 +499,14 @@ function decodeCursor(token: string): ScanCursor {
     // fall through
   }
   throw invalidArgument("page_token", "page_token is not one this server issued: pass next_page_token unchanged");
+}
+
+/** How many of `jobs`, from the first, fit `maxBytes` of bodies; at least one (if any). */
+function fittingBodies(jobs: JobRecord[], maxBytes: number): number {
+  let bytes = 0;
+  for (let i = 0; i < jobs.length; i++) {
+    bytes += jobs[i]!.body.length;
+    if (bytes > maxBytes && i > 0) return i;
+  }
+  return jobs.length;
 }

@@ -40,8 +40,10 @@ export function filterWhere(queue: string, filter: JobFilter, now: number): { sq
   return { sql: parts.join(" AND "), params };
 }
 
-/** One page in scan order (newest run_after first, ties by id descending), strictly after `cursor`. */
-/** One page in scan order; without `bodies`, the rows' bodies are not read (the records' are empty). */
+/**
+ * One page in scan order (newest run_after first, ties by id descending), strictly after
+ * `cursor`; without `bodies`, the rows' bodies are not read (the records' are empty).
+ */
 export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number, bodies = true): Promise<JobRecord[]> {
   const where = filterWhere(queue, filter, now);
   let sql = `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE ${where.sql}`;

@@ -16,7 +16,7 @@ for i = 3, #ARGV do
     found = record(tag, id) or false
   elseif tag then
     local job = loadJob(tag, id)
-    if job then found = packRecord(id, string.sub(job._stored, 1, job._size)) end
+    if job then found = recordWithoutBody(job) end
   end
   out[#out + 1] = found
 end

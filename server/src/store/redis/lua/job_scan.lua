@@ -54,7 +54,7 @@ for i = 1, #entries, 2 do
   if job and matches(job, state, priority, future, now) then
     matched = matched + 1
     if mode == "full" then out[#out + 1] = record(tag, id)
-    elseif mode == "meta" then out[#out + 1] = packRecord(id, string.sub(job._stored, 1, job._size))
+    elseif mode == "meta" then out[#out + 1] = recordWithoutBody(job)
     elseif mode == "ids" then out[#out + 1] = id end
   end
   out[2], out[3] = entries[i + 1], id

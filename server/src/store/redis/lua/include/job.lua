@@ -107,6 +107,11 @@ local function recordAsWritten(job)
   return packRecord(job.id, job._meta .. string.sub(job._stored, job._size + 1))
 end
 
+-- The reply for a loaded job without its body (read with its head only: see loadJob).
+local function recordWithoutBody(job)
+  return packRecord(job.id, string.sub(job._stored, 1, job._size))
+end
+
 -- nil for a job that does not exist.
 local function record(tag, id)
   local stored = redis.call("GET", jobKey(tag, id))
