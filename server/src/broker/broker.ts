@@ -18,6 +18,7 @@ import type { Clock } from "../engine/clock.js";
 import { queueNotFound } from "../engine/errors.js";
 import { newClaimToken } from "../engine/job-id.js";
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+import { byteBudget } from "../engine/byte-budget.js";
 import { limits } from "../engine/limits.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
@@ -279,8 +280,8 @@ export class Broker {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
     const owned = q.partitions.filter((b) => this.owns(q, b));
     let total = 0;
-    let bytes = 0;
-    let full = false; // the answer holds all the body bytes it may (limits.dequeueBodyBytesMax)
+    const fits = byteBudget(limits.dequeueBodyBytesMax);
+    let full = false; // the answer holds all the body bytes it may
     // More than one round only when a request is larger than a buffer holds.
     for (let round = 0; round < 16 && total < count && !full; round++) {
       const wanted = count - total;
@@ -301,8 +302,7 @@ export class Broker {
           if (head && (!best || compareForDequeue(head, best.peek()!) < 0)) best = b;
         }
         if (!best) break;
-        bytes += best.peek()!.body.length;
-        if (total > 0 && bytes > limits.dequeueBodyBytesMax) {
+        if (!fits(best.peek()!.body.length)) {
           full = true;
           break;
         }

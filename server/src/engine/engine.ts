@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
 import type { Clock } from "./clock.js";
+import { byteBudget } from "./byte-budget.js";
 import type { Dispatch } from "./dispatch.js";
 import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
 import { newJobId, parseJobId } from "./job-id.js";
@@ -503,10 +504,7 @@ function decodeCursor(token: string): ScanCursor {
 
 /** How many of `jobs`, from the first, fit `maxBytes` of bodies; at least one (if any). */
 function fittingBodies(jobs: JobRecord[], maxBytes: number): number {
-  let bytes = 0;
-  for (let i = 0; i < jobs.length; i++) {
-    bytes += jobs[i]!.body.length;
-    if (bytes > maxBytes && i > 0) return i;
-  }
-  return jobs.length;
+  const fits = byteBudget(maxBytes);
+  const first = jobs.findIndex((job) => !fits(job.body.length));
+  return first === -1 ? jobs.length : first;
 }

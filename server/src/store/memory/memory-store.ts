@@ -13,6 +13,7 @@
  *   are in no pending heap, so claims and peeks never see them.
  * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
  */
+import { byteBudget } from "../../engine/byte-budget.js";
 import { queueNotFound } from "../../engine/errors.js";
 import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
 import * as transitions from "../../engine/transitions.js";
@@ -166,14 +167,13 @@ export class MemoryStore implements Store {
     const index = q?.partitions[p.partition];
     if (!q || !index || !this.holdsLease(p.queue, p.partition, p.epoch)) return [];
     const claimed: JobRecord[] = [];
-    let bytes = 0;
+    const fits = byteBudget(p.maxBytes);
     let full = false;
     for (const heap of index.pending) {
       while (claimed.length < p.limit) {
         const slot = this.dueTop(heap, p.now);
         if (!slot) break;
-        bytes += slot.job.body.length;
-        if (claimed.length > 0 && p.maxBytes !== undefined && bytes > p.maxBytes) {
+        if (!fits(slot.job.body.length)) {
           full = true;
           break;
         }

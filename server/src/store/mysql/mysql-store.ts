@@ -26,6 +26,7 @@
  *   or retried, and leaves it, promoting the next, in the same transaction that ends or
  *   deletes it. Jobs without a key skip all of it.
  */
+import { byteBudget } from "../../engine/byte-budget.js";
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
 import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
@@ -173,7 +174,7 @@ export class MysqlStore implements Store {
         if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
         const levels = await select<{ priority: number; next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition));
         const claimed: JobRecord[] = [];
-        let bytes = 0;
+        const fits = byteBudget(p.maxBytes);
         let full = false;
         const withoutBody: JobRecord[] = []; // kept, but too big to come with the first read
         for (const level of levels) {
@@ -185,8 +186,7 @@ export class MysqlStore implements Store {
             : await select<JobRow>(c, sql.CLAIM_LEVEL, params);
           for (const row of rows) {
             const size = "body_bytes" in row ? Number(row.body_bytes) : 0;
-            bytes += size;
-            if (bounded && bytes > p.maxBytes! && claimed.length > 0) {
+            if (!fits(size)) {
               full = true; // the rows past the bound stay pending (their locks go at commit)
               break;
             }

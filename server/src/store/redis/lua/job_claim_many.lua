@@ -6,7 +6,7 @@
   KEYS[2]  <tag>:n       counters (maxpr: highest priority ever enqueued here)
   ARGV     prefix, queue, partition, epoch, limit, now, maxBytes ("" for no bound: else the
            claim stops before the job whose body would take the claimed bodies past it,
-           claiming the first whatever its size)
+           claiming the first whatever its size: engine/byte-budget.ts's rule)
   Returns  { record, ... } (after the change, packed by packRecord), or {} for a stale epoch.
   One GET and one in-place SETRANGE (storeJob) per job.
 ]]
