@@ -14,11 +14,11 @@
  *   limit in proportion to the share of partitions it owns.
  */
 import type { Logger } from "pino";
+import { byteBudget } from "../engine/byte-budget.js";
 import type { Clock } from "../engine/clock.js";
 import { queueNotFound } from "../engine/errors.js";
 import { newClaimToken } from "../engine/job-id.js";
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
-import { byteBudget } from "../engine/byte-budget.js";
 import { limits } from "../engine/limits.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
