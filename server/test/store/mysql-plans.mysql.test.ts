@@ -76,6 +76,11 @@ describe("mysql query plans", () => {
     expect(row!.Extra).not.toMatch(/filesort/);
   });
 
+  it("marks a claimed level as buffered by the same range of jobs_claim (no IN list of ids)", async () => {
+    const [row] = await explain(sql.claimRange("state = ?, updated_at = ?"), ["buffered", T0, queue, 0, 1, T0 - 1000, T0, T0 - 1000, 1, T0, 5000]);
+    expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
+  });
+
   it("starts and acks by primary key", async () => {
     const ids = [`${queue}.0.aaaaaaaaaaaa`, `${queue}.0.bbbbbbbbbbbb`];
     for (const statement of [sql.selectBufferedLocked(2), sql.selectJobsMetaLocked(2)]) {

@@ -71,6 +71,14 @@ export const CLAIM_LEVEL = claimLevel(ALL_COLUMNS);
  * jobs is still one statement.
  */
 export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`);
+/**
+ * The claim's mark, by range: one level's claimed rows, from the first (run_after, seq) to
+ * the last, as CLAIM_LEVEL read them (jobs_claim). Rows matched = rows claimed, unless a job
+ * was inserted inside the range since the read; the caller then marks by id instead.
+ */
+export const claimRange = (set: string) =>
+  `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after BETWEEN ? AND ? ` +
+  "AND (run_after > ? OR seq >= ?) AND (run_after < ? OR seq <= ?)";
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
 export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
