@@ -152,28 +152,47 @@ export class Engine {
 
   /**
    * Without `includeBody` the bodies are not read (they come back empty); with it they
-   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for.
+   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. Their
+   * sizes are read first, so a lookup refused for its size never reads the bodies: the
+   * server's memory per call stays within the bound.
    */
   async getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
     if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
-    const found = await this.store.jobGetMany({ ids, bodies: includeBody });
-    if (includeBody && found.length > 1) {
-      const bytes = found.reduce((n, job) => n + (job?.body.length ?? 0), 0);
+    if (includeBody && ids.length > 1) {
+      const sized = await this.store.jobGetMany({ ids, bodies: false });
+      const bytes = sized.reduce((n, job) => n + (job?.bodySize ?? 0), 0);
       if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);
     }
-    return found;
+    return this.store.jobGetMany({ ids, bodies: includeBody });
   }
 
-  /** With `includeBody`, a page ends early where its bodies would pass limits.answerBodyBytesMax (it holds at least one job). */
+  /**
+   * With `includeBody`, a page ends early where its bodies would pass
+   * limits.answerBodyBytesMax (it holds at least one job). The page is scanned without
+   * bodies and cut by their sizes; then only the page's bodies are read.
+   */
   async scanJobs(p: { queue: string; filter: FilterInput; limit: number; pageToken: string; includeBody?: boolean }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
     await this.queueRecord(p.queue, "queue");
     const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
     const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
-    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, bodies: p.includeBody === true, now: this.clock.now() });
-    const end = Math.min(limit, p.includeBody ? fittingBodies(jobs, limits.answerBodyBytesMax) : jobs.length);
+    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, bodies: false, now: this.clock.now() });
+    const end = Math.min(limit, p.includeBody ? fitting(jobs.map((job) => job.bodySize ?? 0), limits.answerBodyBytesMax) : jobs.length);
     const page = jobs.slice(0, end);
     const last = page[page.length - 1];
-    return { jobs: page, nextPageToken: jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "" };
+    const nextPageToken = jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "";
+    return { jobs: p.includeBody ? await this.withBodies(page) : page, nextPageToken };
+  }
+
+  /** The jobs with their bodies read; a job deleted since it was scanned leaves the page. */
+  private async withBodies(jobs: JobRecord[]): Promise<JobRecord[]> {
+    if (jobs.length === 0) return jobs;
+    const whole = await this.store.jobGetMany({ ids: jobs.map((job) => job.id), bodies: true });
+    return jobs.flatMap((job, i) => {
+      const found = whole[i];
+      if (!found) return [];
+      const { bodySize: _, ...scanned } = job;
+      return [{ ...scanned, body: found.body }];
+    });
   }
 
   async countJobs(p: { queue: string; filter: FilterInput }): Promise<number> {
@@ -231,7 +250,7 @@ export class Engine {
       await this.queueRecord(p.queue, "queue");
       const peeked = await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() });
       // The same bound on body bytes as a real hand-out (Broker.take).
-      return { jobs: peeked.slice(0, fittingBodies(peeked, limits.dequeueBodyBytesMax)), ack };
+      return { jobs: peeked.slice(0, fitting(peeked.map((job) => job.body.length), limits.dequeueBodyBytesMax)), ack };
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable
@@ -502,9 +521,9 @@ function decodeCursor(token: string): ScanCursor {
   throw invalidArgument("page_token", "page_token is not one this server issued: pass next_page_token unchanged");
 }
 
-/** How many of `jobs`, from the first, fit `maxBytes` of bodies; at least one (if any). */
-function fittingBodies(jobs: JobRecord[], maxBytes: number): number {
+/** How many bodies of these sizes, from the first, fit `maxBytes`; at least one (if any). */
+function fitting(sizes: number[], maxBytes: number): number {
   const fits = byteBudget(maxBytes);
-  const first = jobs.findIndex((job) => !fits(job.body.length));
-  return first === -1 ? jobs.length : first;
+  const first = sizes.findIndex((size) => !fits(size));
+  return first === -1 ? sizes.length : first;
 }

@@ -39,6 +39,16 @@ export interface JobRecord {
   orderingKey: string;
   /** Enqueue order within the store: the tie-break after priority and run_after. */
   seq: number;
+  /**
+   * The body's length in bytes, set on records read without their body (`bodies: false`,
+   * where `body` is empty): what an answer that wants the bodies will have to carry.
+   */
+  bodySize?: number;
+}
+
+/** The record without its body, saying how big the body is (see JobRecord.bodySize). */
+export function withoutBody(job: JobRecord): JobRecord {
+  return { ...job, body: new Uint8Array(), bodySize: job.body.length };
 }
 
 /** What a store needs to insert a job; the engine has already decided every field. */

@@ -121,7 +121,7 @@ export interface Store {
   jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number>;
   jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number>;
   jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
-  /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read). */
+  /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read) and `bodySize` says its length. */
   jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>>;
   /**
    * Inserts jobs; a job whose idempotency key is already live in its queue is not inserted and the live job's id is returned instead.
@@ -138,8 +138,8 @@ export interface Store {
   jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
   /**
    * Newest run_after first, ties by id descending; strictly after `cursor`. With `bodies`
-   * false every record's body is empty: the store does not send them (a body regex still
-   * filters on them).
+   * false every record's body is empty and `bodySize` says its length: the store does not
+   * send them (a body regex still filters on them).
    */
   jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]>;
   /**

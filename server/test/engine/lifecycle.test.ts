@@ -1,6 +1,7 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { RunlaterError } from "../../src/engine/errors.js";
+import type { JobRecord } from "../../src/engine/job-record.js";
 import { defaultRetryPolicy, retryDelayMs } from "../../src/engine/retry-policy.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { QueueRecord } from "../../src/store/store.js";
@@ -168,9 +169,25 @@ describe("retention, retry and delete", () => {
   });
 
   it("keeps answers with bodies within limits.answerBodyBytesMax: a scan page ends early, a bigger lookup is refused", async () => {
-    const t = await setup({ queue: { maxBodyBytes: 16 * 1024 * 1024 } });
+    // Counts the body bytes the engine has the store read: the server's memory per call.
+    const store = new MemoryStore();
+    let bodyBytesRead = 0;
+    const count = (jobs: Array<JobRecord | undefined>) => {
+      for (const job of jobs) bodyBytesRead += job?.body.length ?? 0;
+      return jobs;
+    };
+    const getMany = store.jobGetMany.bind(store);
+    const scan = store.jobScan.bind(store);
+    store.jobGetMany = async (p) => count(await getMany(p)) as Array<JobRecord | undefined>;
+    store.jobScan = async (p) => count(await scan(p)) as JobRecord[];
+    const t = await setup({ store, queue: { maxBodyBytes: 16 * 1024 * 1024 } });
     const body = new Uint8Array(16 * 1024 * 1024); // 4 of them pass 48 MiB
     const ids = await t.enqueue({ body }, { body }, { body }, { body });
+    const readDuring = async <T>(call: () => Promise<T>): Promise<number> => {
+      bodyBytesRead = 0;
+      await call().catch(() => undefined);
+      return bodyBytesRead;
+    };
     const filter = { priority: 0, bodyRegex: "" };
     const pages: number[] = [];
     let pageToken = "";
@@ -180,10 +197,16 @@ describe("retention, retry and delete", () => {
       pageToken = page.nextPageToken;
     } while (pageToken !== "");
     expect(pages).toEqual([3, 1]);
+    const [first] = (await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true })).jobs;
+    expect(first!.body.length).toBe(body.length);
     expect((await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "" })).jobs).toHaveLength(4); // without bodies: one page
     await expect(t.engine.getJobs(ids, true)).rejects.toMatchObject({ code: "resource_exhausted" });
     expect(await t.engine.getJobs(ids.slice(0, 3), true)).toHaveLength(3);
     expect(await t.engine.getJobs(ids, false)).toHaveLength(4);
+    // Only what the answer carries is read: the page's bodies, none for a refused lookup.
+    expect(await readDuring(() => t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true }))).toBe(3 * body.length);
+    expect(await readDuring(() => t.engine.getJobs(ids, true))).toBe(0);
+    expect(await readDuring(() => t.engine.getJobs(ids, false))).toBe(0);
   });
 });
 

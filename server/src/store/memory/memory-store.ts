@@ -15,7 +15,7 @@
  */
 import { byteBudget } from "../../engine/byte-budget.js";
 import { queueNotFound } from "../../engine/errors.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../engine/job-record.js";
 import * as transitions from "../../engine/transitions.js";
 import type { JobPatch } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
@@ -236,7 +236,7 @@ export class MemoryStore implements Store {
     return p.ids.map((id) => {
       const slot = this.jobs.get(id);
       if (!slot) return undefined;
-      return p.bodies === false ? { ...slot.job, body: new Uint8Array() } : { ...slot.job };
+      return p.bodies === false ? withoutBody(slot.job) : { ...slot.job };
     });
   }
 
@@ -347,7 +347,7 @@ export class MemoryStore implements Store {
       page.push(j);
     }
     page.sort(compareForScan);
-    return page.slice(0, p.limit).map((j) => (p.bodies === false ? { ...j, body: new Uint8Array() } : { ...j }));
+    return page.slice(0, p.limit).map((j) => (p.bodies === false ? withoutBody(j) : { ...j }));
   }
 
   async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<string[]> {

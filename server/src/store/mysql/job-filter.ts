@@ -10,7 +10,7 @@
 import type { JobRecord } from "../../engine/job-record.js";
 import type { JobFilter, ScanCursor } from "../store.js";
 import { matchesFilter } from "../memory/memory-store.js";
-import { ALL_COLUMNS, type JobRow, META_COLUMNS, toRecord } from "./rows.js";
+import { ALL_COLUMNS, type JobRow, META_AND_SIZE, toRecord } from "./rows.js";
 import { type Conn, type Param, select } from "./shard.js";
 
 /** Rows read per round trip while a body regex filters in JavaScript. */
@@ -46,7 +46,7 @@ export function filterWhere(queue: string, filter: JobFilter, now: number): { sq
  */
 export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number, bodies = true): Promise<JobRecord[]> {
   const where = filterWhere(queue, filter, now);
-  let sql = `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE ${where.sql}`;
+  let sql = `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE ${where.sql}`;
   const params = [...where.params];
   if (cursor) {
     sql += " AND (run_after < ? OR (run_after = ? AND id < ?))";

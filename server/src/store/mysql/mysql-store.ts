@@ -29,7 +29,7 @@
 import { byteBudget } from "../../engine/byte-budget.js";
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../engine/job-record.js";
 import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
@@ -422,7 +422,7 @@ export class MysqlStore implements Store {
           if (!p.filter.bodyRegex) return scanPage(c, p.queue, p.filter, p.limit, p.cursor, p.now, p.bodies !== false);
           const page: JobRecord[] = [];
           for await (const job of matchingJobs(c, p.queue, p.filter, p.now, p.cursor)) {
-            page.push(p.bodies === false ? { ...job, body: new Uint8Array() } : job);
+            page.push(p.bodies === false ? withoutBody(job) : job);
             if (page.length >= p.limit) break;
           }
           return page;

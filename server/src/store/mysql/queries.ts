@@ -4,7 +4,7 @@
  * hot ones. Every value is a bound parameter.
  */
 import { limits } from "../../engine/limits.js";
-import { ALL_COLUMNS, INSERT_COLUMNS, INSERT_ROW, META_COLUMNS } from "./rows.js";
+import { ALL_COLUMNS, INSERT_COLUMNS, INSERT_ROW, META_AND_SIZE, META_COLUMNS } from "./rows.js";
 import { placeholders } from "./shard.js";
 
 const list = placeholders;
@@ -81,7 +81,7 @@ export const claimRange = (set: string) =>
   "AND (run_after > ? OR seq >= ?) AND (run_after < ? OR seq <= ?)";
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
-export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_COLUMNS} FROM jobs WHERE id IN (${list(n)})`;
+export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE id IN (${list(n)})`;
 export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
 export const selectBufferedLocked = (n: number) =>
   `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'buffered' AND buffer_epoch = ? FOR UPDATE`;

@@ -6,8 +6,11 @@ import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js"
 import type { JobPatch } from "../../engine/transitions.js";
 import { type Param, placeholders } from "./shard.js";
 
+/** A stored field of JobRecord (bodySize is derived from the body, never written). */
+type Field = Exclude<keyof JobRecord, "bodySize">;
+
 /** JobRecord field → jobs column. */
-const COLUMN: Record<keyof JobRecord, string> = {
+const COLUMN: Record<Field, string> = {
   attempt: "attempt",
   attemptsAllowed: "attempts_allowed",
   attemptsRemaining: "attempts_remaining",
@@ -36,6 +39,8 @@ export const META_COLUMNS = Object.values(COLUMN)
   .filter((c) => c !== "body")
   .join(", ");
 export const ALL_COLUMNS = `${META_COLUMNS}, body`;
+/** Every column but the body, and the body's length (JobRecord.bodySize). */
+export const META_AND_SIZE = `${META_COLUMNS}, LENGTH(body) AS body_bytes`;
 
 export interface JobRow {
   id: string;
@@ -44,6 +49,8 @@ export interface JobRow {
   state: StoredState;
   priority: number;
   body?: Buffer | null;
+  /** LENGTH(body), where a statement asks for it. */
+  body_bytes?: number | string | null;
   run_after: number | string;
   attempts_allowed: number;
   attempts_remaining: number;
@@ -85,6 +92,7 @@ export function toRecord(row: JobRow): JobRecord {
     idempotencyKey: row.idempotency_key ?? "",
     orderingKey: row.ordering_key ? row.ordering_key.toString("utf8") : "",
     seq: Number(row.seq),
+    ...(row.body_bytes == null ? {} : { bodySize: Number(row.body_bytes) }),
   };
 }
 
@@ -134,7 +142,7 @@ export function insertValues(job: NewJob, state: "pending" | "waiting", now: num
 
 /** `SET a = ?, b = ?` for one patch that every matched row gets (a job-independent transition). */
 export function setClause(patch: JobPatch): { sql: string; params: Param[] } {
-  const fields = Object.keys(patch) as Array<keyof JobRecord>;
+  const fields = Object.keys(patch) as Field[];
   return {
     sql: fields.map((f) => `${COLUMN[f]} = ?`).join(", "),
     params: fields.map((f) => toParam(f, patch[f]!)),
@@ -147,7 +155,7 @@ export function setClause(patch: JobPatch): { sql: string; params: Param[] } {
  * itself, on rows the caller has already locked).
  */
 export function patchManyStatement(patches: Array<{ id: string; patch: JobPatch }>, fence: { sql: string; params: Param[] }): { sql: string; params: Param[] } {
-  const fields = [...new Set(patches.flatMap((p) => Object.keys(p.patch) as Array<keyof JobRecord>))].sort();
+  const fields = [...new Set(patches.flatMap((p) => Object.keys(p.patch) as Field[]))].sort();
   const params: Param[] = [];
   const sets = fields.map((field) => {
     const column = COLUMN[field];

@@ -16,7 +16,8 @@ const SPACE = 0x20;
 /** TOKEN_WIDTH of lua/include/job.lua: the claim token's fixed width in the packed attributes. */
 export const TOKEN_WIDTH = limits.claimTokenMaxBytes;
 
-export function decodeJob(reply: unknown): JobRecord {
+/** With `withoutBody` the record is one recordWithoutBody made (lua/include/job.lua): the body's length instead of the body. */
+export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
   const b = reply as Buffer;
   const space = b.indexOf(SPACE);
   if (space < 0) throw new Error("redis store: malformed job record");
@@ -74,7 +75,7 @@ export function decodeJob(reply: unknown): JobRecord {
     idempotencyKey,
     seq,
     orderingKey,
-    body: new Uint8Array(b.subarray(at)), // a copy: ioredis may reuse its buffer
+    ...(withoutBody ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) } : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
   };
 }
 
@@ -107,8 +108,8 @@ export function encodeNewJob(j: NewJob): Buffer {
   return out;
 }
 
-export function decodeJobs(reply: unknown): JobRecord[] {
-  return (reply as unknown[]).map(decodeJob);
+export function decodeJobs(reply: unknown, withoutBody = false): JobRecord[] {
+  return (reply as unknown[]).map((r) => decodeJob(r, withoutBody));
 }
 
 const outcomes: Record<string, Outcome> = { a: "acknowledged", s: "stale_claim", n: "not_found" };

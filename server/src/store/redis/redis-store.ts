@@ -18,7 +18,7 @@
 import { Redis } from "ioredis";
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob } from "../../engine/job-record.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, withoutBody } from "../../engine/job-record.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
@@ -227,7 +227,7 @@ export class RedisStore implements Store {
         const args = [this.keys.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
         const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.running()], args)) as unknown[];
         replies.forEach((reply, k) => {
-          if (reply) found[located[k]!.index] = decodeJob(reply);
+          if (reply) found[located[k]!.index] = decodeJob(reply, p.bodies === false);
         });
       }),
     );
@@ -275,7 +275,7 @@ export class RedisStore implements Store {
         runScript(this.shards[shard]!, "job_peek_many", [this.keys.running()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
       ),
     );
-    return replies.flatMap(decodeJobs).sort(compareForDequeue).slice(0, p.limit);
+    return replies.flatMap((reply) => decodeJobs(reply)).sort(compareForDequeue).slice(0, p.limit);
   }
 
   async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
@@ -306,7 +306,7 @@ export class RedisStore implements Store {
         // Without bodies the script sends each job's attributes only, unless a body regex needs them.
         const mode = p.bodies === false && !p.filter.bodyRegex ? "meta" : "full";
         await walk(this.scan, { queue: p.queue, partition, filter: p.filter, now: p.now, cursor: p.cursor, mode, want: p.limit }, (_, jobs) => {
-          for (const job of jobs) if (matchesBody(job, p.filter)) page.push(p.bodies === false ? { ...job, body: new Uint8Array() } : job);
+          for (const job of jobs) if (matchesBody(job, p.filter)) page.push(p.bodies === false && mode === "full" ? withoutBody(job) : job);
           return page.length < p.limit;
         });
         return page;

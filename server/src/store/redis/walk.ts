@@ -45,7 +45,7 @@ export async function walk(
     const args = [queue, partition, now, ...position, ...filterArgs(filter), CHUNK, Number.isFinite(want) ? Math.min(want, CHUNK) : CHUNK, mode];
     const [done, lastRa, lastId, matched, ...items] = (await run(queue, partition, "job_scan", args)) as [number, Buffer, Buffer, number, ...unknown[]];
     position = [text(lastRa), text(lastId)];
-    const jobs = mode === "full" || mode === "meta" ? decodeJobs(items) : [];
+    const jobs = mode === "full" || mode === "meta" ? decodeJobs(items, mode === "meta") : [];
     const ids = mode === "ids" ? items.map(text) : [];
     if (!(await visit(matched, jobs, ids)) || done) return;
   }

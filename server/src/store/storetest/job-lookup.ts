@@ -17,15 +17,22 @@ export function exerciseJobLookup(open: OpenStore): void {
       expect(found[1]!.id).toBe(id);
     });
 
-    it("looks jobs up without their bodies when asked: same attributes, empty bodies", async () => {
+    it("looks jobs up without their bodies when asked: same attributes, empty bodies with their sizes", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [id] = await insert(store, q, [{ body: text("b".repeat(5000)), customStatus: "kept" }]);
-      const [whole] = await store.jobGetMany({ ids: [id!] });
-      const [bare, absent] = await store.jobGetMany({ ids: [id!, `${q}.0.zzzzzzzzzzzz`], bodies: false });
-      expect(whole!.body.length).toBe(5000);
-      expect({ ...bare!, body: undefined }).toEqual({ ...whole!, body: undefined });
-      expect(bare!.body.length).toBe(0);
+      // Bodies big and small, none, and attributes longer than a Redis transition's first read.
+      const ids = await insert(store, q, [
+        { body: text("b".repeat(5000)), customStatus: "kept" },
+        { body: text("tiny") },
+        { body: new Uint8Array() },
+        { body: text("c".repeat(300)), customStatus: "s".repeat(1000) },
+      ]);
+      const whole = await store.jobGetMany({ ids });
+      const [absent, ...bare] = await store.jobGetMany({ ids: [`${q}.0.zzzzzzzzzzzz`, ...ids], bodies: false });
+      expect(whole.map((j) => j!.body.length)).toEqual([5000, 4, 0, 300]);
+      expect(bare.map((j) => ({ ...j!, body: undefined, bodySize: undefined }))).toEqual(whole.map((j) => ({ ...j!, body: undefined })));
+      // Each body's size, so a caller can bound what reading them would cost.
+      expect(bare.map((j) => [j!.body.length, j!.bodySize])).toEqual([[0, 5000], [0, 4], [0, 0], [0, 300]]);
       expect(absent).toBeUndefined();
     });
 
@@ -47,17 +54,18 @@ export function exerciseJobLookup(open: OpenStore): void {
       expect(order).toEqual([...order].sort((a, b) => b - a));
     });
 
-    it("scans without bodies when asked: the same jobs and attributes, empty bodies, a body regex still applied", async () => {
+    it("scans without bodies when asked: the same jobs and attributes, empty bodies with their sizes, a body regex still applied", async () => {
       const store = await open();
       const q = await createQueue(store);
       const [a, b] = await insert(store, q, [{ body: text("user=1 ".repeat(200)), customStatus: "x" }, { priority: 2, body: text("other") }]);
       const whole = await store.jobScan({ queue: q, filter: {}, limit: 10, now: T0 });
       const bare = await store.jobScan({ queue: q, filter: {}, limit: 10, bodies: false, now: T0 });
-      expect(bare.map((j) => ({ ...j, body: undefined }))).toEqual(whole.map((j) => ({ ...j, body: undefined })));
+      expect(bare.map((j) => ({ ...j, body: undefined, bodySize: undefined }))).toEqual(whole.map((j) => ({ ...j, body: undefined })));
       expect(bare.map((j) => j.body.length)).toEqual([0, 0]);
       expect(whole.find((j) => j.id === a)!.body.length).toBe(1400);
+      expect(Object.fromEntries(bare.map((j) => [j.id, j.bodySize]))).toEqual({ [a!]: 1400, [b!]: 5 });
       const matched = await store.jobScan({ queue: q, filter: { bodyRegex: /other/ }, limit: 10, bodies: false, now: T0 });
-      expect(matched.map((j) => [j.id, j.body.length])).toEqual([[b, 0]]);
+      expect(matched.map((j) => [j.id, j.body.length, j.bodySize])).toEqual([[b, 0, 5]]);
     });
 
     it("filters by state, priority, due or future, and body regex, in scan and count alike", async () => {

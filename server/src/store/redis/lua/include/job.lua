@@ -76,6 +76,7 @@ local function loadJob(tag, id)
   else
     job._whole = #head < HEAD_READ
   end
+  job._key = key
   return job
 end
 
@@ -107,9 +108,12 @@ local function recordAsWritten(job)
   return packRecord(job.id, job._meta .. string.sub(job._stored, job._size + 1))
 end
 
--- The reply for a loaded job without its body (read with its head only: see loadJob).
+-- The reply for a loaded job without its body (read with its head only: see loadJob): its
+-- packed attributes, then the body's length as a little-endian double (codec.ts reads it
+-- as bodySize), so a caller can bound what reading the bodies would cost.
 local function recordWithoutBody(job)
-  return packRecord(job.id, string.sub(job._stored, 1, job._size))
+  local stored = job._whole and #job._stored or redis.call("STRLEN", job._key)
+  return packRecord(job.id, string.sub(job._stored, 1, job._size) .. struct.pack("<d", stored - job._size))
 end
 
 -- nil for a job that does not exist.
