@@ -92,7 +92,8 @@ export function toRecord(row: JobRow): JobRecord {
     idempotencyKey: row.idempotency_key ?? "",
     orderingKey: row.ordering_key ? row.ordering_key.toString("utf8") : "",
     seq: Number(row.seq),
-    ...(row.body_bytes == null ? {} : { bodySize: Number(row.body_bytes) }),
+    // Only a record read without its body says how big the body is (JobRecord.bodySize).
+    ...(row.body === undefined && row.body_bytes != null ? { bodySize: Number(row.body_bytes) } : {}),
   };
 }
 
