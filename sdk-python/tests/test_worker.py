@@ -159,15 +159,27 @@ def _tallied_worker(
     return app, spy, ran
 
 
+def _run_until_all_succeeded(
+    client: Client, server_url: str, queue: str, jobs: int, **kw: Any
+) -> tuple[_TallyingClient, list[str], list[str]]:
+    """Enqueues `jobs` jobs and runs a tallied worker until every one has succeeded.
+
+    Returns the worker's spy, the job ids its handler ran and the ids enqueued.
+    """
+    ids = client.enqueue_many([JobSpec(queue, str(i).encode()) for i in range(jobs)])
+    app, spy, ran = _tallied_worker(server_url, queue, **kw)
+    with running(app):
+        wait_for(lambda: client.count_jobs(queue, state=JobState.SUCCEEDED) == jobs)
+    return spy, ran, ids
+
+
 def test_keeps_several_dequeues_in_flight_when_concurrency_holds_several_batches(
     client: Client, server_url: str, make_queue: QueueFactory
 ) -> None:
-    q = make_queue()
-    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(60)])
     # Room for four batches: up to four calls in flight.
-    app, spy, ran = _tallied_worker(server_url, q, sleep=0.005, concurrency=8, batch_size=2)
-    with running(app):
-        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 60)
+    spy, ran, ids = _run_until_all_succeeded(
+        client, server_url, make_queue(), 60, sleep=0.005, concurrency=8, batch_size=2
+    )
     assert 2 <= spy.tally.max_in_flight <= 4
     assert all(limit + spoken_for <= 8 for limit, spoken_for in spy.tally.calls)
     assert Counter(ran) == Counter(ids), "every job runs exactly once"
@@ -181,13 +193,15 @@ def test_keeps_one_dequeue_in_flight_when_concurrency_holds_less_than_two_batche
     concurrency: int,
     batch_size: int | None,
 ) -> None:
-    q = make_queue()
-    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(20)])
-    app, spy, ran = _tallied_worker(
-        server_url, q, sleep=0.005, concurrency=concurrency, batch_size=batch_size
+    spy, ran, ids = _run_until_all_succeeded(
+        client,
+        server_url,
+        make_queue(),
+        20,
+        sleep=0.005,
+        concurrency=concurrency,
+        batch_size=batch_size,
     )
-    with running(app):
-        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 20)
     assert spy.tally.max_in_flight == 1
     assert Counter(ran) == Counter(ids)
 
@@ -195,12 +209,10 @@ def test_keeps_one_dequeue_in_flight_when_concurrency_holds_less_than_two_batche
 def test_dequeue_calls_together_never_ask_for_more_than_the_free_slots(
     client: Client, server_url: str, make_queue: QueueFactory
 ) -> None:
-    q = make_queue()
-    ids = client.enqueue_many([JobSpec(q, str(i).encode()) for i in range(40)])
     # Three pullers of 2 on 7 slots: the odd slot must be asked for alone, never as a third.
-    app, spy, ran = _tallied_worker(server_url, q, sleep=0.01, concurrency=7, batch_size=2)
-    with running(app):
-        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 40)
+    spy, ran, ids = _run_until_all_succeeded(
+        client, server_url, make_queue(), 40, sleep=0.01, concurrency=7, batch_size=2
+    )
     calls = spy.tally.calls
     assert all(1 <= limit <= 2 for limit, _ in calls), calls
     assert all(limit + spoken_for <= 7 for limit, spoken_for in calls), calls
