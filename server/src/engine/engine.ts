@@ -152,13 +152,14 @@ export class Engine {
 
   /**
    * Without `includeBody` the bodies are not read (they come back empty); with it they
-   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. Their
-   * sizes are read first, so a lookup refused for its size never reads the bodies: the
-   * server's memory per call stays within the bound.
+   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. When the
+   * largest bodies any queue accepts could pass that, their sizes are read first, so a
+   * lookup refused for its size never reads the bodies: the server's memory per call stays
+   * within the bound. (A single job, or a few, is one read.)
    */
   async getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
     if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
-    if (includeBody && ids.length > 1) {
+    if (includeBody && ids.length * limits.maxBodyBytesMax > limits.answerBodyBytesMax) {
       const sized = await this.store.jobGetMany({ ids, bodies: false });
       const bytes = sized.reduce((n, job) => n + (job?.bodySize ?? 0), 0);
       if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);
