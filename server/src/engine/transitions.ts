@@ -48,14 +48,18 @@ export function promote(now: number): JobPatch {
   return { state: "pending", updatedAt: now };
 }
 
-/** A broker prefetches a due pending job into its buffer (charges nothing). */
-export function claimIntoBuffer(epoch: number, now: number): JobPatch {
-  return { state: "buffered", bufferEpoch: epoch, updatedAt: now };
+/**
+ * A broker prefetches a due pending job into its buffer (charges nothing). Users see a
+ * buffered job as pending, so its updatedAt stays: nothing they can see changed (and a
+ * store may keep the buffered state in the claiming process's memory: MySQL does).
+ */
+export function claimIntoBuffer(epoch: number): JobPatch {
+  return { state: "buffered", bufferEpoch: epoch };
 }
 
-/** A buffered job goes back to pending (buffer overflow, shutdown, or a new lease owner). */
-export function unbuffer(now: number): JobPatch {
-  return { state: "pending", bufferEpoch: 0, updatedAt: now };
+/** A buffered job goes back to pending (buffer overflow, shutdown, or a new lease owner); updatedAt stays, as for claimIntoBuffer. */
+export function unbuffer(): JobPatch {
+  return { state: "pending", bufferEpoch: 0 };
 }
 
 /** What the broker decides when it hands a buffered job to a worker. */

@@ -86,7 +86,7 @@ export interface Store {
   /**
    * The broker's default buffer per partition on this store (`--buffer-size`), in jobs; a
    * refill claims up to a quarter of it. What a claim costs decides it: on MySQL mostly per
-   * call (a transaction of several round trips), so bigger claims are cheaper per job; on
+   * call (several round trips), so bigger claims are cheaper per job; on
    * Redis per job inside a script that holds Redis while it runs, so smaller ones keep
    * every other call's latency down.
    */
@@ -112,6 +112,10 @@ export interface Store {
    * Moves up to `limit` due pending jobs to buffered under `epoch`, best first; nothing if `epoch` is not the lease's.
    * With `maxBytes`, stops before the job whose body would take the claimed bodies past it, but
    * always claims the first (one big body must not stall its partition): the broker's memory bound.
+   * A store may keep the buffered state in the memory of the store object that claimed (MySQL:
+   * its claim writes nothing); then only that object sees the jobs as buffered (elsewhere they
+   * read as pending, which is what users see anyway), and the start and release of what it
+   * claimed must go through it, as the broker's do.
    */
   jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]>;
   jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;

@@ -70,25 +70,40 @@ describe("mysql query plans", () => {
     for (const row of plan) expect(row.Extra).toMatch(/Select tables optimized away|No matching min\/max row/);
   });
 
-  it("claims one level with a range scan of jobs_claim in dequeue order (no filesort)", async () => {
-    const [row] = await explain(sql.CLAIM_LEVEL, [queue, 0, 1, T0, 500]);
-    expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
-    expect(row!.Extra).not.toMatch(/filesort/);
+  it("claims one level with a range scan of jobs_claim in dequeue order, from its start or after the cursor (no filesort)", async () => {
+    for (const [statement, params] of [
+      [sql.claimRows(false, false), [queue, 0, 1, T0, 500]],
+      [sql.claimRows(false, true), [queue, 0, 1, T0, T0 - 500, T0 - 500, 10, 500]],
+      [sql.claimRows(true, true), [100, queue, 0, 1, T0, T0 - 500, T0 - 500, 10, 500]],
+    ] as const) {
+      const [row] = await explain(statement, [...params]);
+      expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
+      expect(row!.Extra).not.toMatch(/filesort/);
+    }
   });
 
-  it("marks a claimed level as buffered by the same range of jobs_claim (no IN list of ids)", async () => {
-    const [row] = await explain(sql.claimRange("state = ?, updated_at = ?"), ["buffered", T0, queue, 0, 1, T0 - 1000, T0, T0 - 1000, 1, T0, 5000]);
-    expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
+  it("looks behind the cursor and for the next due job from jobs_claim alone (index-only, no filesort)", async () => {
+    for (const [statement, params] of [
+      [sql.levelPlaces(true, "upTo"), [queue, 0, 1, T0, T0 - 500, T0 - 500, 10, 4000]],
+      [sql.levelPlaces(false, "after"), [queue, 0, 1, T0 - 500, T0 - 500, 10, 4000]],
+      [sql.levelPlaces(false), [queue, 0, 1, 4000]],
+    ] as const) {
+      const [row] = await explain(statement, [...params]);
+      expect(row).toMatchObject({ key: "jobs_claim" });
+      expect(row!.type).toMatch(/^(range|ref)$/);
+      expect(row!.Extra).toMatch(/Using index/);
+      expect(row!.Extra).not.toMatch(/filesort/);
+    }
   });
 
   it("starts and acks by primary key", async () => {
     const ids = [`${queue}.0.aaaaaaaaaaaa`, `${queue}.0.bbbbbbbbbbbb`];
-    for (const statement of [sql.selectBufferedLocked(2), sql.selectJobsMetaLocked(2)]) {
-      const [row] = await explain(statement, [...ids, 1]);
+    for (const statement of [sql.selectPendingLocked(2), sql.selectJobsMetaLocked(2), sql.pendingRows(false, 2)]) {
+      const [row] = await explain(statement, ids);
       expect(row).toMatchObject({ type: "range", key: "PRIMARY" });
     }
     // The fast paths: the lease row by its primary key (a const table), the jobs by theirs.
-    const start = await explain(sql.startGroup("state = ?, updated_at = ?", 2), [queue, 0, 1, "running", T0, ...ids, 1]);
+    const start = await explain(sql.startGroup("state = ?, updated_at = ?", 2), [queue, 0, 1, "running", T0, ...ids]);
     expect(start.find((r) => r.key === "PRIMARY" && r.type === "range")).toBeDefined();
     for (const row of start) expect(row.key).toBe("PRIMARY");
     const [ack] = await explain(sql.ackGroup("state = ?, updated_at = ?", 2), ["succeeded", T0, ...ids, "t"]);
@@ -102,7 +117,7 @@ describe("mysql query plans", () => {
     for (const row of reads) expect(row.Extra).toMatch(/Using index/);
   });
 
-  it("a new owner finds the buffered jobs of older epochs in jobs_claim", async () => {
+  it("a new owner finds rows an earlier runlater marked buffered in jobs_claim", async () => {
     const [row] = await explain(sql.releaseBufferedBelow("state = ?"), ["pending", queue, 0, 5, 1000]);
     expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
   });

@@ -178,7 +178,7 @@ export class MemoryStore implements Store {
           break;
         }
         heap.pop();
-        this.apply(slot, transitions.claimIntoBuffer(p.epoch, p.now));
+        this.apply(slot, transitions.claimIntoBuffer(p.epoch));
         claimed.push({ ...slot.job });
       }
       if (full || claimed.length >= p.limit) break;
@@ -319,7 +319,7 @@ export class MemoryStore implements Store {
       const mine = p.ids !== undefined && slot.job.bufferEpoch === p.epoch;
       const stale = p.belowEpoch !== undefined && slot.job.bufferEpoch < p.belowEpoch;
       if (!mine && !stale) continue;
-      this.apply(slot, transitions.unbuffer(p.now));
+      this.apply(slot, transitions.unbuffer());
       released++;
     }
     return released;
@@ -441,7 +441,7 @@ export class MemoryStore implements Store {
   /**
    * Applies a transition's patch and re-indexes the job for its new state. A job that
    * ended leaves its ordering key's sequence, and the key's next job is promoted (and
-   * returned, so acks can announce it). Every patch sets updatedAt: the transition's time.
+   * returned, so acks can announce it). Every patch that ends a job sets updatedAt (the transition's time), used here as now.
    */
   private apply(slot: Slot, patch: JobPatch): Slot | undefined {
     const q = this.queues.get(slot.job.queue)!;

@@ -4,7 +4,7 @@
  *
  * How it keeps the store's rules:
  * - Every job change is a patch from engine/transitions.ts. Job-independent transitions
- *   (claimIntoBuffer, unbuffer, retryFailed) become one UPDATE; job-dependent ones
+ *   (retryFailed, unbuffer of rows an earlier runlater marked buffered) become one UPDATE; job-dependent ones
  *   (handOut, succeed, fail, expireClaim, checkpoint) run as one short transaction: lock
  *   the batch's rows (SELECT … FOR UPDATE), decide each with transitions.ts, write them
  *   all with one UPDATE whose WHERE re-checks state and claim token. The lock and the
@@ -14,11 +14,12 @@
  *   per group whose WHERE is the whole fence (handOut's attempt counters move in SQL).
  *   Rows matched must equal the group's size, or the transaction rolls back and the
  *   exact path above decides.
- * - Ownership writes (claim, start) check the lease epoch inside the same transaction,
- *   under a shared lock on the lease row, so a takeover waits for them to commit (the
- *   fast start joins the lease row in its UPDATE, which takes that same lock).
- * - Sessions use READ COMMITTED: locking reads take no gap locks, so a claim never
- *   blocks enqueues into the range it reads.
+ * - The claim writes nothing: claimed jobs stay pending in their rows and are held in this
+ *   process's memory (held-jobs.ts, claim.ts) until the broker starts or releases them.
+ * - The start, the one ownership write, checks the lease epoch inside its transaction,
+ *   under a shared lock on the lease row, so a takeover waits for it to commit (the fast
+ *   start joins the lease row in its UPDATE, which takes that same lock).
+ * - Sessions use READ COMMITTED: locking reads take no gap locks.
  * - Several URLs are shards: a partition's jobs and lease live on the shard its queue's
  *   stored placement names (../placement.ts, cached in-process); queue metadata and the
  *   placements on shard 0. shard-map.ts checks the --store list at open.
@@ -26,23 +27,23 @@
  *   or retried, and leaves it, promoting the next, in the same transaction that ends or
  *   deletes it. Jobs without a key skip all of it.
  */
-import { byteBudget } from "../../engine/byte-budget.js";
 import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
 import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../engine/job-record.js";
-import { limits } from "../../engine/limits.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
 import * as transitions from "../../engine/transitions.js";
 import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../engine/transitions.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { claimDue, nextDueAt } from "./claim.js";
+import { HeldJobs } from "./held-jobs.js";
 import { insertOnShard, type Keyed } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
 import { migrate } from "./migrate.js";
 import { joinSequences, leaveSequences, type SequenceJob } from "./ordering.js";
 import * as sql from "./queries.js";
 import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js";
-import { AmbiguousCommitError, type Conn, type Param, placeholders, run, select, Shard } from "./shard.js";
+import { type Conn, type Param, run, select, Shard } from "./shard.js";
 import { checkShards } from "./shard-map.js";
 import { duplicateKeyIndex } from "./transient.js";
 
@@ -87,6 +88,8 @@ export class MysqlStore implements Store {
 
   /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
   private readonly placement: PlacementCache;
+  /** What this process's brokers claimed and have not started: the buffered state (held-jobs.ts). */
+  private readonly held = new HeldJobs();
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(
@@ -149,14 +152,15 @@ export class MysqlStore implements Store {
     for (const shard of this.shards) {
       const room = p.limit - expired.length;
       if (room > 0) {
-        expired.push(
-          ...(await shard.transaction(async (c) => {
-            const rows = (await select<JobRow>(c, sql.EXPIRED_CLAIMS, [p.now, room])).map(toRecord);
-            const changed = await this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
-            await leaveSequences(c, changed.filter(endedWithKey), p.now);
-            return changed;
-          })),
-        );
+        const { changed, promotedBy } = await shard.transaction(async (c) => {
+          const rows = (await select<JobRow>(c, sql.EXPIRED_CLAIMS, [p.now, room])).map(toRecord);
+          const changed = await this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
+          return { changed, promotedBy: await leaveSequences(c, changed.filter(endedWithKey), p.now) };
+        });
+        expired.push(...changed);
+        // Committed: jobs back to pending, and promoted ones, may sit behind a claim's cursor.
+        for (const job of changed) if (job.state === "pending") this.held.noteQueued(job.id, job.priority, job.runAfter);
+        for (const [id, at] of promotedBy) this.held.noteQueued(id, undefined, at);
       }
       const [next] = await shard.session((c) => select<{ next_at: number | string | null }>(c, sql.NEXT_EXPIRY));
       if (next?.next_at != null) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, Number(next.next_at));
@@ -166,84 +170,16 @@ export class MysqlStore implements Store {
 
   async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
     const shard = await this.shardOf(p.queue, p.partition);
-    let ids: string[] = [];
-    const claim = (mark: "ranges" | "ids") => async (c: Conn) => {
-      ids = [];
-      const claimed = await this.selectClaimable(c, p);
-      if (claimed.length === 0) return [];
-      ids = claimed.map((j) => j.id);
-      const patch = transitions.claimIntoBuffer(p.epoch, p.now);
-      const set = setClause(patch);
-      if (mark === "ranges") {
-        // Each level's rows are one stretch of jobs_claim, locked by us and pending, so its
-        // range matches all of them; more only if a job was inserted inside it meanwhile (no
-        // gap locks at READ COMMITTED): then roll back and mark by id. A range costs
-        // MariaDB far less than an IN list of a thousand ids (docs/benchmarks.md).
-        for (const level of byLevel(claimed)) {
-          const first = level[0]!;
-          const last = level[level.length - 1]!;
-          const bounds = [first.runAfter, last.runAfter, first.runAfter, first.seq, last.runAfter, last.seq];
-          const n = await run(c, sql.claimRange(set.sql), [...set.params, p.queue, p.partition, first.priority, ...bounds]);
-          if (n !== level.length) throw new NotWhole();
-        }
-      } else {
-        // The rows are locked and pending: the UPDATE's state test cannot fail, it only fences.
-        await run(c, `UPDATE jobs SET ${set.sql} WHERE id IN (${placeholders(ids.length)}) AND state = 'pending'`, [...set.params, ...ids]);
-      }
-      const withoutBody = claimed.filter((job) => job.body === UNREAD_BODY);
-      if (withoutBody.length > 0) await this.readBodies(c, withoutBody);
-      return claimed.map((job) => ({ ...job, ...patch }));
-    };
-    try {
-      return (await wholeOrNothing(shard, claim("ranges"))) ?? (await shard.transaction(claim("ids")));
-    } catch (err) {
-      // The claim may have committed without our hearing of it: hand those jobs straight
-      // back, or they would sit buffered under our epoch until the lease changes hands.
-      if (err instanceof AmbiguousCommitError && ids.length > 0) {
-        await this.jobReleaseBuffered({ queue: p.queue, partition: p.partition, epoch: p.epoch, ids, now: p.now });
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * The claim's read, in its transaction: the lease fence, then each priority level's due
-   * jobs in dequeue order, locked, until `limit` or the byte bound. A kept job whose body
-   * was too big to come with the read has body UNREAD_BODY.
-   */
-  private async selectClaimable(c: Conn, p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
-    if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
-    const levels = await select<{ priority: number; next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition));
-    const bounded = p.maxBytes !== undefined;
-    const claimed: JobRecord[] = [];
-    const fits = byteBudget(p.maxBytes);
-    for (const level of levels) {
-      if (claimed.length >= p.limit) break;
-      if (level.next_at === null || Number(level.next_at) > p.now) continue;
-      const params = [p.queue, p.partition, Number(level.priority), p.now, p.limit - claimed.length];
-      const rows = bounded
-        ? await select<JobRow & { body_bytes: number | string }>(c, sql.CLAIM_LEVEL_SIZES, [Math.floor(p.maxBytes! / p.limit), ...params])
-        : await select<JobRow>(c, sql.CLAIM_LEVEL, params);
-      for (const row of rows) {
-        const size = "body_bytes" in row ? Number(row.body_bytes) : 0;
-        // The rows past the bound stay pending (their locks go at commit).
-        if (!fits(size)) return claimed;
-        const job = toRecord(row);
-        if (row.body === null && size > 0) job.body = UNREAD_BODY;
-        claimed.push(job);
-      }
-    }
-    return claimed;
-  }
-
-  /** Fills in the bodies of jobs read without them (sql.CLAIM_LEVEL_SIZES, bodies larger than their share). */
-  private async readBodies(c: Conn, jobs: JobRecord[]): Promise<void> {
-    const rows = await select<{ id: string; body: Buffer | null }>(c, sql.selectBodies(jobs.length), jobs.map((j) => j.id));
-    const bodies = new Map(rows.map((r) => [r.id, r.body]));
-    for (const job of jobs) {
-      const body = bodies.get(job.id);
-      job.body = body ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength) : new Uint8Array();
-    }
+    // A read and nothing else (docs/mysql.md, "The claim writes nothing"): the jobs stay
+    // pending in the table and are held in memory until the broker starts or releases them.
+    const claimed = await shard.session(async (c) => {
+      const [lease] = await select<{ epoch: number | string }>(c, sql.LEASE_EPOCH, [p.queue, p.partition]);
+      if (lease === undefined || Number(lease.epoch) !== p.epoch) return [];
+      const held = this.held.forClaim(p.queue, p.partition, p.epoch, p.now);
+      return held.reads(() => claimDue(c, held, p));
+    });
+    const patch = transitions.claimIntoBuffer(p.epoch);
+    return claimed.map((job) => ({ ...job, ...patch }));
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
@@ -322,6 +258,10 @@ export class MysqlStore implements Store {
           return { ids, n: await run(c, `${sql.deleteIds(ids.length)} AND ${where.sql}`, [...ids, ...where.params]) };
         });
         deleted += n ?? (ids.length === 0 ? 0 : await shard.transaction((c) => this.deleteWithKeys(c, ids, where, p.now)));
+        // Deleted jobs are no longer held (one the filter no longer matched is looked for again).
+        this.held.forget(ids);
+        // Deleting the head of an ordering key promotes the next job, maybe behind a cursor.
+        if (n === undefined && ids.length > 0) this.held.noteQueue(p.queue);
         if (ids.length < chunk) break;
       }
     }
@@ -338,7 +278,7 @@ export class MysqlStore implements Store {
       [...(await this.groupByShard(p.ids.map((id) => ({ id }))))].map(([shard, items]) =>
         shard.session(async (c) => {
           const ids = [...new Set(items.map((k) => k.item.id))];
-          for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids)) found.set(row.id, toRecord(row));
+          for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids)) found.set(row.id, this.held.overlay(toRecord(row)));
         }),
       ),
     );
@@ -349,7 +289,10 @@ export class MysqlStore implements Store {
     if (p.jobs.length === 0) return [];
     for (let tries = 0; ; tries++) {
       try {
-        return await this.insertOnce(p.jobs, p.now, tries > 0);
+        const ids = await this.insertOnce(p.jobs, p.now, tries > 0);
+        // A job due before a claim's cursor would be passed over: held-jobs.ts looks again.
+        if (!this.held.empty) for (const job of p.jobs) this.held.get(job.queue, job.partition)?.note(job.priority, job.runAfter);
+        return ids;
       } catch (err) {
         // A concurrent enqueue took one of our idempotency keys between our lookup and our
         // INSERT: run again, and the lookup now finds its job. Bounded: each race needs a new key.
@@ -359,33 +302,34 @@ export class MysqlStore implements Store {
   }
 
   async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
-    const levels = await (await this.shardOf(p.queue, p.partition)).session((c) =>
-      select<{ next_at: number | string | null }>(c, sql.PENDING_LEVELS, pendingLevelParams(p.queue, p.partition)),
-    );
-    const due = levels.filter((l) => l.next_at !== null).map((l) => Number(l.next_at));
-    return due.length === 0 ? undefined : Math.min(...due);
+    const shard = await this.shardOf(p.queue, p.partition);
+    return shard.session((c) => nextDueAt(c, this.held.get(p.queue, p.partition), p.queue, p.partition));
   }
 
   async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
     const pages = await Promise.all(this.shards.map((s) => s.session((c) => select<JobRow>(c, sql.PEEK, [p.queue, p.now, p.limit]))));
     return pages
       .flat()
-      .map(toRecord)
+      .map((row) => this.held.overlay(toRecord(row)))
       .sort(compareForDequeue)
       .slice(0, p.limit);
   }
 
   async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
-    const shard = await this.shardOf(p.queue, p.partition);
-    const set = setClause(transitions.unbuffer(p.now));
     if (p.ids !== undefined) {
-      const ids = p.ids;
-      if (ids.length === 0) return 0;
-      // A NULL epoch or bound matches nothing, as an absent one does in the contract.
-      return shard.session((c) => run(c, sql.releaseBufferedIds(set.sql, ids.length), [...set.params, ...ids, p.epoch ?? null, p.belowEpoch ?? null]));
+      const held = this.held.get(p.queue, p.partition);
+      const ours = held !== undefined && (held.epoch === p.epoch || (p.belowEpoch !== undefined && held.epoch < p.belowEpoch));
+      if (!ours) return 0;
+      // Nothing to write: the rows are pending. They are behind the cursor now, though.
+      const released = held.take(p.ids);
+      for (const job of released) held.note(job.priority, job.runAfter);
+      return released.length;
     }
     if (p.belowEpoch === undefined) return 0;
-    let released = 0;
+    let released = this.held.dropBelow(p.queue, p.partition, p.belowEpoch);
+    // Rows an earlier runlater marked buffered (its claim wrote the state): after an upgrade.
+    const shard = await this.shardOf(p.queue, p.partition);
+    const set = setClause(transitions.unbuffer());
     for (;;) {
       const n = await shard.session((c) => run(c, sql.releaseBufferedBelow(set.sql), [...set.params, p.queue, p.partition, p.belowEpoch!, CHUNK]));
       released += n;
@@ -409,6 +353,7 @@ export class MysqlStore implements Store {
           return { ids, n: await run(c, sql.retryFailedIds(set.sql, ids.length), [...set.params, ...ids]) };
         });
         retried += n ?? (ids.length === 0 ? 0 : await shard.transaction((c) => this.retryWithKeys(c, ids, p)));
+        if (ids.length > 0) this.held.noteQueue(p.queue);
         if (ids.length < chunk) break;
       }
     }
@@ -431,14 +376,38 @@ export class MysqlStore implements Store {
     );
     return pages
       .flat()
+      .map((job) => this.held.overlay(job))
       .sort(compareForScan)
       .slice(0, p.limit);
   }
 
   async jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
-    if (p.plans.length === 0) return [];
+    const held = this.held.get(p.queue, p.partition);
+    if (!held || held.epoch !== p.epoch) return [];
+    // Only jobs this process holds under the epoch: any other was released, started already
+    // or claimed under another epoch. Their rows are pending; the lease fences the write.
+    const plans = p.plans.filter((plan) => held.jobs.has(plan.id));
+    if (plans.length === 0) return [];
+    const ids = [...new Set(plans.map((plan) => plan.id))];
+    let started: Set<string> | undefined;
+    try {
+      started = await this.startHeld(p, plans);
+    } catch (err) {
+      // Started or not, the broker has let go of them: a claim finds those still pending.
+      for (const job of held.take(ids)) held.note(job.priority, job.runAfter);
+      throw err;
+    }
+    // Lease lost: the jobs stay held until a release or the next owner's epoch drops them.
+    if (started === undefined) return [];
+    // Started, or no longer pending (deleted): either way no longer ours to hand out.
+    held.take(ids);
+    return plans.map((plan) => plan.id).filter((id) => started.has(id));
+  }
+
+  /** The start's writes: the ids started, or undefined when the lease is no longer at `epoch`. */
+  private async startHeld(p: { queue: string; partition: number; epoch: number; now: number }, plans: HandOutPlan[]): Promise<Set<string> | undefined> {
     const shard = await this.shardOf(p.queue, p.partition);
-    const groups = startGroups(p.plans);
+    const groups = startGroups(plans);
     if (groups) {
       // Fast path: one epoch-fenced UPDATE per group of equal hand-out values, no read.
       // Rows matched = rows started; anything less is rolled back and decided exactly below.
@@ -446,26 +415,24 @@ export class MysqlStore implements Store {
         let n = 0;
         for (const g of groups) {
           const set = setClause(startPatch(g.plan, p.now));
-          n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids, p.epoch]);
+          n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids]);
         }
-        if (n === 0) return []; // not the lease's epoch, or none still buffered: nothing written
-        if (n !== p.plans.length) throw new NotWhole();
-        return p.plans.map((plan) => plan.id);
+        if (n !== plans.length) throw new NotWhole();
+        return new Set(plans.map((plan) => plan.id));
       });
       if (started) return started;
     }
-    const plans = new Map(p.plans.map((plan) => [plan.id, plan]));
-    const ids = [...plans.keys()];
+    const byId = new Map(plans.map((plan) => [plan.id, plan]));
+    const ids = [...byId.keys()];
     return shard.transaction(async (c) => {
-      if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return [];
-      const jobs = (await select<JobRow>(c, sql.selectBufferedLocked(ids.length), [...ids, p.epoch])).map(toRecord);
+      if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return undefined;
+      const jobs = (await select<JobRow>(c, sql.selectPendingLocked(ids.length), ids)).map(toRecord);
       await this.applyPatches(
         c,
-        jobs.map((job) => ({ job, patch: transitions.handOut(job, plans.get(job.id)!, p.now) })),
-        { sql: "state = 'buffered' AND buffer_epoch = ?", params: [p.epoch] },
+        jobs.map((job) => ({ job, patch: transitions.handOut(job, byId.get(job.id)!, p.now) })),
+        { sql: "state = 'pending'", params: [] },
       );
-      const started = new Set(jobs.map((j) => j.id));
-      return p.plans.map((plan) => plan.id).filter((id) => started.has(id));
+      return new Set(jobs.map((j) => j.id));
     });
   }
 
@@ -500,6 +467,7 @@ export class MysqlStore implements Store {
       return n > 0;
     });
     this.placement.forget(p.name);
+    this.held.dropQueue(p.name);
     for (const shard of this.shards) {
       // Always, even when the row was gone: finishes a delete that crashed half-way.
       while ((await shard.session((c) => run(c, sql.DELETE_QUEUE_JOBS, [p.name, CHUNK]))) >= CHUNK);
@@ -641,6 +609,11 @@ export class MysqlStore implements Store {
         });
       }),
     );
+    // Jobs back to pending (retries, checkpoints) and promoted ones may sit behind a claim's cursor.
+    results.forEach((r, i) => {
+      if (r.pendingAt !== undefined) this.held.noteQueued(items[i]!.id, undefined, r.pendingAt);
+      if (r.promotedAt !== undefined) this.held.noteQueued(items[i]!.id, undefined, r.promotedAt);
+    });
     return results;
   }
 
@@ -757,20 +730,6 @@ export class MysqlStore implements Store {
   }
 }
 
-/** Marks a claimed job whose body the claim's read left out (too big for its share of the bound). */
-const UNREAD_BODY = new Uint8Array(0);
-
-/** Claimed jobs by priority level, in order: each level's are one stretch of jobs_claim. */
-function byLevel(jobs: JobRecord[]): JobRecord[][] {
-  const levels: JobRecord[][] = [];
-  for (const job of jobs) {
-    const current = levels[levels.length - 1];
-    if (current?.[0]!.priority === job.priority) current.push(job);
-    else levels.push([job]);
-  }
-  return levels;
-}
-
 /** A fast path matched fewer rows than it was given: its transaction is rolled back and the exact path runs. */
 class NotWhole extends Error {}
 
@@ -820,10 +779,6 @@ function startGroups(plans: HandOutPlan[]): Array<{ plan: HandOutPlan; ids: stri
 /** A job with an ordering key that has just ended leaves its key's sequence. */
 function endedWithKey(job: JobRecord): boolean {
   return job.orderingKey !== "" && transitions.isTerminal(job.state);
-}
-
-function pendingLevelParams(queue: string, partition: number): Param[] {
-  return Array.from({ length: limits.prioritiesMax }, () => [queue, partition]).flat();
 }
 
 function toQueue(row: QueueRow): QueueRecord {

@@ -55,39 +55,51 @@ export const PENDING_LEVELS = Array.from(
   (_, i) => `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ${i + 1}`,
 ).join(" UNION ALL ");
 
+/** The lease's epoch without a lock: the claim writes nothing, so it needs no fence (the start has one), only to know the lease is still ours. */
+export const LEASE_EPOCH = "SELECT epoch FROM leases WHERE queue = ? AND part = ?";
+
+/** One priority level of a partition's pending jobs: one stretch of jobs_claim. */
+const LEVEL = "queue = ? AND part = ? AND queued_state = 'pending' AND priority = ?";
+/** After the claim's cursor (run_after, seq): two ranges of jobs_claim, read in order. */
+const AFTER_CURSOR = " AND (run_after > ? OR (run_after = ? AND seq > ?))";
+
 /**
- * Due jobs of one level in dequeue order, whole (the broker buffers them, bodies included):
- * a range scan of jobs_claim that stops after LIMIT rows, locking exactly those rows.
+ * Due jobs of one level in dequeue order, from its start or after the cursor: a range scan
+ * of jobs_claim that stops after LIMIT rows. A plain read: the claim writes nothing (the
+ * jobs it returns stay pending in the table; held-jobs.ts keeps them buffered in memory).
  */
-const claimLevel = (columns: string) =>
-  `SELECT ${columns} FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after <= ? ` +
-  "ORDER BY run_after, seq LIMIT ? FOR UPDATE";
-export const CLAIM_LEVEL = claimLevel(ALL_COLUMNS);
+const claimLevel = (columns: string, afterCursor: boolean) =>
+  `SELECT ${columns} FROM jobs WHERE ${LEVEL} AND run_after <= ?${afterCursor ? AFTER_CURSOR : ""} ORDER BY run_after, seq LIMIT ?`;
 /**
- * The same rows for a claim bounded in bytes, with each body's size, and the body itself
- * only when it is at most the first parameter (the bound's share per job asked for): the
- * claim keeps the rows that fit and reads the few larger bodies it kept afterwards
- * (selectBodies), so what crosses the wire stays within the bound, and a claim of small
- * jobs is still one statement.
+ * The claim's columns: whole rows (the broker buffers them, bodies included), or, for a
+ * claim bounded in bytes, each body's size and the body itself only when it is at most the
+ * first parameter (the bound's share per job asked for): the claim keeps the rows that fit
+ * and reads the few larger bodies it kept afterwards (selectBodies), so what crosses the
+ * wire stays within the bound, and a claim of small jobs is still one statement.
  */
-export const CLAIM_LEVEL_SIZES = claimLevel(`${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`);
+const SIZED_COLUMNS = `${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`;
+export const claimRows = (sized: boolean, afterCursor: boolean) => claimLevel(sized ? SIZED_COLUMNS : ALL_COLUMNS, afterCursor);
+/** Up to the claim's cursor (run_after, seq), inclusive. */
+const UP_TO_CURSOR = " AND (run_after < ? OR (run_after = ? AND seq <= ?))";
 /**
- * The claim's mark, by range: one level's claimed rows, from the first (run_after, seq) to
- * the last, as CLAIM_LEVEL read them (jobs_claim). Rows matched = rows claimed, unless a job
- * was inserted inside the range since the read; the caller then marks by id instead.
+ * Places (id, run_after, seq) of one level's rows in dequeue order: due ones up to the
+ * cursor (a claim's rescan, looking for rows behind it that no claim took), or all of them
+ * from the start or after the cursor (next due). Index-only: jobs_claim holds id as its
+ * primary-key suffix.
  */
-export const claimRange = (set: string) =>
-  `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ? AND run_after BETWEEN ? AND ? ` +
-  "AND (run_after > ? OR seq >= ?) AND (run_after < ? OR seq <= ?)";
+export const levelPlaces = (due: boolean, bound?: "after" | "upTo") =>
+  `SELECT id, run_after, seq FROM jobs WHERE ${LEVEL}${due ? " AND run_after <= ?" : ""}` +
+  `${bound === "after" ? AFTER_CURSOR : bound === "upTo" ? UP_TO_CURSOR : ""} ORDER BY run_after, seq LIMIT ?`;
+/** A rescan's chosen rows, still pending, with the claim's columns. */
+export const pendingRows = (sized: boolean, n: number) => `SELECT ${sized ? SIZED_COLUMNS : ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending'`;
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
 export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE id IN (${list(n)})`;
 export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
-export const selectBufferedLocked = (n: number) =>
-  `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'buffered' AND buffer_epoch = ? FOR UPDATE`;
+export const selectPendingLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending' FOR UPDATE`;
 
 /**
- * Start, fast path: every job of the group gets the same hand-out values (the broker gives
+ * Start, fast path (the jobs are held in memory, see held-jobs.ts): every job of the group gets the same hand-out values (the broker gives
  * one claim token, expiry and retry delay to a batch), and the attempt counters move in
  * SQL (transitions.handOut: attempt + 1, attempts_remaining - 1 but not below 0). The
  * lease row is joined by its epoch: a multi-table UPDATE reads it with a shared lock even
@@ -97,7 +109,7 @@ export const selectBufferedLocked = (n: number) =>
 export const startGroup = (set: string, n: number) =>
   `UPDATE jobs JOIN leases ON leases.queue = ? AND leases.part = ? AND leases.epoch = ? ` +
   `SET ${set}, attempt = attempt + 1, attempts_remaining = GREATEST(0, attempts_remaining - 1) ` +
-  `WHERE jobs.id IN (${list(n)}) AND jobs.state = 'buffered' AND jobs.buffer_epoch = ?`;
+  `WHERE jobs.id IN (${list(n)}) AND jobs.state = 'pending'`;
 
 /**
  * ACK, fast path: jobs of one claim token without an ordering key (nothing to promote),
@@ -107,8 +119,7 @@ export const startGroup = (set: string, n: number) =>
 export const ackGroup = (set: string, n: number) =>
   `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL`;
 
-export const releaseBufferedIds = (set: string, n: number) =>
-  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'buffered' AND (buffer_epoch = ? OR buffer_epoch < ?)`;
+/** Rows marked buffered by an earlier runlater (its claim wrote the state), found by a new lease owner after an upgrade. */
 export const releaseBufferedBelow = (set: string) =>
   `UPDATE jobs SET ${set} WHERE queue = ? AND part = ? AND queued_state = 'buffered' AND buffer_epoch < ? LIMIT ?`;
 

@@ -22,6 +22,17 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(rest.map((j) => j.id)).toEqual([ids[3]]);
     });
 
+    it("claims next a due job enqueued behind jobs already buffered (a past run_after)", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const ids = await insert(store, q, [{ runAfter: T0 - 30 }, { runAfter: T0 - 20 }, { runAfter: T0 - 10 }]);
+      const epoch = await lease(store, q);
+      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 2, now: T0 })).map((j) => j.id)).toEqual(ids.slice(0, 2));
+      const [behind] = await insert(store, q, [{ runAfter: T0 - 25 }]);
+      expect(await store.jobNextDueAt({ queue: q, partition: 0 })).toBe(T0 - 25);
+      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id)).toEqual([behind, ids[2]]);
+    });
+
     it("skips a better priority whose jobs are not yet due, without losing its place", async () => {
       const store = await open();
       const q = await createQueue(store);
@@ -155,10 +166,13 @@ export function exerciseJobClaim(open: OpenStore): void {
       const q = await createQueue(store);
       const [id] = await insert(store, q, [{}]);
       const epoch = await lease(store, q);
-      await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
-      expect(await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [id!], now: T0 })).toBe(1);
-      expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
-      const again = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
+      const before = (await get(store, id!))!.updatedAt;
+      await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 5 });
+      // Users see a buffered job as pending: neither move changes when it last changed.
+      expect((await get(store, id!))!.updatedAt).toBe(before);
+      expect(await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [id!], now: T0 + 6 })).toBe(1);
+      expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3, updatedAt: before });
+      const again = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 6 });
       expect(again.map((j) => j.id)).toEqual([id]);
     });
   });

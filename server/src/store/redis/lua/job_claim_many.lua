@@ -20,7 +20,7 @@ local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
 -- Every claimed job gets the same patch and moves from one known index to another, so the
 -- loop does apply()'s work without recomputing what it already has (the pending member,
 -- the counters once per call): ~15 % of a claim's time inside Redis.
-local patch = claimIntoBuffer(epoch, now)
+local patch = claimIntoBuffer(epoch)
 local bufKey = tag .. ":buf"
 local out = {}
 local bytes, full = 0, false

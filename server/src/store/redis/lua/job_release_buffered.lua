@@ -10,7 +10,7 @@
 --@include transitions
 --@include job
 local tag = tagOf(ARGV[2], ARGV[3])
-local now, epoch, below = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local epoch, below = tonumber(ARGV[5]), tonumber(ARGV[6]) -- ARGV[4], now, is not needed: unbuffer keeps updatedAt
 local ids = {}
 if #ARGV > 6 then
   for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
@@ -21,7 +21,7 @@ local released = 0
 for _, id in ipairs(ids) do
   local job = loadJob(tag, id)
   if job and job.st == "b" and ((#ARGV > 6 and job.be == epoch) or (below and job.be < below)) then
-    apply(tag, job, unbuffer(now))
+    apply(tag, job, unbuffer())
     released = released + 1
   end
 end

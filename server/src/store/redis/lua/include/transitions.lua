@@ -60,12 +60,12 @@ local function promote(now)
   return { st = "p", ua = now }
 end
 
-local function claimIntoBuffer(epoch, now)
-  return { st = "b", be = epoch, ua = now }
+local function claimIntoBuffer(epoch)
+  return { st = "b", be = epoch }
 end
 
-local function unbuffer(now)
-  return { st = "p", be = 0, ua = now }
+local function unbuffer()
+  return { st = "p", be = 0 }
 end
 
 local function handOut(job, token, expiresAt, retryDelay, now)
