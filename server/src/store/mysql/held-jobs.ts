@@ -195,8 +195,3 @@ export class HeldJobs {
 function keyOf(queue: string, partition: number): string {
   return `${queue}\u0000${partition}`;
 }
-
-/** Whether a is before b in dequeue order within a level. */
-export function isBefore(a: Position, b: Position): boolean {
-  return a.runAfter < b.runAfter || (a.runAfter === b.runAfter && a.seq < b.seq);
-}
