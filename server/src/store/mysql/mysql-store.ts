@@ -141,6 +141,8 @@ export class MysqlStore implements Store {
   }
 
   async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
+    // The broker has released what it held; forget the partition's cursors with it.
+    this.held.dropBelow(p.queue, p.partition, p.epoch + 1);
     await (await this.shardOf(p.queue, p.partition)).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
   }
 
