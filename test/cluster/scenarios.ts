@@ -110,6 +110,11 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         const consumer = new Consumer({ name: "after", url: c.frontend.url, queue, tally, batch: 50 }).start();
         await until("every job enqueued while the brokers were down to be acked", SETTLE_MS, () => ids.every((id) => tally.acked.has(id)), () => `${missing(ids, tally)}; consumer errors ${consumer.errors} (${consumer.lastError})\n${c.context()}`);
         const drainedMs = Date.now() - restarted;
+        // Brokers take partitions on demand: the consumer's long polls are that demand while a
+        // partition comes back to the new broker (the dead ones leave the registry only when
+        // their entries expire, which may be after the drain). Its log lines arrive
+        // asynchronously, and a broker starved of CPU may lose and retake a lease.
+        await until("the new broker to own every partition", 5_000, () => c.owned(fresh, queue).size === 3, () => c.context());
         await consumer.stop();
 
         const states = await statesOf(client, [...warm, ...ids]);
@@ -117,8 +122,6 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         expect(await count(client, queue, JobState.PENDING)).toBe(0);
         expect(await count(client, queue, JobState.RUNNING)).toBe(0);
         expect(tally.duplicates()).toEqual([]); // nothing was in flight when the brokers died
-        // Its log lines arrive asynchronously, and a broker starved of CPU may lose and retake a lease.
-        await until("the new broker to own every partition", 5_000, () => c.owned(fresh, queue).size === 3, () => c.context());
         console.log(
           `[${storeName}] all brokers down: 500 enqueues in ${enqueueMs} ms through the frontend (owners before: ${JSON.stringify([...owners])}); ` +
             `the new broker drained them in ${drainedMs} ms; test ${Date.now() - t0} ms`,
