@@ -4,7 +4,8 @@
  *
  * How it keeps the store's rules:
  * - Every job change is a patch from engine/transitions.ts. Job-independent transitions
- *   (retryFailed, unbuffer of rows an earlier runlater marked buffered) become one UPDATE; job-dependent ones
+ *   (retryFailed, and unbuffer for rows an earlier runlater marked buffered) become one
+ *   UPDATE; job-dependent ones
  *   (handOut, succeed, fail, expireClaim, checkpoint) run as one short transaction: lock
  *   the batch's rows (SELECT … FOR UPDATE), decide each with transitions.ts, write them
  *   all with one UPDATE whose WHERE re-checks state and claim token. The lock and the

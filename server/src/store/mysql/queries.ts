@@ -99,8 +99,9 @@ export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM 
 export const selectPendingLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending' FOR UPDATE`;
 
 /**
- * Start, fast path (the jobs are held in memory, see held-jobs.ts): every job of the group gets the same hand-out values (the broker gives
- * one claim token, expiry and retry delay to a batch), and the attempt counters move in
+ * Start, fast path (the jobs are pending rows held in memory, see held-jobs.ts): every job
+ * of the group gets the same hand-out values (the broker gives one claim token, expiry and
+ * retry delay to a batch), and the attempt counters move in
  * SQL (transitions.handOut: attempt + 1, attempts_remaining - 1 but not below 0). The
  * lease row is joined by its epoch: a multi-table UPDATE reads it with a shared lock even
  * at READ COMMITTED, so this one statement is the epoch fence, and a takeover's
