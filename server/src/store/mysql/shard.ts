@@ -68,7 +68,7 @@ export interface TransactionOptions {
 
 // Short lock waits: our transactions are short, so a long wait means a conflict worth retrying.
 const SESSION_SETUP = [
-  // No gap locks: a claim's locking read must not block enqueues into the same range.
+  // No gap locks: a locking read of a range (the claim-timeout sweep's) must not block writes into it.
   "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
   "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
   "SET SESSION innodb_lock_wait_timeout = 5",
@@ -77,7 +77,7 @@ const SESSION_SETUP = [
 /**
  * MariaDB only (MySQL 8 has no such variable: error 1193, ignored): end a transaction
  * whose client went quiet in the middle of it. A broker paused or cut off between the
- * statements of a claim holds a shared lock on its partition's lease row; without this,
+ * statements of a start holds a shared lock on its partition's lease row; without this,
  * the takeover by another broker would wait for that lock as long as the pause lasts.
  * Our transactions are a few milliseconds of back-to-back statements, so 3 s idle inside
  * one means the client is stalled; its next statement fails and is retried, fenced.
