@@ -95,6 +95,17 @@ export class HeldPartition {
     return taken;
   }
 
+  /**
+   * Lets go of jobs whose rows may still be pending (released, a start that failed, maybe
+   * not deleted): they sit behind the cursor now, so the next claim looks for them there.
+   * Returns how many were held.
+   */
+  release(ids: Iterable<string>): number {
+    const released = this.take(ids);
+    for (const job of released) this.note(job.priority, job.runAfter);
+    return released.length;
+  }
+
   /** A row of this partition became pending at `runAfter` (any level when `priority` is unknown). */
   note(priority: number | undefined, runAfter: number): void {
     // A claim reading now may move its cursor past the row without having seen it (the row
@@ -161,8 +172,7 @@ export class HeldJobs {
     if (this.empty) return;
     for (const id of ids) {
       const where = parseJobId(id);
-      const held = where && this.get(where.queue, where.partition);
-      for (const job of held?.take([id]) ?? []) held!.note(job.priority, job.runAfter);
+      if (where) this.get(where.queue, where.partition)?.release([id]);
     }
   }
 

@@ -323,10 +323,8 @@ export class MysqlStore implements Store {
       const held = this.held.get(p.queue, p.partition);
       const ours = held !== undefined && (held.epoch === p.epoch || (p.belowEpoch !== undefined && held.epoch < p.belowEpoch));
       if (!ours) return 0;
-      // Nothing to write: the rows are pending. They are behind the cursor now, though.
-      const released = held.take(p.ids);
-      for (const job of released) held.note(job.priority, job.runAfter);
-      return released.length;
+      // Nothing to write: the rows are pending (behind the cursor now: held.release notes them).
+      return held.release(p.ids);
     }
     if (p.belowEpoch === undefined) return 0;
     let released = this.held.dropBelow(p.queue, p.partition, p.belowEpoch);
@@ -397,7 +395,7 @@ export class MysqlStore implements Store {
       started = await this.startHeld(p, plans);
     } catch (err) {
       // Started or not, the broker has let go of them: a claim finds those still pending.
-      for (const job of held.take(ids)) held.note(job.priority, job.runAfter);
+      held.release(ids);
       throw err;
     }
     // Lease lost: the jobs stay held until a release or the next owner's epoch drops them.
