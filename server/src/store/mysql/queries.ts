@@ -77,7 +77,7 @@ const claimLevel = (columns: string, afterCursor: boolean) =>
  * and reads the few larger bodies it kept afterwards (selectBodies), so what crosses the
  * wire stays within the bound, and a claim of small jobs is still one statement.
  */
-const SIZED_COLUMNS = `${META_COLUMNS}, LENGTH(body) AS body_bytes, IF(LENGTH(body) <= ?, body, NULL) AS body`;
+const SIZED_COLUMNS = `${META_AND_SIZE}, IF(LENGTH(body) <= ?, body, NULL) AS body`;
 export const claimRows = (sized: boolean, afterCursor: boolean) => claimLevel(sized ? SIZED_COLUMNS : ALL_COLUMNS, afterCursor);
 /** Up to the claim's cursor (run_after, seq), inclusive. */
 const UP_TO_CURSOR = " AND (run_after < ? OR (run_after = ? AND seq <= ?))";
