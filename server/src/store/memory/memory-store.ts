@@ -441,7 +441,8 @@ export class MemoryStore implements Store {
   /**
    * Applies a transition's patch and re-indexes the job for its new state. A job that
    * ended leaves its ordering key's sequence, and the key's next job is promoted (and
-   * returned, so acks can announce it). Every patch that ends a job sets updatedAt (the transition's time), used here as now.
+   * returned, so acks can announce it). Every patch that ends a job sets updatedAt (the
+   * transition's time), which the promotion uses as now.
    */
   private apply(slot: Slot, patch: JobPatch): Slot | undefined {
     const q = this.queues.get(slot.job.queue)!;

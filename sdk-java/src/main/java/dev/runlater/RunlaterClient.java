@@ -58,10 +58,10 @@ public final class RunlaterClient implements AutoCloseable {
     return new Builder(target);
   }
 
-  /** Configures a {@link RunlaterClient}. */
   /** Largest message accepted from the server: a 16 MiB body (the most a queue allows) and more. */
   static final int MAX_INBOUND_BYTES = 64 * 1024 * 1024;
 
+  /** Configures a {@link RunlaterClient}. */
   public static final class Builder {
     private final String target;
     private Duration defaultDeadline = Duration.ofSeconds(30);
