@@ -472,7 +472,7 @@ export class Broker {
       // A fresh buffer holds nothing, so jobs buffered under our own epoch are orphans too
       // (an earlier buffer of this partition in this process was dropped): return them.
       const belowEpoch = b.epoch === undefined ? lease.epoch + 1 : lease.epoch;
-      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch, now });
+      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch });
       this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch, released }, "partition acquired");
     }
     b.epoch = lease.epoch;
@@ -529,6 +529,6 @@ export class Broker {
 
   private async release(b: PartitionBuffer, jobs: JobRecord[]): Promise<void> {
     if (jobs.length === 0 || b.epoch === undefined) return;
-    await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, epoch: b.epoch, ids: jobs.map((j) => j.id), now: this.o.clock.now() });
+    await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, epoch: b.epoch, ids: jobs.map((j) => j.id) });
   }
 }

@@ -137,7 +137,7 @@ export interface Store {
   /** Due pending (and buffered) jobs, best first, changing nothing: the dry run. */
   jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]>;
   /** Moves buffered jobs back to pending: the given ids under `epoch`, or with no ids every job buffered under an epoch < `belowEpoch`. */
-  jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number>;
+  jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number>;
   /** Failed jobs get fresh attempts; one with an ordering key rejoins its key's sequence at the tail (waiting if the key is busy). */
   jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
   /**

@@ -308,7 +308,7 @@ export class MemoryStore implements Store {
     return found.sort(compareForDequeue).slice(0, p.limit);
   }
 
-  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
     const index = this.queues.get(p.queue)?.partitions[p.partition];
     if (!index) return 0;
     const candidates = p.ids ?? [...index.buffered];

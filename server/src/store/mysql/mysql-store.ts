@@ -318,7 +318,7 @@ export class MysqlStore implements Store {
       .slice(0, p.limit);
   }
 
-  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
     if (p.ids !== undefined) {
       const held = this.held.get(p.queue, p.partition);
       const ours = held !== undefined && (held.epoch === p.epoch || (p.belowEpoch !== undefined && held.epoch < p.belowEpoch));

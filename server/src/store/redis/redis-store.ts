@@ -278,9 +278,9 @@ export class RedisStore implements Store {
     return replies.flatMap((reply) => decodeJobs(reply)).sort(compareForDequeue).slice(0, p.limit);
   }
 
-  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number; now: number }): Promise<number> {
+  async jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
     if (p.ids !== undefined && p.ids.length === 0) return 0;
-    const args = [p.queue, p.partition, p.now, p.epoch ?? "", p.belowEpoch ?? "", ...(p.ids ?? [])];
+    const args = [p.queue, p.partition, p.epoch ?? "", p.belowEpoch ?? "", ...(p.ids ?? [])];
     return (await this.run(p.queue, p.partition, "job_release_buffered", [this.keys.buffered(p.queue, p.partition)], args)) as number;
   }
 

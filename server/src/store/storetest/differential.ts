@@ -107,7 +107,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     } else if (op === "release") {
       const partition = Math.floor(rand() * partitions);
       const epoch = await leaseOf(partition);
-      await both((s) => s.jobReleaseBuffered({ queue, partition, belowEpoch: epoch + 1, now }));
+      await both((s) => s.jobReleaseBuffered({ queue, partition, belowEpoch: epoch + 1 }));
     } else if (op === "retry") {
       const priority = pick([undefined, 1, 2]);
       await both((s) => s.jobRetryFailed({ queue, priority, attemptsAllowed: 2, runAfter: now + 100, limit: 1000, now }));

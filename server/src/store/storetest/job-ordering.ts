@@ -97,7 +97,7 @@ export function exerciseJobOrdering(open: OpenStore): void {
       const [a, b] = await insert(store, q, [{ orderingKey: "k" }, { orderingKey: "k" }]);
       const epoch = await lease(store, q);
       await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
-      await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [a!], now: T0 });
+      await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [a!] });
       expect(await states(store, [a!, b!])).toEqual(["pending", "waiting"]);
       const [head] = await handOut(store, q);
       const checkpoint = { claimExpiresAt: 0, moveToPending: true, runAfter: T0 + 50, attemptsAllowed: 0, customStatus: "" };

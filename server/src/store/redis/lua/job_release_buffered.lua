@@ -3,24 +3,24 @@
   job's buffer epoch: the given ids only if buffered under `epoch`; with no ids, every
   job buffered under an epoch below `belowEpoch` (a new owner cleaning up).
   KEYS[1]  <tag>:buf
-  ARGV     prefix, queue, partition, now, epoch or "", belowEpoch or "", ids...
+  ARGV     prefix, queue, partition, epoch or "", belowEpoch or "", ids...
   Returns  the number released.
 ]]
 --@include keys
 --@include transitions
 --@include job
 local tag = tagOf(ARGV[2], ARGV[3])
-local epoch, below = tonumber(ARGV[5]), tonumber(ARGV[6]) -- ARGV[4], now, is not needed: unbuffer keeps updatedAt
+local epoch, below = tonumber(ARGV[4]), tonumber(ARGV[5])
 local ids = {}
-if #ARGV > 6 then
-  for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+if #ARGV > 5 then
+  for i = 6, #ARGV do ids[#ids + 1] = ARGV[i] end
 elseif below then
   ids = redis.call("ZRANGEBYSCORE", KEYS[1], "-inf", "(" .. N(below))
 end
 local released = 0
 for _, id in ipairs(ids) do
   local job = loadJob(tag, id)
-  if job and job.st == "b" and ((#ARGV > 6 and job.be == epoch) or (below and job.be < below)) then
+  if job and job.st == "b" and ((#ARGV > 5 and job.be == epoch) or (below and job.be < below)) then
     apply(tag, job, unbuffer())
     released = released + 1
   end
