@@ -106,7 +106,12 @@ export interface Store {
   leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void>;
 
   // Jobs.
-  /** Applies expireClaim to up to `limit` running jobs whose claim has expired; returns them (after the change) and the next expiry still ahead. */
+  /**
+   * Applies expireClaim to up to `limit` running jobs whose claim has expired; returns them
+   * (after the change) and when to look again: the next claim deadline still ahead, or, for a
+   * store that keeps a coarser schedule (MySQL's claim checks, docs/mysql.md), a time that
+   * may find nothing to expire and may be up to 100 ms past that deadline.
+   */
   jobClaimExpire(p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }>;
   /**
    * Moves up to `limit` due pending jobs to buffered under `epoch`, best first; nothing if `epoch` is not the lease's.

@@ -56,7 +56,8 @@ describe("mysql schema migrations", () => {
         "INSERT INTO jobs (id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
           "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, body) " +
           "VALUES ('old.0.aaaaaaaaaaaa', 'old', 0, 'pending', 1, 1, 3, 3, 0, '', 1, 1, 0, '', 0, 0, 0, 'x'), " +
-          "('old.0.bbbbbbbbbbbb', 'old', 0, 'succeeded', 1, 1, 3, 2, 1, '', 1, 1, 1, 'tok', 0, 0, 0, 'y')",
+          "('old.0.bbbbbbbbbbbb', 'old', 0, 'succeeded', 1, 1, 3, 2, 1, '', 1, 1, 1, 'tok', 0, 0, 0, 'y'), " +
+          "('old.0.cccccccccccc', 'old', 0, 'running', 1, 1, 3, 2, 1, '', 1, 1, 0, 'tok', 5, 0, 0, 'z')",
       );
     });
     const store = await openMysqlStore([url], { connectionLimit: 2 });
@@ -72,7 +73,10 @@ describe("mysql schema migrations", () => {
       // counted and collected through jobs_finished, its claim token reads back unpadded.
       const [done] = await store.jobGetMany({ ids: ["old.0.bbbbbbbbbbbb"] });
       expect(done).toMatchObject({ state: "succeeded", claimToken: "tok" });
-      expect(await store.queueStats({ name: "old", now: 2 })).toMatchObject({ pending: 3, running: 0, succeeded: 1, failed: 0 });
+      expect(await store.queueStats({ name: "old", now: 2 })).toMatchObject({ pending: 3, running: 1, succeeded: 1, failed: 0 });
+      // Version 6 gave the job running at the upgrade a claim check: its claim still runs out.
+      const { expired } = await store.jobClaimExpire({ now: 5, limit: 10 });
+      expect(expired.map((j) => j.id)).toEqual(["old.0.cccccccccccc"]);
       expect(await store.jobDeleteFinished({ queue: "old", succeededBefore: 2, failedBefore: 2, limit: 10 })).toBe(1);
     } finally {
       await store.close();

@@ -4,7 +4,9 @@
  * epochs outlive a queue's deletion.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobRecord } from "../../src/engine/job-record.js";
 import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { addClaimChecks } from "../../src/store/mysql/claim-checks.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import * as sql from "../../src/store/mysql/queries.js";
 import { keyBytes } from "../../src/store/mysql/rows.js";
@@ -15,6 +17,8 @@ import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 const url = freshDatabaseUrl("plans");
 let store: MysqlStore;
 let shard: Shard;
+/** Jobs the setup handed out: 300 then succeed, 100 fail, 200 stay running. */
+let started: JobRecord[];
 const queue = "plans_q";
 
 interface PlanRow {
@@ -52,10 +56,12 @@ beforeAll(async () => {
     plans: claimed.map((j) => ({ id: j.id, claimToken: `t${j.id}`, claimExpiresAt: T0 + 30_000, retryDelayMs: 1000 })),
     now: T0,
   });
-  const started = (await store.jobGetMany({ ids: startedIds })).map((j) => j!);
+  started = (await store.jobGetMany({ ids: startedIds })).map((j) => j!);
   await store.jobCompleteMany({ items: started.slice(0, 300).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 + 10 });
   await store.jobFailMany({ items: started.slice(300, 400).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 + 10 });
-  await shard.session((c) => c.query("ANALYZE TABLE jobs, ordering_keys, ordering_members"));
+  // Claim checks of many hand-outs: one per deadline, as a busy server leaves them.
+  await shard.session((c) => addClaimChecks(c, Array.from({ length: 2000 }, (_, i) => ({ id: `${queue}.1.check${i}`, claimExpiresAt: T0 + 30_000 + i }))));
+  await shard.session((c) => c.query("ANALYZE TABLE jobs, ordering_keys, ordering_members, claim_checks"));
 }, 60_000);
 
 afterAll(async () => {
@@ -122,11 +128,15 @@ describe("mysql query plans", () => {
     expect(row).toMatchObject({ type: "range", key: "jobs_claim" });
   });
 
-  it("sweeps expired claims from jobs_expiry and collects finished jobs from jobs_finished", async () => {
-    const [sweep] = await explain(sql.EXPIRED_CLAIMS, [T0 + 60_000, 100]);
-    expect(sweep).toMatchObject({ type: "range", key: "jobs_expiry" });
-    const [next] = await explain(sql.NEXT_EXPIRY, []);
-    expect(next).toMatchObject({ type: "range", key: "jobs_expiry" });
+  it("sweeps due claim checks from claim_checks_due, their jobs by primary key, and collects finished jobs from jobs_finished", async () => {
+    const [due] = await explain(sql.CLAIM_CHECKS_DUE, [T0 + 30_100, 100]);
+    expect(due).toMatchObject({ type: "range", key: "claim_checks_due" });
+    expect(due!.Extra).not.toMatch(/filesort/);
+    const ids = started.slice(400, 500).map((j) => j.id);
+    const [jobs] = await explain(sql.expiredClaims(ids.length), [...ids, T0 + 30_100]);
+    expect(jobs).toMatchObject({ type: "range", key: "PRIMARY" });
+    const [next] = await explain(sql.NEXT_CLAIM_CHECK, []);
+    expect(next!.Extra).toMatch(/Select tables optimized away/);
     const [gc] = await explain(sql.FINISHED_EXPIRED, [queue, "succeeded", T0 + 100, 1000]);
     expect(gc).toMatchObject({ type: "range", key: "jobs_finished" });
     expect(gc!.Extra).not.toMatch(/filesort/);

@@ -37,6 +37,7 @@ import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../..
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
 import { claimDue, nextDueAt } from "./claim.js";
+import { addClaimChecks, nextClaimCheck, takeDueChecks } from "./claim-checks.js";
 import { HeldJobs } from "./held-jobs.js";
 import { insertOnShard, type Keyed } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
@@ -153,20 +154,25 @@ export class MysqlStore implements Store {
     const expired: JobRecord[] = [];
     let nextExpiryAt: number | undefined;
     for (const shard of this.shards) {
-      const room = p.limit - expired.length;
-      if (room > 0) {
-        const { changed, promotedBy } = await shard.transaction(async (c) => {
-          const rows = (await select<JobRow>(c, sql.EXPIRED_CLAIMS, [p.now, room])).map(toRecord);
+      // One short transaction per round, each looking at no more jobs than may still expire,
+      // until the limit is reached or no check is due. Most checks find their jobs acknowledged:
+      // a round that expires nothing still deleted its checks, so the loop ends.
+      while (expired.length < p.limit) {
+        const round = await shard.transaction(async (c) => {
+          const ids = await takeDueChecks(c, p.now, p.limit - expired.length);
+          if (ids.length === 0) return undefined;
+          const rows = (await select<JobRow>(c, sql.expiredClaims(ids.length), [...ids, p.now])).map(toRecord);
           const changed = await this.applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
           return { changed, promotedBy: await leaveSequences(c, changed.filter(endedWithKey), p.now) };
         });
-        expired.push(...changed);
+        if (!round) break;
+        expired.push(...round.changed);
         // Committed: jobs back to pending, and promoted ones, may sit behind a claim's cursor.
-        for (const job of changed) if (job.state === "pending") this.held.noteQueued(job.id, job.priority, job.runAfter);
-        for (const [id, at] of promotedBy) this.held.noteQueued(id, undefined, at);
+        for (const job of round.changed) if (job.state === "pending") this.held.noteQueued(job.id, job.priority, job.runAfter);
+        for (const [id, at] of round.promotedBy) this.held.noteQueued(id, undefined, at);
       }
-      const [next] = await shard.session((c) => select<{ next_at: number | string | null }>(c, sql.NEXT_EXPIRY));
-      if (next?.next_at != null) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, Number(next.next_at));
+      const next = await shard.session(nextClaimCheck);
+      if (next !== undefined) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, Math.max(next, p.now + CLAIM_CHECK_GAP_MS));
     }
     return { expired, nextExpiryAt };
   }
@@ -419,6 +425,7 @@ export class MysqlStore implements Store {
           n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids]);
         }
         if (n !== plans.length) throw new NotWhole();
+        await addClaimChecks(c, plans);
         return new Set(plans.map((plan) => plan.id));
       });
       if (started) return started;
@@ -428,11 +435,12 @@ export class MysqlStore implements Store {
     return shard.transaction(async (c) => {
       if (!(await this.holdsLease(c, p.queue, p.partition, p.epoch))) return undefined;
       const jobs = (await select<JobRow>(c, sql.selectPendingLocked(ids.length), ids)).map(toRecord);
-      await this.applyPatches(
+      const started = await this.applyPatches(
         c,
         jobs.map((job) => ({ job, patch: transitions.handOut(job, byId.get(job.id)!, p.now) })),
         { sql: "state = 'pending'", params: [] },
       );
+      await addClaimChecks(c, started);
       return new Set(jobs.map((j) => j.id));
     });
   }
@@ -601,6 +609,8 @@ export class MysqlStore implements Store {
           };
           const statement = patchManyStatement(changed, fence);
           await run(c, statement.sql, statement.params);
+          // A checkpoint that keeps the job running moves its deadline: the sweep must look then.
+          await addClaimChecks(c, changed.map(({ id, patch }) => ({ id, claimExpiresAt: patch.claimExpiresAt ?? 0 })));
           // Jobs that ended let the next job of their ordering key go, in this transaction.
           const promotedBy = await leaveSequences(c, [...jobs.values()].filter((j) => patches.has(j.id) && endedWithKey(j)), now);
           for (const { index, item } of keyed) {
@@ -625,7 +635,7 @@ export class MysqlStore implements Store {
    * acknowledged; otherwise nothing was written (rolled back) and the caller decides exactly.
    */
   private async applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Keyed<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
-    const groups = new Map<string, { token: string; set: { sql: string; params: Param[] }; ids: string[] }>();
+    const groups = new Map<string, { token: string; patch: JobPatch; set: { sql: string; params: Param[] }; ids: string[] }>();
     const seen = new Set<string>();
     for (const { item } of keyed) {
       const patch = fast(item);
@@ -634,13 +644,14 @@ export class MysqlStore implements Store {
       const set = setClause(patch);
       const key = `${item.claimToken}\u0000${set.sql}\u0000${set.params.join("\u0000")}`;
       let group = groups.get(key);
-      if (!group) groups.set(key, (group = { token: item.claimToken, set, ids: [] }));
+      if (!group) groups.set(key, (group = { token: item.claimToken, patch, set, ids: [] }));
       group.ids.push(item.id);
     }
     const acked = await wholeOrNothing(shard, async (c) => {
       for (const g of groups.values()) {
         const n = await run(c, sql.ackGroup(g.set.sql, g.ids.length), [...g.set.params, ...g.ids, g.token]);
         if (n !== g.ids.length) throw new NotWhole();
+        await addClaimChecks(c, g.ids.map((id) => ({ id, claimExpiresAt: g.patch.claimExpiresAt ?? 0 })));
       }
       return true;
     });
@@ -730,6 +741,13 @@ export class MysqlStore implements Store {
     return groups;
   }
 }
+
+/**
+ * The sweep looks at claim checks no more often than this: there is one check per hand-out,
+ * hundreds a second under load, so checks due within this gap are taken together, and a
+ * claim may run out up to this much late.
+ */
+const CLAIM_CHECK_GAP_MS = 100;
 
 /** A fast path matched fewer rows than it was given: its transaction is rolled back and the exact path runs. */
 class NotWhole extends Error {}

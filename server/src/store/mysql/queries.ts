@@ -130,18 +130,22 @@ export const insertJobs = (rows: number) => `INSERT INTO jobs (${INSERT_COLUMNS}
 export const idempotencyLookup = (n: number) => `SELECT idempotency_key, id FROM jobs WHERE queue = ? AND idempotency_key IN (${list(n)})`;
 export const existingIds = (n: number) => `SELECT id FROM jobs WHERE id IN (${list(n)})`;
 
-// ---- claim timeouts (any node)
+// ---- claim timeouts (any node; docs/mysql.md, "Claim checks")
 
+/** Every write that gives running jobs a claim deadline adds one check per deadline. */
+export const claimChecksInsert = (n: number) => `INSERT INTO claim_checks (due_at, job_ids) VALUES ${Array.from({ length: n }, () => "(?, ?)").join(", ")}`;
 /**
- * Expired claims, oldest deadline first: a range of jobs_expiry (claim_expires_at is 0
- * unless running; the state test is a safety net). SKIP LOCKED, so sweeps on several
- * nodes, or an ACK in flight, never make a sweep wait.
+ * Due checks, oldest first: a range of claim_checks_due. SKIP LOCKED, so sweeps on several
+ * nodes take different checks and never wait for each other here.
  */
-export const EXPIRED_CLAIMS =
-  `SELECT ${ALL_COLUMNS} FROM jobs WHERE claim_expires_at > 0 AND claim_expires_at <= ? AND state = 'running' ` +
-  "ORDER BY claim_expires_at LIMIT ? FOR UPDATE SKIP LOCKED";
-/** The next deadline: the first entry of jobs_expiry past 0. */
-export const NEXT_EXPIRY = "SELECT claim_expires_at AS next_at FROM jobs WHERE claim_expires_at > 0 AND state = 'running' ORDER BY claim_expires_at LIMIT 1";
+export const CLAIM_CHECKS_DUE = "SELECT id, job_ids FROM claim_checks WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED";
+/** A check's jobs that are still running past their deadline, locked (an ACK holding one is waited for: skipping it could lose its only check). */
+export const expiredClaims = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'running' AND claim_expires_at <= ? FOR UPDATE`;
+export const claimChecksDelete = (n: number) => `DELETE FROM claim_checks WHERE id IN (${list(n)})`;
+/** A check split by the sweep's limit keeps the jobs it did not look at. */
+export const CLAIM_CHECK_KEEP = "UPDATE claim_checks SET job_ids = ? WHERE id = ?";
+/** The next check: the first entry of claim_checks_due (a lower bound of the next claim deadline). */
+export const NEXT_CLAIM_CHECK = "SELECT MIN(due_at) AS next_at FROM claim_checks";
 
 // ---- retention and bulk admin
 

@@ -7,7 +7,7 @@ const base: CheckpointInput = { claimExpiresAt: 0, moveToPending: false, runAfte
 
 export function exerciseJobCheckpoint(open: OpenStore): void {
   describe("jobCheckpointMany", () => {
-    it("extends the claim so the job outlives its first expiry", async () => {
+    it("extends the claim so the job outlives its first expiry, and runs out at the new one", async () => {
       const store = await open();
       const q = await createQueue(store);
       await insert(store, q, [{}]);
@@ -17,6 +17,8 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const { expired } = await store.jobClaimExpire({ now: T0 + 1500, limit: 100 });
       expect(expired.map((j) => j.id)).not.toContain(job!.id);
       expect(await get(store, job!.id)).toMatchObject({ state: "running", claimExpiresAt: T0 + 5000 });
+      const later = await store.jobClaimExpire({ now: T0 + 5000, limit: 100 });
+      expect(later.expired.map((j) => j.id)).toContain(job!.id);
     });
 
     it("replaces the body and appends the status", async () => {
