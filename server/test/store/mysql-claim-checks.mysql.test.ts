@@ -3,8 +3,9 @@
  * instead of an index on claim_expires_at. The shared suite checks what users see (claims
  * run out, extensions hold); this file checks the ledger itself: which writes add checks,
  * that an ACK leaves them alone and the sweep clears them, that a sweep cut short by its
- * limit keeps the rest of a check, and that a job locked by an ACK in flight is waited
- * for rather than skipped (skipping would delete its only check).
+ * limit keeps the rest of a check, that a job locked by an ACK in flight is waited for
+ * rather than skipped (skipping would delete its only check), and what the sweep reports
+ * as the time to look again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/engine/queue-config.js";
@@ -105,7 +106,20 @@ describe("mysql claim checks", () => {
     expect(await stateOf(job!.id)).toBe("pending");
   });
 
-  it("reports the next check as the time to look again, no sooner than 100 ms ahead", async () => {
+  it("reports a due check another sweep holds as due, so the caller looks again", async () => {
+    const { queue, jobs } = await started(1, 1000);
+    await shard.session(async (c) => {
+      await c.query("START TRANSACTION");
+      await c.query("SELECT id FROM claim_checks WHERE job_ids = ? FOR UPDATE", [jobs[0]!.id]);
+      const { expired, nextExpiryAt } = await store.jobClaimExpire({ now: T0 + 1000, limit: 100 });
+      expect(expired.filter((j) => j.queue === queue)).toEqual([]);
+      expect(nextExpiryAt).toBe(T0 + 1000);
+      await c.query("ROLLBACK");
+    });
+    expect((await store.jobClaimExpire({ now: T0 + 1000, limit: 100 })).expired.map((j) => j.id)).toContain(jobs[0]!.id);
+  });
+
+  it("reports the next check ahead as the time to look again, no sooner than 100 ms ahead", async () => {
     const { queue } = await started(1, 60_000);
     const { nextExpiryAt } = await store.jobClaimExpire({ now: T0 + 59_990, limit: 100 });
     expect(nextExpiryAt).toBe(T0 + 60_090);

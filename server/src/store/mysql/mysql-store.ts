@@ -172,7 +172,9 @@ export class MysqlStore implements Store {
         for (const [id, at] of round.promotedBy) this.held.noteQueued(id, undefined, at);
       }
       const next = await shard.session(nextClaimCheck);
-      if (next !== undefined) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, Math.max(next, p.now + CLAIM_CHECK_GAP_MS));
+      // A check still due was skipped (another sweep holds it): report it as it is, so the
+      // caller can tell and look again. A check ahead: no sooner than the gap.
+      if (next !== undefined) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, next <= p.now ? next : Math.max(next, p.now + CLAIM_CHECK_GAP_MS));
     }
     return { expired, nextExpiryAt };
   }
