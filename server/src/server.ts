@@ -43,6 +43,8 @@ export interface ServerOptions {
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
   bufferBytes?: number;
+  /** Body bytes prefetched across every partition the broker owns (default 512 MiB; a partition with an empty buffer still takes one job). */
+  bufferBytesTotal?: number;
   /** Partition lease and broker registration lifetime (default 5 s): a dead broker's partitions move within about this long (+ a third). */
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
@@ -96,6 +98,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           owner: brokerId,
           bufferSize: o.bufferSize ?? store.defaultBufferSize,
           bufferBytes: o.bufferBytes ?? 64 * 1024 * 1024,
+          bufferBytesTotal: o.bufferBytesTotal ?? 512 * 1024 * 1024,
           leaseTtlMs,
           ownership: membership,
           // One process on the memory store hears every announcement; a shared store may have other writers.

@@ -24,6 +24,7 @@ import type { QueueConfig } from "../engine/queue-config.js";
 import { retryDelayMs } from "../engine/retry-policy.js";
 import { type HandOutPlan, handOut } from "../engine/transitions.js";
 import type { Store } from "../store/store.js";
+import { BufferMemory } from "./buffer-memory.js";
 import { PartitionBuffer } from "./partition-buffer.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Waiters } from "./waiters.js";
@@ -41,6 +42,13 @@ export interface BrokerOptions {
    * job, whatever its size), and none while the buffer holds this much. Default: no bound.
    */
   bufferBytes?: number;
+  /**
+   * Body bytes buffered across every partition this broker owns: a refill claims no more
+   * than the room left (one job when its partition's buffer is empty, so every partition is
+   * still served). Bounds the broker's memory whatever the number of partitions it owns.
+   * Default: no bound.
+   */
+  bufferBytesTotal?: number;
   leaseTtlMs: number;
   /** Which partitions this broker should own; default all of them (one broker). */
   ownership?: Ownership;
@@ -84,11 +92,13 @@ export class Broker {
   private cancelRenewal: (() => void) | undefined;
   private stopped = false;
   private readonly ownership: Ownership;
+  private readonly memory: BufferMemory;
   /** Claim queries made and those that came back empty (docs/benchmarks.md reports the share). */
   readonly claimStats = { queries: 0, empty: 0 };
 
   constructor(private readonly o: BrokerOptions) {
     this.ownership = o.ownership ?? everything;
+    this.memory = new BufferMemory(o.bufferBytesTotal);
   }
 
   start(): void {
@@ -149,7 +159,7 @@ export class Broker {
       q.config = config;
       const grew = q.partitions.length < config.partitions;
       // Partitions only grow: the new ones start empty and unowned, claimed on demand.
-      while (q.partitions.length < config.partitions) q.partitions.push(new PartitionBuffer(name, q.partitions.length));
+      while (q.partitions.length < config.partitions) q.partitions.push(new PartitionBuffer(name, q.partitions.length, this.memory));
       // More partitions can move old ones between brokers (the per-broker bound changed).
       if (grew) return this.rebalanceQueue(q);
       this.applyRate(q);
@@ -229,6 +239,11 @@ export class Broker {
     return q.partitions.some((b) => this.owns(q, b));
   }
 
+  /** Body bytes in all of this broker's buffers (bounded by bufferBytesTotal), for stats and tests. */
+  bufferedBytes(): number {
+    return this.memory.held;
+  }
+
   /** Buffered jobs per queue, for stats and tests. */
   bufferedCount(queue: string): Promise<number> {
     const state = this.queues.get(queue);
@@ -254,7 +269,7 @@ export class Broker {
     const q: QueueState = {
       name,
       config,
-      partitions: Array.from({ length: config.partitions }, (_, i) => new PartitionBuffer(name, i)),
+      partitions: Array.from({ length: config.partitions }, (_, i) => new PartitionBuffer(name, i, this.memory)),
       limiter: new RateLimiter(0, this.o.clock.now()),
       waiters: new Waiters(),
       announced: 0,
@@ -357,25 +372,32 @@ export class Broker {
     if (!(await this.ensureLease(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
-    const full = b.size >= this.o.bufferSize || (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes);
+    const full = b.size >= this.o.bufferSize || (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes) || this.memory.room() === 0;
     if (full && dirty < b.worstPriority()) {
-      // Full (in jobs or in bytes) of worse jobs while better ones wait in the store: make room for them.
+      // Full (in jobs or in bytes, its own or the broker's) of worse jobs while better ones wait in the store: make room for them.
       await this.release(b, b.removeWorseThan(dirty));
     }
     // A refill claims at most a quarter of the buffer at a time (more only when the buffer
     // is empty): one big claim would hold the event loop for milliseconds, and every
     // Dequeue waiting behind it would see that in its latency.
     const room = Math.min(this.o.bufferSize - b.size, b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)));
-    const roomBytes = this.o.bufferBytes === undefined ? undefined : this.o.bufferBytes - b.bytes;
-    if (room <= 0 || (roomBytes !== undefined && roomBytes <= 0 && b.size > 0)) return;
-    const claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, maxBytes: roomBytes, now });
+    if (room <= 0) return;
+    // Bytes: the partition's own room and the broker's, reserved while the claim runs.
+    const roomBytes = this.memory.reserve(this.o.bufferBytes === undefined ? undefined : Math.max(0, this.o.bufferBytes - b.bytes));
+    let claimed: JobRecord[];
+    try {
+      if (roomBytes === 0 && b.size > 0) return;
+      claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, maxBytes: roomBytes, now });
+      if (!q.retired) b.add(claimed);
+    } finally {
+      this.memory.release(roomBytes);
+    }
     this.claimStats.queries++;
     if (claimed.length === 0) this.claimStats.empty++;
     if (q.retired) {
       await this.release(b, claimed);
       return;
     }
-    b.add(claimed);
     // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
     // short: then only an empty claim says so.
     b.exhausted = claimed.length < room && (roomBytes === undefined || claimed.length === 0);

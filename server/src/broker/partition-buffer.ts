@@ -1,4 +1,5 @@
 import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+import type { BufferMemory } from "./buffer-memory.js";
 
 /**
  * The in-memory prefetch buffer of one owned partition: jobs claimed from the store as
@@ -29,6 +30,8 @@ export class PartitionBuffer {
   constructor(
     readonly queue: string,
     readonly partition: number,
+    /** The broker's count of body bytes across its buffers, kept in step with this one's. */
+    private readonly memory?: BufferMemory,
   ) {}
 
   get size(): number {
@@ -47,7 +50,7 @@ export class PartitionBuffer {
     const job = this.jobs[this.head];
     if (job) {
       this.head++;
-      this.heldBytes -= job.body.length;
+      this.count(-job.body.length);
     }
     return job;
   }
@@ -60,7 +63,7 @@ export class PartitionBuffer {
   /** Adds jobs in dequeue order (as a claim returns them): a linear merge, no re-sort. */
   add(claimed: JobRecord[]): void {
     if (claimed.length === 0) return;
-    for (const job of claimed) this.heldBytes += job.body.length;
+    for (const job of claimed) this.count(job.body.length);
     const held = this.jobs;
     const merged: JobRecord[] = [];
     let i = this.head;
@@ -78,7 +81,7 @@ export class PartitionBuffer {
     const removed = this.jobs.slice(this.head).filter((j) => j.priority > priority);
     this.jobs = keep;
     this.head = 0;
-    for (const job of removed) this.heldBytes -= job.body.length;
+    for (const job of removed) this.count(-job.body.length);
     return removed;
   }
 
@@ -87,7 +90,13 @@ export class PartitionBuffer {
     const all = this.jobs.slice(this.head);
     this.jobs = [];
     this.head = 0;
-    this.heldBytes = 0;
+    this.count(-this.heldBytes);
     return all;
+  }
+
+  /** Every change of the bytes held goes through here, so the broker's total stays in step. */
+  private count(bytes: number): void {
+    this.heldBytes += bytes;
+    if (this.memory) this.memory.held += bytes;
   }
 }

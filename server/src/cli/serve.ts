@@ -15,6 +15,7 @@ interface ServeFlags {
   maxRequestBytes: number;
   bufferSize?: number;
   bufferBytes: number;
+  bufferBytesTotal: number;
   shutdownGrace: number;
   compress?: boolean;
   enableTestControl?: boolean;
@@ -38,6 +39,7 @@ export function registerServe(program: Command): void {
     .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long (+ a third)", intOption, 5_000)
     .option("--buffer-size <n>", "jobs prefetched per owned partition (default 1000; 4000 on MySQL, whose claims cost less per job in bigger batches)", intOption)
     .option("--buffer-bytes <n>", "body bytes prefetched per owned partition (a single larger job is still taken)", intOption, 64 * 1024 * 1024)
+    .option("--buffer-bytes-total <n>", "body bytes prefetched across every owned partition: the broker's memory bound (a partition with an empty buffer still takes one job)", intOption, 512 * 1024 * 1024)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
@@ -65,6 +67,7 @@ export function registerServe(program: Command): void {
         maxRequestBytes: opts.maxRequestBytes,
         bufferSize: opts.bufferSize,
         bufferBytes: opts.bufferBytes,
+        bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
         enableTestControl: opts.enableTestControl ?? false,

@@ -49,6 +49,24 @@ describe("dequeue order and eligibility", () => {
     expect(await t.dequeue(100)).toEqual([]);
   });
 
+  it("bounds the body bytes buffered across partitions by bufferBytesTotal, yet serves every job", async () => {
+    const enqueueAndPeek = async (bufferBytesTotal?: number) => {
+      const t = await setup({ bufferBytesTotal, queue: { partitions: 3 } });
+      const ids = await t.enqueue(...Array.from({ length: 18 }, () => ({ body: new Uint8Array(300) })));
+      const first = await t.dequeue(1);
+      await settle(); // every partition refilled
+      return { t, ids, first, buffered: t.broker.bufferedBytes() };
+    };
+    expect((await enqueueAndPeek()).buffered).toBe(17 * 300);
+    const { t, ids, first, buffered } = await enqueueAndPeek(1000);
+    // One claim may take the room left (3 × 300 bytes); a partition whose buffer is empty still takes one job.
+    expect(buffered).toBeLessThanOrEqual(1000 + 2 * 300);
+    const all = [...first];
+    for (let call = 0; call < 40 && all.length < ids.length; call++) all.push(...(await t.dequeue(5)));
+    expect(all.map((j) => j.id).sort()).toEqual([...ids].sort());
+    expect(t.broker.bufferedBytes()).toBe(0);
+  });
+
   it("serves a better priority that arrives while the buffer is full in bytes of worse jobs", async () => {
     const t = await setup({ bufferBytes: 1000 });
     const body = new Uint8Array(500);

@@ -9,11 +9,11 @@ import { MemoryStore } from "../../src/store/memory/memory-store.js";
 
 let counter = 0;
 
-export async function setup(o: { bufferSize?: number; bufferBytes?: number; queue?: QueueConfigInput; store?: MemoryStore; log?: Logger } = {}) {
+export async function setup(o: { bufferSize?: number; bufferBytes?: number; bufferBytesTotal?: number; queue?: QueueConfigInput; store?: MemoryStore; log?: Logger } = {}) {
   const clock = new ManualClock();
   const store = o.store ?? new MemoryStore();
   const log = o.log ?? silentLogger;
-  const broker = new Broker({ store, clock, log, owner: "test-broker", bufferSize: o.bufferSize ?? 100, bufferBytes: o.bufferBytes, leaseTtlMs: 30_000 });
+  const broker = new Broker({ store, clock, log, owner: "test-broker", bufferSize: o.bufferSize ?? 100, bufferBytes: o.bufferBytes, bufferBytesTotal: o.bufferBytesTotal, leaseTtlMs: 30_000 });
   const engine = new Engine({ store, broker, clock });
   const maintenance = new Maintenance({ store, engine, clock, log: silentLogger, sweepIntervalMs: 1000, gcIntervalMs: 60_000, chunk: 100 });
   broker.start();
