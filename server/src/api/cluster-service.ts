@@ -9,5 +9,9 @@ export function registerClusterService(router: ConnectRouter, cluster: Router): 
       cluster.receive(req);
       return {};
     },
+    releaseForwarded(req) {
+      cluster.cancelledForwarded(req.callIds);
+      return {};
+    },
   });
 }

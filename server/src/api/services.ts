@@ -20,6 +20,10 @@ export interface ServedApis {
 
 /** Set by a node forwarding Dequeue to the broker that owns the partitions (docs/cluster.md). */
 export const FORWARDED_HEADER = "runlater-forwarded";
+/** The forwarding node's id for the call, named again if it cancels the call (ClusterService.ReleaseForwarded). */
+export const FORWARDED_CALL_HEADER = "runlater-forwarded-call";
+/** Longest call id accepted (the router's are 12 characters); a longer one is ignored. */
+const CALL_ID_MAX_LENGTH = 64;
 
 export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis = { frontend: true }): ConnectRouter {
   if (served.frontend) registerFrontend(router, engine);
@@ -33,6 +37,7 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
           dryRun: req.dryRun,
           ack: req.ack ? ackFromProto(req.ack) : undefined,
           forwarded: ctx.requestHeader.get(FORWARDED_HEADER) === "1",
+          forwardedCall: callId(ctx.requestHeader.get(FORWARDED_CALL_HEADER)),
         });
         return {
           jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
@@ -161,4 +166,8 @@ function ackFromProto(req: AckRequest): AckInput {
 function deadlineLeft(ctx: HandlerContext): number {
   const left = ctx.timeoutMs();
   return left === undefined ? Number.POSITIVE_INFINITY : Math.max(0, left - DEADLINE_MARGIN_MS);
+}
+
+function callId(header: string | null): string | undefined {
+  return header !== null && header !== "" && header.length <= CALL_ID_MAX_LENGTH ? header : undefined;
 }

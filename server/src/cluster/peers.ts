@@ -1,6 +1,6 @@
 /**
  * Calls to other runlater nodes: forwarded Dequeue (WorkerService, marked with the
- * forwarded header) and ClusterService.Notify, over HTTP/1.1 with keep-alive: a pool of
+ * forwarded header) and ClusterService.Notify and ReleaseForwarded, over HTTP/1.1 with keep-alive: a pool of
  * connections per peer, closed when the peer leaves the registry.
  *
  * Why not HTTP/2: connect-node's session manager (2.x) can raise an uncaught
@@ -14,7 +14,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ClusterService, type NotifyRequestSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { dequeuedFromProto, msToDuration } from "../api/convert.js";
-import { FORWARDED_HEADER } from "../api/services.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../api/services.js";
 import type { JobRecord } from "../engine/job-record.js";
 
 /** Beyond the long poll itself, how long a forwarded Dequeue may take before it is given up. */
@@ -30,16 +30,23 @@ interface Peer {
 export class Peers {
   private readonly peers = new Map<string, Peer>();
 
-  async dequeue(url: string, p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal }): Promise<JobRecord[]> {
+  async dequeue(url: string, p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; callId?: string }): Promise<JobRecord[]> {
+    const headers: Record<string, string> = { [FORWARDED_HEADER]: "1" };
+    if (p.callId !== undefined) headers[FORWARDED_CALL_HEADER] = p.callId;
     const res = await this.peer(url).worker.dequeue(
       { queue: p.queue, limit: p.limit, wait: p.waitMs > 0 ? msToDuration(p.waitMs) : undefined },
-      { signal: p.signal, headers: { [FORWARDED_HEADER]: "1" }, timeoutMs: p.waitMs + FORWARD_SLACK_MS },
+      { signal: p.signal, headers, timeoutMs: p.waitMs + FORWARD_SLACK_MS },
     );
     return res.jobs.map(dequeuedFromProto);
   }
 
   async notify(url: string, req: MessageInitShape<typeof NotifyRequestSchema>): Promise<void> {
     await this.peer(url).cluster.notify(req, { timeoutMs: NOTIFY_TIMEOUT_MS });
+  }
+
+  /** Tells the broker at `url` that forwarded calls `callIds` were cancelled unread. */
+  async releaseForwarded(url: string, callIds: string[]): Promise<void> {
+    await this.peer(url).cluster.releaseForwarded({ callIds }, { timeoutMs: NOTIFY_TIMEOUT_MS });
   }
 
   /** Drops connections to nodes no longer in `urls`. */

@@ -8,12 +8,15 @@
  *    broker first, then the others in rotation), and the first that has jobs answers.
  * 3. If none had any and the caller wants to wait, all owners are asked at once with the
  *    remaining wait; the first to hand out jobs wins, the others are cancelled, and jobs
- *    any of them still handed out are put straight back to pending (charging nothing).
+ *    any of them still handed out are put straight back to pending (charging nothing):
+ *    those whose answers arrive here by this node, those of answers the cancellation cut
+ *    off by their broker, told which calls were cancelled (ForwardedAnswers).
  * A broker that cannot be reached counts as empty; if every owner fails the call fails
  * with `unavailable` (as it does when no broker is alive at all).
  *
  * Notifications are batched per peer and sent once per event-loop turn.
  */
+import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { NotifyRequest, PartitionDueSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
 import type { Logger } from "pino";
@@ -24,6 +27,7 @@ import { queueNotFound, RunlaterError } from "../engine/errors.js";
 import type { JobRecord } from "../engine/job-record.js";
 import type { QueueConfig } from "../engine/queue-config.js";
 import type { Store } from "../store/store.js";
+import { ForwardedAnswers, type HandedOut } from "./forwarded-answers.js";
 import type { Membership } from "./membership.js";
 import type { Peers } from "./peers.js";
 
@@ -64,9 +68,13 @@ export class Router implements Dispatch {
   private flushScheduled = false;
   private turn = 0;
   /** Puts jobs that were handed out to nobody back to pending; set by the engine's owner. */
-  release: (jobs: JobRecord[]) => Promise<void> = async () => {};
+  release: (jobs: HandedOut[]) => Promise<void> = async () => {};
+  /** This broker's answers to forwarded calls, until the caller might still cancel them. */
+  private readonly answers: ForwardedAnswers;
 
-  constructor(private readonly o: RouterOptions) {}
+  constructor(private readonly o: RouterOptions) {
+    this.answers = new ForwardedAnswers(o.clock, (jobs) => this.release(jobs));
+  }
 
   async dequeue(p: DispatchDequeue): Promise<JobRecord[]> {
     const local = this.o.local;
@@ -75,7 +83,9 @@ export class Router implements Dispatch {
       // The sender's view of the owners is behind ours: answer at once instead of holding
       // its long poll on partitions we do not serve; it asks again with a fresher view.
       if (!(await local.ownsAnyOf(p.queue))) return [];
-      return local.dequeue(p);
+      const jobs = await local.dequeue(p);
+      if (p.forwardedCall !== undefined && jobs.length > 0) this.background(this.answers.answered(p.forwardedCall, jobs), p.queue);
+      return jobs;
     }
     let targets = await this.targets(p.queue);
     if (targets.length === 0) {
@@ -152,6 +162,11 @@ export class Router implements Dispatch {
     this.scheduleFlush();
   }
 
+  /** ClusterService.ReleaseForwarded arrived: the node that forwarded these calls cancelled them unread. */
+  cancelledForwarded(callIds: string[]): void {
+    for (const id of callIds) this.background(this.answers.cancelled(id));
+  }
+
   /** ClusterService.Notify arrived from another node. */
   receive(req: NotifyRequest): void {
     const local = this.o.local;
@@ -180,9 +195,9 @@ export class Router implements Dispatch {
     return own ? [own, ...rotated] : rotated;
   }
 
-  private call(t: Target, p: DispatchDequeue): Promise<JobRecord[]> {
+  private call(t: Target, p: DispatchDequeue, callId?: string): Promise<JobRecord[]> {
     if (t.url === undefined) return this.o.local!.dequeue({ queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal });
-    return this.o.peers.dequeue(t.url, { queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal }).catch((err: unknown) => {
+    return this.o.peers.dequeue(t.url, { queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal, callId }).catch((err: unknown) => {
       if (!p.signal?.aborted) this.o.log.debug({ err, broker: t.id, queue: p.queue }, "forwarded dequeue failed");
       throw err;
     });
@@ -192,8 +207,18 @@ export class Router implements Dispatch {
   private race(targets: Target[], p: DispatchDequeue): Promise<JobRecord[]> {
     return new Promise((resolve, reject) => {
       const controllers = targets.map(() => new AbortController());
+      // Remote calls carry an id, named to their broker if they are cancelled before they
+      // answer: an answer already on its way is dropped by the cancellation, and only
+      // that broker knows which jobs it held.
+      const callIds = targets.map((t) => (t.url === undefined ? undefined : randomBytes(9).toString("base64url")));
+      const answered = targets.map(() => false);
       const cancelAll = () => {
-        for (const c of controllers) c.abort();
+        controllers.forEach((c, i) => {
+          if (c.signal.aborted) return;
+          c.abort();
+          const url = targets[i]!.url;
+          if (url !== undefined && !answered[i]) this.background(this.o.peers.releaseForwarded(url, [callIds[i]!]), p.queue);
+        });
       };
       p.signal?.addEventListener("abort", cancelAll, { once: true });
       let settled = false;
@@ -213,13 +238,14 @@ export class Router implements Dispatch {
         else resolve(jobs ?? []);
       };
       targets.forEach((t, i) => {
-        this.call(t, { ...p, signal: controllers[i]!.signal })
+        this.call(t, { ...p, signal: controllers[i]!.signal }, callIds[i])
           .then(
             (jobs) => {
+              answered[i] = true;
               if (jobs.length === 0) return;
               if (settled) {
                 // Handed out after another owner answered: nobody will run these.
-                void this.release(jobs).catch((err) => this.o.log.warn({ err, queue: p.queue }, "could not release undelivered jobs"));
+                this.background(this.release(jobs), p.queue);
               } else {
                 finish(jobs);
               }
@@ -236,6 +262,11 @@ export class Router implements Dispatch {
           });
       });
     });
+  }
+
+  /** Hand-backs run in the background: a failure leaves the jobs to their claim timeout, so it is only logged. */
+  private background(releasing: Promise<void>, queue?: string): void {
+    releasing.catch((err) => this.o.log.warn({ err, queue }, "could not release undelivered jobs"));
   }
 
   private unreachable(queue: string, cause: unknown): RunlaterError {

@@ -14,6 +14,8 @@ export interface DispatchDequeue {
   signal?: AbortSignal;
   /** Sent by another node: serve it from this node's own partitions, never forward it again. */
   forwarded?: boolean;
+  /** The forwarding node's id for this call, which it names if it cancels the call (ClusterService.ReleaseForwarded). */
+  forwardedCall?: string;
 }
 
 export interface Dispatch {

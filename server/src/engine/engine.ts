@@ -240,6 +240,7 @@ export class Engine {
     dryRun: boolean;
     ack?: AckInput;
     forwarded?: boolean;
+    forwardedCall?: string;
   }): Promise<{ jobs: JobRecord[]; ack?: JobOutcome[] }> {
     validateQueueName(p.queue);
     const limit = boundedLimit(p.limit, 1, limits.dequeueLimitMax, "limit");
@@ -256,7 +257,7 @@ export class Engine {
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable
     // store the two commits share a log flush instead of following each other.
-    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal, forwarded: p.forwarded })]);
+    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal, forwarded: p.forwarded, forwardedCall: p.forwardedCall })]);
     if (acked.status === "rejected") {
       // The call fails: the jobs just started must not be lost to their claim timeout.
       if (taken.status === "fulfilled" && taken.value.length > 0) await this.releaseUndelivered(taken.value);
@@ -334,7 +335,7 @@ export class Engine {
   }
 
   /** Jobs started for a caller that did not get them: back to pending at once, charging nothing. */
-  async releaseUndelivered(jobs: JobRecord[]): Promise<void> {
+  async releaseUndelivered(jobs: Array<Pick<JobRecord, "id" | "claimToken">>): Promise<void> {
     const now = this.clock.now();
     const results = await this.store.jobCheckpointMany({
       items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, claimExpiresAt: 0, moveToPending: true, runAfter: now, attemptsAllowed: 0, customStatus: "" })),

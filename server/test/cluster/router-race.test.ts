@@ -2,10 +2,12 @@
  * The frontend's long-poll race over a queue's owners: an owner whose answer was already
  * on its way when another owner's answer won must not have its jobs dropped (they would
  * sit RUNNING until their claims time out); they are released instead. Owners still
- * waiting are cancelled after a short grace.
+ * waiting are cancelled after a short grace, and their brokers are told which calls were
+ * cancelled, so they can hand back an answer the cancellation cut off.
  */
 import pino from "pino";
 import { describe, expect, it } from "vitest";
+import type { HandedOut } from "../../src/cluster/forwarded-answers.js";
 import { Router } from "../../src/cluster/router.js";
 import type { JobRecord } from "../../src/engine/job-record.js";
 import { resolveQueueConfig } from "../../src/engine/queue-config.js";
@@ -28,10 +30,20 @@ function answer(jobs: JobRecord[], afterMs: number, seen: { cancelledAt?: number
 }
 
 function routerWith(peers: Record<string, (signal?: AbortSignal, waitMs?: number) => Promise<JobRecord[]>>) {
-  const released: JobRecord[][] = [];
+  const released: HandedOut[][] = [];
+  /** Per owner: the call id of its last long poll, and the ids it was told were cancelled. */
+  const calls: Record<string, { lastId?: string; cancelled: string[] }> = Object.fromEntries(Object.keys(peers).map((id) => [id, { cancelled: [] }]));
   const router = new Router({
     membership: { selfId: undefined, ownersOf: () => Object.keys(peers).map((id) => ({ id, url: id })), refreshNow: async () => {} } as never,
-    peers: { dequeue: (url: string, p: { signal?: AbortSignal; waitMs: number }) => peers[url]!(p.signal, p.waitMs) } as never,
+    peers: {
+      dequeue: (url: string, p: { signal?: AbortSignal; waitMs: number; callId?: string }) => {
+        if (p.waitMs > 0) calls[url]!.lastId = p.callId;
+        return peers[url]!(p.signal, p.waitMs);
+      },
+      releaseForwarded: async (url: string, ids: string[]) => {
+        calls[url]!.cancelled.push(...ids);
+      },
+    } as never,
     store: { queueGet: async () => ({ name: "q", config: resolveQueueConfig({ partitions: 2 }), createdAt: 0 }) } as never,
     clock: { now: () => Date.now() } as never,
     log: pino({ level: "silent" }),
@@ -39,7 +51,7 @@ function routerWith(peers: Record<string, (signal?: AbortSignal, waitMs?: number
   router.release = async (jobs) => {
     released.push(jobs);
   };
-  return { router, released };
+  return { router, released, calls };
 }
 
 describe("the frontend's long-poll race", () => {
@@ -56,7 +68,7 @@ describe("the frontend's long-poll race", () => {
 
   it("cancels an owner still waiting once the grace after the winner's answer is over", async () => {
     const b: { cancelledAt?: number } = {};
-    const { router, released } = routerWith({
+    const { router, released, calls } = routerWith({
       a: (signal, waitMs) => answer([job("a1")], 10, {}, signal, waitMs),
       b: (signal, waitMs) => answer([job("b1")], 5000, b, signal, waitMs),
     });
@@ -65,5 +77,24 @@ describe("the frontend's long-poll race", () => {
     expect(b.cancelledAt).toBeGreaterThanOrEqual(200);
     expect(b.cancelledAt).toBeLessThan(400);
     expect(released).toEqual([]);
+    // b is told its call was cancelled (an answer it sent meanwhile would be lost here); a, which answered, is not.
+    expect(calls.b!.lastId).toMatch(/^[\w-]{12}$/);
+    expect(calls.b!.cancelled).toEqual([calls.b!.lastId]);
+    expect(calls.a!.cancelled).toEqual([]);
+  });
+
+  it("names every call still open to its broker when the caller gives up", async () => {
+    const { router, calls } = routerWith({
+      a: (signal, waitMs) => answer([job("a1")], 5000, {}, signal, waitMs),
+      b: (signal, waitMs) => answer([job("b1")], 5000, {}, signal, waitMs),
+    });
+    const caller = new AbortController();
+    const dequeued = router.dequeue({ queue: "q", limit: 10, waitMs: 5000, signal: caller.signal });
+    await sleep(50);
+    caller.abort();
+    expect(await dequeued).toEqual([]);
+    expect(calls.a!.cancelled).toEqual([calls.a!.lastId]);
+    expect(calls.b!.cancelled).toEqual([calls.b!.lastId]);
+    expect(calls.a!.lastId).not.toBe(calls.b!.lastId);
   });
 });

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/cluster/v1/cluster.proto.
  */
 export const file_runlater_cluster_v1_cluster: GenFile = /*@__PURE__*/
-  fileDesc("CiFydW5sYXRlci9jbHVzdGVyL3YxL2NsdXN0ZXIucHJvdG8SE3J1bmxhdGVyLmNsdXN0ZXIudjEibwoNTm90aWZ5UmVxdWVzdBIuCgNkdWUYASADKAsyIS5ydW5sYXRlci5jbHVzdGVyLnYxLlBhcnRpdGlvbkR1ZRIWCg5xdWV1ZXNfY2hhbmdlZBgCIAMoCRIWCg5xdWV1ZXNfZGVsZXRlZBgDIAMoCSJVCgxQYXJ0aXRpb25EdWUSDQoFcXVldWUYASABKAkSEQoJcGFydGl0aW9uGAIgASgNEhEKCWR1ZV9hdF9tcxgDIAEoAxIQCghwcmlvcml0eRgEIAEoDSIQCg5Ob3RpZnlSZXNwb25zZTJjCg5DbHVzdGVyU2VydmljZRJRCgZOb3RpZnkSIi5ydW5sYXRlci5jbHVzdGVyLnYxLk5vdGlmeVJlcXVlc3QaIy5ydW5sYXRlci5jbHVzdGVyLnYxLk5vdGlmeVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CiFydW5sYXRlci9jbHVzdGVyL3YxL2NsdXN0ZXIucHJvdG8SE3J1bmxhdGVyLmNsdXN0ZXIudjEibwoNTm90aWZ5UmVxdWVzdBIuCgNkdWUYASADKAsyIS5ydW5sYXRlci5jbHVzdGVyLnYxLlBhcnRpdGlvbkR1ZRIWCg5xdWV1ZXNfY2hhbmdlZBgCIAMoCRIWCg5xdWV1ZXNfZGVsZXRlZBgDIAMoCSJVCgxQYXJ0aXRpb25EdWUSDQoFcXVldWUYASABKAkSEQoJcGFydGl0aW9uGAIgASgNEhEKCWR1ZV9hdF9tcxgDIAEoAxIQCghwcmlvcml0eRgEIAEoDSIQCg5Ob3RpZnlSZXNwb25zZSIrChdSZWxlYXNlRm9yd2FyZGVkUmVxdWVzdBIQCghjYWxsX2lkcxgBIAMoCSIaChhSZWxlYXNlRm9yd2FyZGVkUmVzcG9uc2Uy1AEKDkNsdXN0ZXJTZXJ2aWNlElEKBk5vdGlmeRIiLnJ1bmxhdGVyLmNsdXN0ZXIudjEuTm90aWZ5UmVxdWVzdBojLnJ1bmxhdGVyLmNsdXN0ZXIudjEuTm90aWZ5UmVzcG9uc2USbwoQUmVsZWFzZUZvcndhcmRlZBIsLnJ1bmxhdGVyLmNsdXN0ZXIudjEuUmVsZWFzZUZvcndhcmRlZFJlcXVlc3QaLS5ydW5sYXRlci5jbHVzdGVyLnYxLlJlbGVhc2VGb3J3YXJkZWRSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * NotifyRequest carries everything one node has to tell one broker, batched.
@@ -105,6 +105,38 @@ export const NotifyResponseSchema: GenMessage<NotifyResponse> = /*@__PURE__*/
   messageDesc(file_runlater_cluster_v1_cluster, 2);
 
 /**
+ * @generated from message runlater.cluster.v1.ReleaseForwardedRequest
+ */
+export type ReleaseForwardedRequest = Message<"runlater.cluster.v1.ReleaseForwardedRequest"> & {
+  /**
+   * The call ids the forwarding node gave the calls (header runlater-forwarded-call).
+   *
+   * @generated from field: repeated string call_ids = 1;
+   */
+  callIds: string[];
+};
+
+/**
+ * Describes the message runlater.cluster.v1.ReleaseForwardedRequest.
+ * Use `create(ReleaseForwardedRequestSchema)` to create a new message.
+ */
+export const ReleaseForwardedRequestSchema: GenMessage<ReleaseForwardedRequest> = /*@__PURE__*/
+  messageDesc(file_runlater_cluster_v1_cluster, 3);
+
+/**
+ * @generated from message runlater.cluster.v1.ReleaseForwardedResponse
+ */
+export type ReleaseForwardedResponse = Message<"runlater.cluster.v1.ReleaseForwardedResponse"> & {
+};
+
+/**
+ * Describes the message runlater.cluster.v1.ReleaseForwardedResponse.
+ * Use `create(ReleaseForwardedResponseSchema)` to create a new message.
+ */
+export const ReleaseForwardedResponseSchema: GenMessage<ReleaseForwardedResponse> = /*@__PURE__*/
+  messageDesc(file_runlater_cluster_v1_cluster, 4);
+
+/**
  * ClusterService is spoken between runlater nodes only (docs/cluster.md); it is not a
  * public API and may change in any release. Brokers serve it.
  *
@@ -126,6 +158,20 @@ export const ClusterService: GenService<{
     methodKind: "unary";
     input: typeof NotifyRequestSchema;
     output: typeof NotifyResponseSchema;
+  },
+  /**
+   * ReleaseForwarded tells a broker that the forwarded Dequeue calls named here were
+   * cancelled by the node that made them, so any jobs it handed out to them were never
+   * delivered: they go back to PENDING at once (no attempt charged) instead of waiting
+   * for their claims to time out. A call it has not answered yet is remembered for a
+   * while, in case its answer is still being prepared.
+   *
+   * @generated from rpc runlater.cluster.v1.ClusterService.ReleaseForwarded
+   */
+  releaseForwarded: {
+    methodKind: "unary";
+    input: typeof ReleaseForwardedRequestSchema;
+    output: typeof ReleaseForwardedResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_runlater_cluster_v1_cluster, 0);
