@@ -17,14 +17,16 @@ export interface HandedOut {
 
 /** How long an answer or a cancellation is kept waiting for the other. */
 export const FORWARDED_MEMORY_MS = 10_000;
-/** Entries kept at most (the oldest go first): a bound on memory whatever the call rate. */
+/** Calls and jobs kept at most (the oldest go first): a bound on memory whatever the call rate. */
 const MAX_ENTRIES = 10_000;
+const MAX_JOBS = 100_000;
 
 type Entry = { at: number } & ({ kind: "answered"; jobs: HandedOut[] } | { kind: "cancelled" });
 
 export class ForwardedAnswers {
   /** By call id, oldest first (Map keeps insertion order). */
   private readonly entries = new Map<string, Entry>();
+  private keptJobs = 0;
 
   constructor(
     private readonly clock: Clock,
@@ -37,7 +39,7 @@ export class ForwardedAnswers {
     this.prune();
     const entry = this.entries.get(callId);
     if (entry?.kind === "cancelled") {
-      this.entries.delete(callId);
+      this.forget(callId);
       return this.release(jobs);
     }
     if (jobs.length > 0) this.remember(callId, { at: this.clock.now(), kind: "answered", jobs: jobs.map(({ id, claimToken }) => ({ id, claimToken })) });
@@ -48,7 +50,7 @@ export class ForwardedAnswers {
   cancelled(callId: string): Promise<void> {
     this.prune();
     const entry = this.entries.get(callId);
-    this.entries.delete(callId);
+    this.forget(callId);
     if (entry?.kind === "answered") return this.release(entry.jobs);
     this.remember(callId, { at: this.clock.now(), kind: "cancelled" });
     return Promise.resolve();
@@ -60,14 +62,21 @@ export class ForwardedAnswers {
 
   private remember(callId: string, entry: Entry): void {
     this.entries.set(callId, entry);
-    while (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (entry.kind === "answered") this.keptJobs += entry.jobs.length;
+    while (this.entries.size > MAX_ENTRIES || this.keptJobs > MAX_JOBS) this.forget(this.entries.keys().next().value!);
+  }
+
+  private forget(callId: string): void {
+    const entry = this.entries.get(callId);
+    if (entry?.kind === "answered") this.keptJobs -= entry.jobs.length;
+    this.entries.delete(callId);
   }
 
   private prune(): void {
     const before = this.clock.now() - FORWARDED_MEMORY_MS;
     for (const [id, entry] of this.entries) {
       if (entry.at > before) break;
-      this.entries.delete(id);
+      this.forget(id);
     }
   }
 }

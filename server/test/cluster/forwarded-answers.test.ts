@@ -53,4 +53,14 @@ describe("forwarded answers", () => {
     await memory.answered("new", []);
     expect(memory.size).toBe(0);
   });
+
+  it("keeps at most 100,000 jobs of answers, dropping the oldest answers first", async () => {
+    const { memory, released } = answers();
+    const many = (call: number) => Array.from({ length: 1000 }, (_, i) => ({ id: `c${call}-${i}`, claimToken: "t" }));
+    for (let call = 0; call < 101; call++) await memory.answered(`c${call}`, many(call));
+    expect(memory.size).toBe(100);
+    await memory.cancelled("c0");
+    await memory.cancelled("c1");
+    expect(released.map((r) => r[0]!.id)).toEqual(["c1-0"]);
+  });
 });
