@@ -638,13 +638,20 @@ export class MysqlStore implements Store {
    */
   private async applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Keyed<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
     const groups = new Map<string, { token: string; patch: JobPatch; set: { sql: string; params: Param[] }; ids: string[] }>();
+    // `fast` usually returns one patch object for every item: its SET clause and key part are made once.
+    const clauses = new Map<JobPatch, { set: { sql: string; params: Param[] }; key: string }>();
     const seen = new Set<string>();
     for (const { item } of keyed) {
       const patch = fast(item);
       if (!patch || item.claimToken === "" || seen.has(item.id)) return false;
       seen.add(item.id);
-      const set = setClause(patch);
-      const key = `${item.claimToken}\u0000${set.sql}\u0000${set.params.join("\u0000")}`;
+      let clause = clauses.get(patch);
+      if (!clause) {
+        const set = setClause(patch);
+        clauses.set(patch, (clause = { set, key: `${set.sql}\u0000${set.params.join("\u0000")}` }));
+      }
+      const { set } = clause;
+      const key = `${item.claimToken}\u0000${clause.key}`;
       let group = groups.get(key);
       if (!group) groups.set(key, (group = { token: item.claimToken, patch, set, ids: [] }));
       group.ids.push(item.id);
