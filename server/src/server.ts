@@ -20,9 +20,10 @@ import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./engine/clock.js";
 import { Engine } from "./engine/engine.js";
 import { limits } from "./engine/limits.js";
-import { listen, type Listener } from "./http/listener.js";
+import { listen, type Listener, type RequestHandler } from "./http/listener.js";
 import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
+import { Metrics } from "./metrics.js";
 import type { Store } from "./store/store.js";
 
 export type Role = "all" | "frontend" | "broker";
@@ -54,6 +55,8 @@ export interface ServerOptions {
    * CPU costs more than the bytes save; compressed requests are always accepted).
    */
   compressResponses?: boolean;
+  /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
+  metrics?: boolean;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -110,7 +113,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     peers.retain(new Set(membership.brokers().map((b) => b.url)));
     broker?.rebalance();
   });
-  const engine = new Engine({ store, broker: router, clock });
+  const metrics = o.metrics === false ? undefined : new Metrics(broker);
+  const engine = new Engine({ store, broker: router, clock, counters: metrics });
   router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,
@@ -121,6 +125,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
     chunk: 1000,
     isLeader: () => membership.leads(),
+    counters: metrics,
   });
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
@@ -132,10 +137,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
-    interceptors: [errorInterceptor(log)],
+    // The metrics interceptor is outermost: it sees the code errorInterceptor settled on.
+    interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
   });
   const host = o.host ?? "127.0.0.1";
-  const listener: Listener = await listen(handler, host, o.port ?? 8080);
+  const listener: Listener = await listen(metrics ? withMetricsRoute(handler, metrics, log) : handler, host, o.port ?? 8080);
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
   await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
@@ -174,4 +180,24 @@ function advertisedUrl(host: string, port: number): string {
   const wildcard = host === "0.0.0.0" || host === "::" || host === "";
   const name = wildcard ? hostname() : host;
   return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
+}
+
+/** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */
+function withMetricsRoute(handler: RequestHandler, metrics: Metrics, log: Logger): RequestHandler {
+  return (req, res) => {
+    if (req.method !== "GET" || req.url !== "/metrics") return handler(req, res);
+    metrics.render().then(
+      ({ body, contentType }) => {
+        res.statusCode = 200;
+        res.setHeader("content-type", contentType);
+        res.end(body);
+      },
+      (err: unknown) => {
+        log.warn({ err }, "could not render metrics");
+        res.statusCode = 500;
+        res.setHeader("content-type", "text/plain");
+        res.end("could not render metrics\n");
+      },
+    );
+  };
 }

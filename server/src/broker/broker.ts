@@ -239,9 +239,14 @@ export class Broker {
     return q.partitions.some((b) => this.owns(q, b));
   }
 
-  /** Body bytes in all of this broker's buffers (bounded by bufferBytesTotal), for stats and tests. */
+  /** Body bytes in all of this broker's buffers (bounded by bufferBytesTotal), for metrics and tests. */
   bufferedBytes(): number {
     return this.memory.held;
+  }
+
+  /** Jobs in all of this broker's buffers, for metrics. */
+  bufferedJobs(): number {
+    return this.memory.jobs;
   }
 
   /** Buffered jobs per queue, for stats and tests. */

@@ -7,6 +7,8 @@
 export class BufferMemory {
   /** Body bytes in the buffers (PartitionBuffer keeps this up to date). */
   held = 0;
+  /** Jobs in the buffers (likewise; for metrics). */
+  jobs = 0;
   private reserved = 0;
 
   constructor(private readonly limit: number | undefined) {}

@@ -50,7 +50,7 @@ export class PartitionBuffer {
     const job = this.jobs[this.head];
     if (job) {
       this.head++;
-      this.count(-job.body.length);
+      this.count(-job.body.length, -1);
     }
     return job;
   }
@@ -63,7 +63,7 @@ export class PartitionBuffer {
   /** Adds jobs in dequeue order (as a claim returns them): a linear merge, no re-sort. */
   add(claimed: JobRecord[]): void {
     if (claimed.length === 0) return;
-    for (const job of claimed) this.count(job.body.length);
+    for (const job of claimed) this.count(job.body.length, 1);
     const held = this.jobs;
     const merged: JobRecord[] = [];
     let i = this.head;
@@ -81,7 +81,7 @@ export class PartitionBuffer {
     const removed = this.jobs.slice(this.head).filter((j) => j.priority > priority);
     this.jobs = keep;
     this.head = 0;
-    for (const job of removed) this.count(-job.body.length);
+    for (const job of removed) this.count(-job.body.length, -1);
     return removed;
   }
 
@@ -90,13 +90,16 @@ export class PartitionBuffer {
     const all = this.jobs.slice(this.head);
     this.jobs = [];
     this.head = 0;
-    this.count(-this.heldBytes);
+    this.count(-this.heldBytes, -all.length);
     return all;
   }
 
-  /** Every change of the bytes held goes through here, so the broker's total stays in step. */
-  private count(bytes: number): void {
+  /** Every change of what is held goes through here, so the broker's totals stay in step. */
+  private count(bytes: number, jobs: number): void {
     this.heldBytes += bytes;
-    if (this.memory) this.memory.held += bytes;
+    if (this.memory) {
+      this.memory.held += bytes;
+      this.memory.jobs += jobs;
+    }
   }
 }

@@ -18,6 +18,7 @@ interface ServeFlags {
   bufferBytesTotal: number;
   shutdownGrace: number;
   compress?: boolean;
+  metrics: boolean;
   enableTestControl?: boolean;
 }
 
@@ -41,6 +42,7 @@ export function registerServe(program: Command): void {
     .option("--buffer-bytes <n>", "body bytes prefetched per owned partition (a single larger job is still taken)", intOption, 64 * 1024 * 1024)
     .option("--buffer-bytes-total <n>", "body bytes prefetched across every owned partition: the broker's memory bound (a partition with an empty buffer still takes one job)", intOption, 512 * 1024 * 1024)
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
+    .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
     .action(async (opts: ServeFlags) => {
@@ -70,6 +72,7 @@ export function registerServe(program: Command): void {
         bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
+        metrics: opts.metrics,
         enableTestControl: opts.enableTestControl ?? false,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
 import type { Clock } from "./clock.js";
 import { byteBudget } from "./byte-budget.js";
+import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
 import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
 import { newJobId, parseJobId } from "./job-id.js";
@@ -71,12 +72,15 @@ export interface EngineOptions {
   /** Where Dequeue goes and due jobs are announced: the local broker, or the cluster router. */
   broker: Dispatch;
   clock: Clock;
+  /** Where job movements are counted (metrics); default: nowhere. */
+  counters?: JobCounters;
 }
 
 export class Engine {
   private readonly store: Store;
   private readonly broker: Dispatch;
   private readonly clock: Clock;
+  private readonly counters: JobCounters;
   private readonly roundRobin = new Map<string, number>();
   /**
    * Queue records read on the hot path (enqueue, ack, checkpoint) are cached briefly so a
@@ -90,6 +94,7 @@ export class Engine {
     this.store = o.store;
     this.broker = o.broker;
     this.clock = o.clock;
+    this.counters = o.counters ?? noCounters;
   }
 
   // ---- queues
@@ -147,6 +152,7 @@ export class Engine {
     const jobs: NewJob[] = specs.map((spec, i) => this.newJob(spec, configs.get(spec.queue)!, i, now));
     const ids = await this.store.jobInsertMany({ jobs, now });
     this.announceInserted(jobs);
+    for (const [queue, n] of jobs.reduce((counts, job) => tally(counts, job.queue), new Map<string, number>())) this.counters.enqueued(queue, n);
     return ids;
   }
 
@@ -272,6 +278,8 @@ export class Engine {
       await this.releaseUndelivered(jobs);
       return { jobs: [], ack };
     }
+    // A forwarded call's jobs are counted by the node the worker called.
+    if (!p.forwarded && jobs.length > 0) this.counters.handedOut(p.queue, jobs.length);
     return { jobs, ack };
   }
 
@@ -298,7 +306,13 @@ export class Engine {
     ]);
     this.announce(succeeded.mine.map((s) => s.jobId), okResults);
     this.announce(failed.mine.map((f) => f.jobId), failResults);
-    return [...succeeded.merge(okResults), ...failed.merge(failResults)];
+    const outcomes = { succeeded: succeeded.merge(okResults), failed: failed.merge(failResults) };
+    const counts = new Map<AckResult, number>();
+    for (const [kind, list] of Object.entries(outcomes) as Array<["succeeded" | "failed", JobOutcome[]]>) {
+      for (const o of list) tally(counts, o.outcome === "acknowledged" ? kind : o.outcome);
+    }
+    for (const [result, n] of counts) this.counters.acked(p.queue, result, n);
+    return [...outcomes.succeeded, ...outcomes.failed];
   }
 
   async checkpoint(p: { queue: string; items: CheckpointItemInput[] }): Promise<JobOutcome[]> {

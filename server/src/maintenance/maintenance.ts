@@ -9,6 +9,7 @@
  */
 import type { Logger } from "pino";
 import type { Clock } from "../engine/clock.js";
+import { type JobCounters, tally } from "../engine/counters.js";
 import type { Engine } from "../engine/engine.js";
 import type { Store } from "../store/store.js";
 
@@ -22,6 +23,8 @@ export interface MaintenanceOptions {
   chunk: number;
   /** Whether this node does the periodic work now; default always (one node). */
   isLeader?: () => boolean;
+  /** Where expired claims and collected jobs are counted (metrics); default: nowhere. */
+  counters?: JobCounters;
 }
 
 export class Maintenance {
@@ -58,6 +61,8 @@ export class Maintenance {
       const result = await this.o.store.jobClaimExpire({ now: this.o.clock.now(), limit: this.o.chunk });
       expired += result.expired.length;
       this.o.engine.announcePending(result.expired);
+      const byQueue = result.expired.reduce((counts, job) => tally(counts, job.queue), new Map<string, number>());
+      for (const [queue, n] of byQueue) this.o.counters?.claimsExpired(queue, n);
       if (result.expired.length < this.o.chunk) {
         if (expired > 0) this.o.log.info({ expired }, "claims expired");
         return { expired, nextExpiryAt: result.nextExpiryAt };
@@ -80,6 +85,7 @@ export class Maintenance {
           limit: this.o.chunk,
         });
         deleted += n;
+        if (n > 0) this.o.counters?.retentionDeleted(queue.name, n);
         if (n < this.o.chunk) break;
       }
     }
