@@ -306,13 +306,13 @@ export class Engine {
     ]);
     this.announce(succeeded.mine.map((s) => s.jobId), okResults);
     this.announce(failed.mine.map((f) => f.jobId), failResults);
-    const outcomes = { succeeded: succeeded.merge(okResults), failed: failed.merge(failResults) };
+    const ok = succeeded.merge(okResults);
+    const bad = failed.merge(failResults);
     const counts = new Map<AckResult, number>();
-    for (const [kind, list] of Object.entries(outcomes) as Array<["succeeded" | "failed", JobOutcome[]]>) {
-      for (const o of list) tally(counts, o.outcome === "acknowledged" ? kind : o.outcome);
-    }
+    for (const o of ok) tally(counts, o.outcome === "acknowledged" ? "succeeded" : o.outcome);
+    for (const o of bad) tally(counts, o.outcome === "acknowledged" ? "failed" : o.outcome);
     for (const [result, n] of counts) this.counters.acked(p.queue, result, n);
-    return [...outcomes.succeeded, ...outcomes.failed];
+    return [...ok, ...bad];
   }
 
   async checkpoint(p: { queue: string; items: CheckpointItemInput[] }): Promise<JobOutcome[]> {
