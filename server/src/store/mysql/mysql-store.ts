@@ -171,10 +171,8 @@ export class MysqlStore implements Store {
         for (const job of round.changed) if (job.state === "pending") this.held.noteQueued(job.id, job.priority, job.runAfter);
         for (const [id, at] of round.promotedBy) this.held.noteQueued(id, undefined, at);
       }
-      const next = await shard.session(nextClaimCheck);
-      // A check still due was skipped (another sweep holds it): report it as it is, so the
-      // caller can tell and look again. A check ahead: no sooner than the gap.
-      if (next !== undefined) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, next <= p.now ? next : Math.max(next, p.now + CLAIM_CHECK_GAP_MS));
+      const next = await shard.session((c) => nextClaimCheck(c, p.now));
+      if (next !== undefined) nextExpiryAt = Math.min(nextExpiryAt ?? Infinity, next);
     }
     return { expired, nextExpiryAt };
   }
@@ -660,7 +658,9 @@ export class MysqlStore implements Store {
       for (const g of groups.values()) {
         const n = await run(c, sql.ackGroup(g.set.sql, g.ids.length), [...g.set.params, ...g.ids, g.token]);
         if (n !== g.ids.length) throw new NotWhole();
-        await addClaimChecks(c, g.ids.map((id) => ({ id, claimExpiresAt: g.patch.claimExpiresAt ?? 0 })));
+        // Only a patch that gives the jobs a deadline needs checks (succeed, the usual one, does not).
+        const deadline = g.patch.claimExpiresAt ?? 0;
+        if (deadline > 0) await addClaimChecks(c, g.ids.map((id) => ({ id, claimExpiresAt: deadline })));
       }
       return true;
     });
@@ -750,13 +750,6 @@ export class MysqlStore implements Store {
     return groups;
   }
 }
-
-/**
- * The sweep looks at claim checks no more often than this: there is one check per hand-out,
- * hundreds a second under load, so checks due within this gap are taken together, and a
- * claim may run out up to this much late.
- */
-const CLAIM_CHECK_GAP_MS = 100;
 
 /** A fast path matched fewer rows than it was given: its transaction is rolled back and the exact path runs. */
 class NotWhole extends Error {}
