@@ -1,9 +1,9 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
  * lua/include/job.lua): its id, a space, then the stored job: the packed attributes (META
- * there: the state as one byte, twelve little-endian doubles, the claim token as a 4-byte
- * little-endian length and TOKEN_WIDTH bytes, three texts each a 4-byte length and its
- * bytes), then the body.
+ * there: the state as one byte, four little-endian doubles, the claim token as a 4-byte
+ * little-endian length and TOKEN_WIDTH bytes, eight doubles, three texts each a 4-byte
+ * length and its bytes), then the body. The claim sends ids and stored strings apart.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import { limits } from "../../engine/limits.js";
@@ -21,9 +21,13 @@ export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
   const b = reply as Buffer;
   const space = b.indexOf(SPACE);
   if (space < 0) throw new Error("redis store: malformed job record");
-  const id = b.toString("latin1", 0, space);
+  return decodeStored(b.toString("latin1", 0, space), b, space + 1, withoutBody);
+}
+
+/** The job `id` stored as `b` from `start` on: packed attributes (META in lua/include/job.lua), then the body (or its length). */
+export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false): JobRecord {
   const where = parseJobId(id);
-  let at = space + 1;
+  let at = start;
   const state = states[String.fromCharCode(b[at++]!)] ?? "pending";
   const num = (): number => {
     const value = b.readDoubleLE(at);
@@ -36,24 +40,24 @@ export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
     return b.toString("utf8", at, (at += length));
   };
   // Read in META's order.
-  const priority = num();
-  const runAfter = num();
-  const attemptsAllowed = num();
-  const attemptsRemaining = num();
-  const attempt = num();
-  const createdAt = num();
+  const bufferEpoch = num();
+  const claimExpiresAt = num();
   const updatedAt = num();
   const finishedAt = num();
-  const claimExpiresAt = num();
-  const retryDelayMs = num();
-  const bufferEpoch = num();
-  const seq = num();
   const tokenLength = b.readUInt32LE(at);
   const claimToken = b.toString("latin1", at + 4, at + 4 + tokenLength);
   at += 4 + TOKEN_WIDTH;
-  const customStatus = text();
-  const idempotencyKey = text();
+  const attempt = num();
+  const attemptsRemaining = num();
+  const retryDelayMs = num();
+  const priority = num();
+  const runAfter = num();
+  const attemptsAllowed = num();
+  const createdAt = num();
+  const seq = num();
   const orderingKey = text();
+  const idempotencyKey = text();
+  const customStatus = text();
   return {
     id,
     queue: where?.queue ?? "",

@@ -20,9 +20,9 @@ import { queueNotFound } from "../../engine/errors.js";
 import { parseJobId } from "../../engine/job-id.js";
 import { compareForDequeue, compareForScan, type JobRecord, type NewJob, withoutBody } from "../../engine/job-record.js";
 import type { QueueConfig } from "../../engine/queue-config.js";
-import type { CheckpointInput, FailureInput, HandOutPlan } from "../../engine/transitions.js";
+import { type CheckpointInput, claimIntoBuffer, type FailureInput, type HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
-import { decodeJob, decodeJobs, decodeOutcome, encodeNewJob, text } from "./codec.js";
+import { decodeJob, decodeJobs, decodeOutcome, decodeStored, encodeNewJob, text } from "./codec.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
@@ -149,7 +149,12 @@ export class RedisStore implements Store {
 
   async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
     const keys = [this.keys.lease(p.queue, p.partition), this.keys.counters(p.queue, p.partition)];
-    return decodeJobs(await this.run(p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now, p.maxBytes ?? ""]));
+    const reply = (await this.run(p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now, p.maxBytes ?? ""])) as Buffer[];
+    if (reply.length < 2) return [];
+    // The ids, then each job as it was read (pending): the claim's patch applies to our copy as it did to the store's.
+    const ids = reply[0]!.toString("latin1").split(" ");
+    const patch = claimIntoBuffer(p.epoch);
+    return ids.map((id, i) => Object.assign(decodeStored(id, reply[i + 1]!), patch));
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {

@@ -20,9 +20,10 @@ local token, expiresAt = ARGV[6], tonumber(ARGV[7])
 local out = {}
 for i = 8, #ARGV, 2 do
   local id = ARGV[i]
-  local job = loadJob(tag, id)
+  -- handOut changes head fields only: the lean path (job.lua)
+  local job = loadHead(tag, id)
   if job and job.st == "b" and job.be == epoch then
-    apply(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
+    applyToHead(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
     out[#out + 1] = id
   end
 end

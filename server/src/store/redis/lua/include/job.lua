@@ -9,18 +9,26 @@
   (docs/redis.md).
   The job's attributes, as loadJob returns them (short names, used across the scripts):
     st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
-    pr priority   ra run_after   aa attempts_allowed   ar attempts_remaining   at attempt
-    ca created_at   ua updated_at   fa finished_at   ce claim_expires_at
-    rd retry_delay_ms   be buffer_epoch   sq seq   (numbers: little-endian doubles)
+    be buffer_epoch   ce claim_expires_at   ua updated_at   fa finished_at
     ct claim_token (a 4-byte length, then a TOKEN_WIDTH slot)
-    cs custom_status   ik idempotency_key   ok ordering_key (a 4-byte length, then the bytes)
-  codec.ts decodes the same layout; change the two together.
+    at attempt   ar attempts_remaining   rd retry_delay_ms
+    pr priority   ra run_after   aa attempts_allowed   ca created_at   sq seq
+    ok ordering_key   ik idempotency_key   cs custom_status (a 4-byte length, then the bytes)
+  (numbers: little-endian doubles). The order serves the hot path: a claim, a hand-out and
+  an ACK change only fields of the fixed-width HEAD (st … rd), so they read and rewrite
+  that alone (lean paths below, about half a transition's cost inside Redis: the Lua work
+  of unpacking and packing every field was most of it); the claim's two fields lead it.
+  codec.ts decodes the same layout; change the two together (and JOB_LAYOUT in shard-check.ts).
   Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
 -- The claim token has a fixed width (a length, then TOKEN_WIDTH bytes, zero-padded), so a
 -- hand-out, which sets it, keeps the prefix's length and writes in place.
 local TOKEN_WIDTH = {{claimTokenMaxBytes}}
-local META = "<c1ddddddddddddI4c" .. TOKEN_WIDTH .. "I4c0I4c0I4c0"
+local HEAD = "<c1ddddI4c" .. TOKEN_WIDTH .. "ddd"
+local HEAD_SIZE = 1 + 4 * 8 + 4 + TOKEN_WIDTH + 3 * 8
+local META = HEAD .. "dddddI4c0I4c0I4c0"
+-- Where the ordering key's length sits (1-based): after the head and five doubles.
+local KEY_LENGTH_AT = HEAD_SIZE + 5 * 8 + 1
 local TOKEN_PAD = string.rep("\0", TOKEN_WIDTH)
 
 -- Integers as Redis arguments: never Lua's %.14g exponent form. A batch repeats the same
@@ -42,19 +50,29 @@ end
 local function unpackJob(id, stored)
   local job = { id = id, _stored = stored }
   local tokenLength, next
-  job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd, job.be, job.sq,
-    tokenLength, job.ct, job.cs, job.ik, job.ok, next = struct.unpack(META, stored)
+  job.st, job.be, job.ce, job.ua, job.fa, tokenLength, job.ct, job.at, job.ar, job.rd,
+    job.pr, job.ra, job.aa, job.ca, job.sq, job.ok, job.ik, job.cs, next = struct.unpack(META, stored)
   job.ct = string.sub(job.ct, 1, tokenLength)
   job._size = next - 1
   return job
 end
 
+local function padToken(ct)
+  if #ct > TOKEN_WIDTH then error("claim token longer than " .. TOKEN_WIDTH .. " bytes") end
+  return ct .. string.sub(TOKEN_PAD, #ct + 1)
+end
+
 -- The packed attributes (the string's prefix) of a job table.
 local function packJob(job)
-  local ct, cs, ik, ok = job.ct, job.cs, job.ik, job.ok
-  if #ct > TOKEN_WIDTH then error("claim token longer than " .. TOKEN_WIDTH .. " bytes") end
-  return struct.pack(META, job.st, job.pr, job.ra, job.aa, job.ar, job.at, job.ca, job.ua, job.fa, job.ce, job.rd,
-    job.be, job.sq, #ct, ct .. string.sub(TOKEN_PAD, #ct + 1), #cs, cs, #ik, ik, #ok, ok)
+  local ct, ok, ik, cs = job.ct, job.ok, job.ik, job.cs
+  return struct.pack(META, job.st, job.be, job.ce, job.ua, job.fa, #ct, padToken(ct), job.at, job.ar, job.rd,
+    job.pr, job.ra, job.aa, job.ca, job.sq, #ok, ok, #ik, ik, #cs, cs)
+end
+
+-- The packed prefix's length of a stored job string: where its body starts, minus one.
+local function prefixSize(stored)
+  local _, _, _, next = struct.unpack("<I4c0I4c0I4c0", stored, KEY_LENGTH_AT)
+  return next - 1
 end
 
 -- Transitions read the job's first HEAD_READ bytes, not the whole string: the packed
@@ -258,6 +276,41 @@ apply = function(tag, job, patch)
     if job.ok ~= "" and isTerminal(job.st) and not isTerminal(before) then return leaveSequence(tag, job, job.ua) end
   end
   return nil
+end
+
+-- The lean paths (claim, hand-out, ACK) read and write a job's HEAD only: a table of the
+-- head's fields plus `id`, `_key`, and `keyed` (the job has an ordering key: an ACK that
+-- ends it must leave the key's sequence, which apply() does, so it takes that path).
+local HEAD_FIELDS = { st = true, be = true, ce = true, ua = true, fa = true, ct = true, at = true, ar = true, rd = true }
+
+-- nil if the job does not exist.
+local function loadHead(tag, id)
+  local key = jobKey(tag, id)
+  local head = redis.call("GETRANGE", key, 0, KEY_LENGTH_AT + 2) -- through the ordering key's length
+  if head == "" then return nil end
+  local h = { id = id, _key = key }
+  local tokenLength
+  h.st, h.be, h.ce, h.ua, h.fa, tokenLength, h.ct, h.at, h.ar, h.rd = struct.unpack(HEAD, head)
+  h.ct = string.sub(h.ct, 1, tokenLength)
+  h.keyed = struct.unpack("<I4", head, KEY_LENGTH_AT) > 0
+  return h
+end
+
+-- apply() for a loaded head and a patch of head fields only (an error otherwise): rewrites
+-- the head in place and moves the job between indexes. Never for an ending keyed job.
+local function applyToHead(tag, h, patch)
+  local before = h.st
+  unindex(tag, h)
+  for f, v in pairs(patch) do
+    if not HEAD_FIELDS[f] then error("applyToHead: " .. f .. " is not a head field") end
+    h[f] = v
+  end
+  redis.call("SETRANGE", h._key, 0, struct.pack(HEAD, h.st, h.be, h.ce, h.ua, h.fa, #h.ct, padToken(h.ct), h.at, h.ar, h.rd))
+  index(tag, h)
+  if h.st ~= before then
+    count(tag, before, -1)
+    count(tag, h.st, 1)
+  end
 end
 
 -- Deletes a job and every index entry that names it. One that had not ended leaves its
