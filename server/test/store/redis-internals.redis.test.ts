@@ -37,15 +37,71 @@ describe("redis store internals", () => {
     expect(await store.queueDelete({ name: q })).toBe(true);
     const left = (await Promise.all(shardUrls(2).map((url) => keysOf(url, prefixOf(store))))).flat();
     expect(left.filter((k) => k.includes(`{q:${q}:`))).toEqual([]);
-    // The shard-wide running index forgot the queue's jobs but kept the other queue's.
-    const running = await Promise.all(shardUrls(2).map(async (url) => {
+    // The shard-wide claim checks forgot the queue's jobs but kept the other queue's.
+    const checks = await Promise.all(shardUrls(2).map(async (url) => {
       const client = new Redis(url);
-      const members = await client.zrange(`${prefixOf(store)}:{shard}:running`, "0", "-1");
+      const names = await client.zrange(`${prefixOf(store)}:{shard}:checks`, "0", "-1");
+      const listed = await Promise.all(names.map((name) => client.get(`${prefixOf(store)}:{shard}:checks:${name}`)));
+      const counts = names.length > 0 ? await client.hmget(`${prefixOf(store)}:{shard}:checks-n`, ...names) : [];
+      const fields = await client.hlen(`${prefixOf(store)}:{shard}:checks-n`);
       client.disconnect();
-      return members;
+      return { listed, counts, fields };
     }));
-    expect(running.flat()).toEqual([otherJob!.id]);
+    expect(checks.flatMap((c) => c.listed)).toEqual([`${otherJob!.id} `]);
+    expect(checks.flatMap((c) => c.counts)).toEqual(["1"]);
+    expect(checks.reduce((n, c) => n + c.fields, 0)).toBe(1);
     expect((await store.jobClaimExpire({ now: T0 + 1e9, limit: 100 })).expired.map((j) => j.id)).toEqual([otherJob!.id]);
+  });
+
+  it("keeps one claim check per hand-out until its jobs have left; the sweep's limit cuts a check and leaves the rest due", async () => {
+    const store = await openTestStore();
+    const prefix = prefixOf(store);
+    const admin = new Redis(shardUrls(1)[0]!);
+    const checks = async () => {
+      const names = await admin.zrange(`${prefix}:{shard}:checks`, "0", "-1", "WITHSCORES");
+      const out: Array<{ name: string; due: number; count: string | null; listed: string | null }> = [];
+      for (let i = 0; i < names.length; i += 2) {
+        const name = names[i]!;
+        out.push({ name, due: Number(names[i + 1]), count: await admin.hget(`${prefix}:{shard}:checks-n`, name), listed: await admin.get(`${prefix}:{shard}:checks:${name}`) });
+      }
+      return out;
+    };
+    const leftovers = async () => (await keysOf(shardUrls(1)[0]!, prefix)).filter((k) => k.includes(":checks"));
+    try {
+      const q = await createQueue(store);
+      const ids = await insert(store, q, Array.from({ length: 5 }, () => ({})));
+      const epoch = await lease(store, q);
+      const token = "one-hand-out";
+      const start = async (jobIds: string[], now = T0) => {
+        await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: jobIds.length, now });
+        const plans = jobIds.map((id) => ({ id, claimToken: token, claimExpiresAt: now + 1000, retryDelayMs: 0 }));
+        expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now })).toEqual(jobIds);
+      };
+      await start(ids);
+      expect(await checks()).toEqual([{ name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "5", listed: `${ids.join(" ")} ` }]);
+      // ACKs and failures only count down.
+      await store.jobCompleteMany({ items: ids.slice(0, 2).map((id) => ({ id, claimToken: token, customStatus: "" })), now: T0 });
+      await store.jobFailMany({ items: [{ id: ids[2]!, claimToken: token, customStatus: "", noRetry: true }], now: T0 });
+      expect((await checks()).map((c) => c.count)).toEqual(["2"]);
+      // Not due yet: nothing expires, and the check says when to look.
+      expect(await store.jobClaimExpire({ now: T0 + 999, limit: 10 })).toEqual({ expired: [], nextExpiryAt: T0 + 1000 });
+      // Cut by the limit: the check stays due with the job it did not reach.
+      const first = await store.jobClaimExpire({ now: T0 + 1000, limit: 1 });
+      expect(first.expired.map((j) => j.id)).toEqual([ids[3]]);
+      expect(first.nextExpiryAt).toBe(T0 + 1000);
+      expect(await checks()).toEqual([{ name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "1", listed: `${ids[4]} ` }]);
+      const second = await store.jobClaimExpire({ now: T0 + 1000, limit: 10 });
+      expect(second.expired.map((j) => j.id)).toEqual([ids[4]]);
+      expect(second.nextExpiryAt).toBeUndefined();
+      expect(await leftovers()).toEqual([]);
+      // The expired jobs are pending again (attempts left): a hand-out all ACKed leaves nothing behind.
+      await start([ids[3]!, ids[4]!], T0 + 1000);
+      expect((await checks()).map((c) => c.count)).toEqual(["2"]);
+      await store.jobCompleteMany({ items: [ids[3]!, ids[4]!].map((id) => ({ id, claimToken: token, customStatus: "" })), now: T0 + 1000 });
+      expect(await leftovers()).toEqual([]);
+    } finally {
+      admin.disconnect();
+    }
   });
 
   it("retention GC deletes the job hash and every index entry", async () => {

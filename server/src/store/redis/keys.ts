@@ -70,9 +70,9 @@ export class Keys {
     return `${this.prefix}:{meta}:queues`;
   }
 
-  /** Per shard: running jobs of every queue by claim expiry, for the global claim sweep. */
-  running(): string {
-    return `${this.prefix}:{shard}:running`;
+  /** Per shard: the claim checks of every queue's running jobs by due time, for the global claim sweep (lua/include/job.lua). */
+  claimChecks(): string {
+    return `${this.prefix}:{shard}:checks`;
   }
 
   /** Shard 0: hash queue name → its placement, shard indexes by partition ("0,1,2"). */

@@ -8,7 +8,8 @@
  * - Hot path, one script call per shard: an enqueue batch, a broker claim of N jobs, a
  *   hand-out batch, an ACK batch. Claims are O(k log n): sorted sets per partition and
  *   priority, scored by run_after, members ordered by a zero-padded seq.
- * - Sweeps cost O(work): the claim sweep reads a per-shard zset of running jobs by expiry;
+ * - Sweeps cost O(work): the claim sweep reads a per-shard zset of claim checks (one per
+ *   hand-out with running jobs left, lua/include/job.lua) by due time;
  *   retention reads per-partition zsets of finished jobs by finishing time.
  * - Admin calls (scan, count, delete, retry) walk a per-partition index in bounded chunks.
  * - Bodies are Buffers end to end; scripts run by EVALSHA (defineCommand).
@@ -139,7 +140,7 @@ export class RedisStore implements Store {
     const start = this.sweepStart++ % this.shards.length;
     for (let k = 0; k < this.shards.length && expired.length < p.limit; k++) {
       const shard = this.shards[(start + k) % this.shards.length]!;
-      const [next, ...records] = (await runScript(shard, "job_claim_expire", [this.keys.running()], [this.keys.prefix, p.now, p.limit - expired.length])) as unknown[];
+      const [next, ...records] = (await runScript(shard, "job_claim_expire", [this.keys.claimChecks()], [this.keys.prefix, p.now, p.limit - expired.length])) as unknown[];
       expired.push(...decodeJobs(records));
       const at = text(next);
       if (at !== "" && (nextExpiryAt === undefined || Number(at) < nextExpiryAt)) nextExpiryAt = Number(at);
@@ -198,7 +199,7 @@ export class RedisStore implements Store {
     for (const [shard, partitions] of await this.byShard(p.queue, await this.partitions(p.queue))) {
       if (deleted >= p.limit) break;
       const args = [this.keys.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitions];
-      deleted += (await runScript(this.shards[shard]!, "job_delete_finished", [this.keys.running()], args)) as number;
+      deleted += (await runScript(this.shards[shard]!, "job_delete_finished", [this.keys.claimChecks()], args)) as number;
     }
     return deleted;
   }
@@ -230,7 +231,7 @@ export class RedisStore implements Store {
     await Promise.all(
       [...(await this.groupByShard(p.ids, (id) => id))].map(async ([shard, located]) => {
         const args = [this.keys.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
-        const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.running()], args)) as unknown[];
+        const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.claimChecks()], args)) as unknown[];
         replies.forEach((reply, k) => {
           if (reply) found[located[k]!.index] = decodeJob(reply, p.bodies === false);
         });
@@ -256,7 +257,7 @@ export class RedisStore implements Store {
         for (const { item: j } of located) args.push(j.id, encodeNewJob(j), j.body);
         let notInserted: Buffer[];
         try {
-          notInserted = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.running()], args)) as Buffer[];
+          notInserted = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.claimChecks()], args)) as Buffer[];
         } catch (err) {
           const match = /QUEUE_NOT_FOUND (\w+)/.exec(err instanceof Error ? err.message : "");
           if (match) throw queueNotFound(match[1]!);
@@ -277,7 +278,7 @@ export class RedisStore implements Store {
   async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
     const replies = await Promise.all(
       [...(await this.byShard(p.queue, await this.partitions(p.queue)))].map(([shard, partitions]) =>
-        runScript(this.shards[shard]!, "job_peek_many", [this.keys.running()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
+        runScript(this.shards[shard]!, "job_peek_many", [this.keys.claimChecks()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
       ),
     );
     return replies.flatMap((reply) => decodeJobs(reply)).sort(compareForDequeue).slice(0, p.limit);
@@ -332,7 +333,7 @@ export class RedisStore implements Store {
     for (const run of runsOf(p.plans, (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt)) {
       const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now, run[0]!.claimToken, run[0]!.claimExpiresAt];
       for (const plan of run) args.push(plan.id, plan.retryDelayMs);
-      const ids = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.running()], args)) as Buffer[];
+      const ids = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.claimChecks()], args)) as Buffer[];
       for (const id of ids) started.push(id.toString());
     }
     return started;
@@ -465,7 +466,7 @@ export class RedisStore implements Store {
       [...(await this.groupByShard(items, (i) => i.id))].map(async ([shard, located]) => {
         const args: ScriptArg[] = [this.keys.prefix, now];
         for (const { item } of located) args.push(...encode(item));
-        const replies = (await runScript(this.shards[shard]!, name, [this.keys.running()], args)) as Buffer[];
+        const replies = (await runScript(this.shards[shard]!, name, [this.keys.claimChecks()], args)) as Buffer[];
         replies.forEach((reply, k) => (results[located[k]!.index] = decodeOutcome(reply)));
       }),
     );
@@ -512,7 +513,7 @@ export class RedisStore implements Store {
     const partitions = Array.from({ length: record.config.partitions }, (_, i) => i);
     const replies = await Promise.all(
       [...(await this.byShard(queue, partitions))].map(async ([shard, list]) =>
-        (await runScript(this.shards[shard]!, "queue_stats", [this.keys.running()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
+        (await runScript(this.shards[shard]!, "queue_stats", [this.keys.claimChecks()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
       ),
     );
     const total = { pending: 0, scheduled: 0, running: 0, succeeded: 0, failed: 0, oldestPendingAgeMs: 0 };

@@ -1,7 +1,7 @@
 --[[
   jobCheckpointMany (one shard): checkpoint per item (extend, new body, attempts, back to
   pending), each fenced by its claim token.
-  KEYS[1]  <prefix>:{shard}:running
+  KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, then per item: id, claimToken, claimExpiresAt, hasBody "1"/"0", body,
            moveToPending "1"/"0", runAfter, attemptsAllowed, customStatus
   Returns  one per item: "a:<pendingAt>" (moved to pending), "a", "s" stale, "n" not found.

@@ -1,8 +1,11 @@
 --[[
   jobClaimExpire (one shard): applies expireClaim to up to `limit` running jobs whose
-  claim expired, found through the shard's running index: O(expired), never O(queue).
-  Touches the partitions of the expired jobs (several slots): a shard is one server.
-  KEYS[1]  <prefix>:{shard}:running
+  claim expired, found through the shard's claim checks (job.lua): each due check names
+  the jobs of one hand-out; those still running under it (same claim token and expiry)
+  have expired, the others left. O(jobs of due checks): a check whose jobs all left is
+  gone before it comes due. Touches the partitions of the expired jobs (several slots): a
+  shard is one server.
+  KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, limit
   Returns  { nextExpiryAt or "", record, record, ... } (records after the change)
 ]]
@@ -13,22 +16,32 @@ local now, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = { "" }
 local count = 0
 while count < limit do
-  local ids = redis.call("ZRANGEBYSCORE", RUNNING, "-inf", N(now), "LIMIT", 0, limit - count)
-  if #ids == 0 then break end
-  for _, id in ipairs(ids) do
+  local due = redis.call("ZRANGEBYSCORE", CHECKS, "-inf", N(now), "LIMIT", 0, 1)
+  local name = due[1]
+  if not name then break end
+  local key = CHECKS .. ":" .. name
+  local listed = redis.call("GET", key) or ""
+  local at = 1
+  while at <= #listed and count < limit do
+    local space = string.find(listed, " ", at, true)
+    local id = string.sub(listed, at, space - 1)
+    at = space + 1
     local tag = tagOfId(id)
     local job = tag and loadJob(tag, id)
-    if job and job.st == "r" then
+    if job and job.st == "r" and checkName(job) == name then
       apply(tag, job, expireClaim(job, now))
       out[#out + 1] = record(tag, id)
       count = count + 1
-    else
-      redis.call("ZREM", RUNNING, id) -- left by a deleted queue: drop it
     end
   end
-  flushIndexes() -- the next read of the running index must not see these again
+  flushIndexes() -- the expired jobs leave the check (it may go with them)
+  if at <= #listed and redis.call("ZSCORE", CHECKS, name) then
+    redis.call("SET", key, string.sub(listed, at)) -- cut by the limit: the rest stays due
+  else
+    deleteCheck(name) -- every job listed is done with
+  end
 end
-local nextEntry = redis.call("ZRANGE", RUNNING, 0, 0, "WITHSCORES")
+local nextEntry = redis.call("ZRANGE", CHECKS, 0, 0, "WITHSCORES")
 if nextEntry[2] then out[1] = nextEntry[2] end
 flushCounts()
 return out

@@ -1,6 +1,6 @@
 --[[
   jobCompleteMany (one shard): succeed per item, each fenced by its claim token.
-  KEYS[1]  <prefix>:{shard}:running   the jobs' partitions are derived from their ids
+  KEYS[1]  <prefix>:{shard}:checks   the jobs' partitions are derived from their ids
   ARGV     prefix, now, then per item: id, claimToken, customStatus
   Returns  one outcome per item: "a" acknowledged, "s" stale claim, "n" not found; an
            acknowledged job whose ordering key's next job it promoted: "a+<promotedAt>".

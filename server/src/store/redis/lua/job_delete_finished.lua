@@ -1,7 +1,7 @@
 --[[
   jobDeleteFinished (one shard): retention GC through the finished-by-time zsets, oldest
   first per partition: O(deleted), never O(queue).
-  KEYS[1]  <prefix>:{shard}:running   (routing only)
+  KEYS[1]  <prefix>:{shard}:checks   (routing only)
   ARGV     prefix, queue, succeededBefore, failedBefore, limit, partitions...
   Returns  the number deleted.
 ]]

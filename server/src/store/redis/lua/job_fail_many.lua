@@ -1,6 +1,6 @@
 --[[
   jobFailMany (one shard): fail per item, each fenced by its claim token.
-  KEYS[1]  <prefix>:{shard}:running
+  KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, then per item: id, claimToken, customStatus, retryDelayMs or "", noRetry "1"/"0"
   Returns  one per item: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found;
            a failed job whose ordering key's next job it promoted: "a+<promotedAt>".

@@ -1,6 +1,6 @@
 --[[
   jobGetMany (one shard): looks jobs up by id.
-  KEYS[1]  <prefix>:{shard}:running   (routing only)
+  KEYS[1]  <prefix>:{shard}:checks   (routing only)
   ARGV     prefix, bodies ("1" with them, "0" without: only each job's head is read), ids...
   Returns  one per id: the record (packRecord) or false when absent.
 ]]

@@ -5,7 +5,7 @@
   job's id is returned instead, also for duplicates inside the batch. A job with an
   ordering key joins the key's sequence at its seq; behind a job of the key that has not
   ended (or an earlier one of the batch) it is inserted waiting.
-  KEYS[1]  <prefix>:{shard}:running   (routing only: the partitions come from ARGV)
+  KEYS[1]  <prefix>:{shard}:checks   (routing only: the partitions come from ARGV)
   ARGV     prefix, now, then per job: id, fields (packed as NEW_JOB below, by codec.ts
            encodeNewJob), body
   Returns  { position, liveId, ... }: the jobs not inserted (1-based positions in the

@@ -2,7 +2,7 @@
   jobPeekMany (one shard): the dry run. For each listed partition, its buffered jobs and
   the best `limit` due pending jobs of each priority, changing nothing; the caller merges
   partitions and keeps the best `limit`.
-  KEYS[1]  <prefix>:{shard}:running   (routing only)
+  KEYS[1]  <prefix>:{shard}:checks   (routing only)
   ARGV     prefix, queue, limit, now, partitions...
   Returns  { record, ... }
 ]]

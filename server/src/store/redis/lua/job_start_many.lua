@@ -4,7 +4,7 @@
   call carries plans that share their claim token and expiry (the broker gives a hand-out
   batch one of each; the store splits other lists into runs).
   KEYS[1]  <tag>:lease
-  KEYS[2]  <prefix>:{shard}:running
+  KEYS[2]  <prefix>:{shard}:checks
   ARGV     prefix, queue, partition, epoch, now, claimToken, claimExpiresAt,
            then per plan: id, retryDelayMs
   Returns  { id, ... } of the started jobs (a job not buffered under `epoch` is skipped);

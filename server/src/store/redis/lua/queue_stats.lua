@@ -2,7 +2,7 @@
   queueStats (one shard): counters of the listed partitions, plus the pending jobs not yet
   due (ZCOUNT per priority and of the waiting set) and the oldest due run_after (zset
   heads and buffered jobs). Waiting jobs count as pending: users see them so.
-  KEYS[1]  <prefix>:{shard}:running   (routing only)
+  KEYS[1]  <prefix>:{shard}:checks   (routing only)
   ARGV     prefix, queue, now, partitions...
   Returns  { pending, buffered, running, succeeded, failed, scheduled, oldestDue or "" }
 ]]

@@ -171,6 +171,56 @@ local function zaddLater(key, score, member)
   t[#t + 1] = member
 end
 
+-- Running jobs are not indexed one by one (a sorted-set entry written at every hand-out and
+-- removed at every ACK was a tenth of Redis's work per job). Each hand-out leaves one claim
+-- check instead: its jobs' ids under a name (claim token and expiry), due at that expiry,
+-- with a count of the jobs still running under it. A job leaving the running state (ACK,
+-- failure, release, claim expiry, delete) or changing its expiry (a checkpoint: it joins a
+-- new check) only lowers its check's count, once per check and script; the check goes when
+-- its count reaches 0, so most never come due. The sweep (job_claim_expire.lua) reads a due
+-- check's ids and expires those still running under it: a job's own string stays the truth.
+local checkJoins, checkDeltas = {}, {}
+
+local function checkName(job)
+  return job.ct .. "@" .. N(job.ce)
+end
+
+local function joinCheck(job)
+  local name = checkName(job)
+  local ids = checkJoins[name]
+  if not ids then
+    ids = { due = job.ce }
+    checkJoins[name] = ids
+  end
+  ids[#ids + 1] = job.id
+  checkDeltas[name] = (checkDeltas[name] or 0) + 1
+end
+
+local function leaveCheck(job)
+  local name = checkName(job)
+  checkDeltas[name] = (checkDeltas[name] or 0) - 1
+end
+
+local function deleteCheck(name)
+  redis.call("DEL", CHECKS .. ":" .. name)
+  redis.call("HDEL", CHECK_COUNTS, name)
+  redis.call("ZREM", CHECKS, name)
+end
+
+-- Joins before counts: a job that left and rejoined one check in this script (apply()
+-- unindexes and indexes) must not see it deleted in between.
+local function flushChecks()
+  for name, ids in pairs(checkJoins) do
+    redis.call("APPEND", CHECKS .. ":" .. name, table.concat(ids, " ") .. " ")
+    redis.call("ZADD", CHECKS, N(ids.due), name)
+  end
+  for name, delta in pairs(checkDeltas) do
+    -- A count below 1 (also one that was never there): no job runs under the check.
+    if delta ~= 0 and redis.call("HINCRBY", CHECK_COUNTS, name, delta) <= 0 then deleteCheck(name) end
+  end
+  checkJoins, checkDeltas = {}, {}
+end
+
 -- unpack() is bounded by Lua's C stack (LUAI_MAXCSTACK, 8000 slots in Redis): send long
 -- argument lists in chunks well below it (a ZADD chunk is twice as many values).
 local CHUNK = 1000
@@ -183,6 +233,7 @@ local function flushIndexes()
     for i = 1, #args, 2 * CHUNK do redis.call("ZADD", key, unpack(args, i, math.min(i + 2 * CHUNK - 1, #args))) end
   end
   zrems, zadds = {}, {}
+  flushChecks()
 end
 
 local function unindex(tag, job)
@@ -190,7 +241,7 @@ local function unindex(tag, job)
   if st == "p" then zremLater(tag .. ":p:" .. job.pr, pendingMember(job))
   elseif st == "w" then zremLater(tag .. ":w", job.id)
   elseif st == "b" then zremLater(tag .. ":buf", job.id)
-  elseif st == "r" then zremLater(RUNNING, job.id)
+  elseif st == "r" then leaveCheck(job)
   else zremLater(tag .. ":done:" .. st, job.id) end
 end
 
@@ -199,7 +250,7 @@ local function index(tag, job)
   if st == "p" then zaddLater(tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
   elseif st == "w" then zaddLater(tag .. ":w", N(job.ra), job.id)
   elseif st == "b" then zaddLater(tag .. ":buf", N(job.be), job.id)
-  elseif st == "r" then zaddLater(RUNNING, N(job.ce), job.id)
+  elseif st == "r" then joinCheck(job)
   else zaddLater(tag .. ":done:" .. st, N(job.fa), job.id) end
 end
 

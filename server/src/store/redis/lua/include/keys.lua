@@ -27,10 +27,14 @@
   and per shard:
     <prefix>:{meta}:shard      the shard's index in the --store list
     <prefix>:{shard}:epoch     counter: lease epochs, growing across queue re-creation
-    <prefix>:{shard}:running   zset: running jobs of every queue, score claim expiry, member id
+    <prefix>:{shard}:checks    zset: claim checks, one per hand-out (claim token and expiry) with
+                               running jobs left, score the claim expiry, member the check's name
+    <prefix>:{shard}:checks:<name>  string: the check's job ids, each followed by a space
+    <prefix>:{shard}:checks-n  hash: check name -> how many of its jobs still run under it
 ]]
 local PREFIX = ARGV[1]
-local RUNNING = PREFIX .. ":{shard}:running"
+local CHECKS = PREFIX .. ":{shard}:checks"
+local CHECK_COUNTS = PREFIX .. ":{shard}:checks-n"
 
 local function tagOf(queue, partition)
   return PREFIX .. ":{q:" .. queue .. ":" .. partition .. "}"
