@@ -115,6 +115,33 @@ describe("redis store internals", () => {
     expect(left.sort()).toEqual([`${prefixOf(store)}:{q:${q}:0}:lease`, `${prefixOf(store)}:{q:${q}:0}:n`, `${prefixOf(store)}:{q:${q}:0}:q`]);
   });
 
+  it("lists succeeded jobs for retention by ACK, oldest first, skipping (and not counting) one deleted before", async () => {
+    const store = await openTestStore();
+    const admin = new Redis(shardUrls(1)[0]!);
+    try {
+      const q = await createQueue(store);
+      const [j1, j2, j3, j4] = await insert(store, q, [{}, { priority: 2 }, {}, {}]);
+      const running = await handOut(store, q);
+      const ack = (ids: string[], now: number) =>
+        store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: running.find((j) => j.id === id)!.claimToken, customStatus: "" })), now });
+      await ack([j1!, j2!], T0);
+      await ack([j3!], T0 + 10);
+      await ack([j4!], T0 + 20);
+      const list = () => admin.lrange(`${prefixOf(store)}:{q:${q}:0}:done:s`, 0, -1);
+      expect(await list()).toEqual([`${T0} ${j1} ${j2}`, `${T0 + 10} ${j3}`, `${T0 + 20} ${j4}`]);
+      expect(await store.jobDeleteMany({ queue: q, filter: { state: "succeeded", priority: 2 }, limit: 10, now: T0 + 30 })).toBe(1);
+      // A budget of one: the first entry is cut after j1.
+      expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 11, failedBefore: 0, limit: 1 })).toBe(1);
+      expect(await list()).toEqual([`${T0} ${j2}`, `${T0 + 10} ${j3}`, `${T0 + 20} ${j4}`]);
+      // j2 is gone already: skipped and not counted; j4 is not old enough.
+      expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 11, failedBefore: 0, limit: 10 })).toBe(1);
+      expect(await list()).toEqual([`${T0 + 20} ${j4}`]);
+      expect((await store.jobGetMany({ ids: [j1!, j2!, j3!, j4!] })).map((j) => j?.state)).toEqual([undefined, undefined, undefined, "succeeded"]);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it("spreads a queue's partitions over the shards and refuses a removed or reordered shard list", async () => {
     const placed = new Set(Array.from({ length: 6 }, (_, p) => shardOf("emails", p, 3)));
     expect(placed.size).toBe(3);

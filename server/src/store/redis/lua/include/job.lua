@@ -221,6 +221,36 @@ local function flushChecks()
   checkJoins, checkDeltas = {}, {}
 end
 
+-- Succeeded jobs are listed for retention in arrival order, not indexed by time: each
+-- script appends one entry per partition and finishing time to <tag>:done:s, "<finished_at>
+-- <id> <id> …" (a sorted-set entry per job was the largest single cost of an ACK inside
+-- Redis, and ~100 bytes per retained job). Nothing removes a job from it: retention
+-- (job_delete_finished.lua) deletes a listed job only if it is still succeeded at that
+-- time, so one deleted early is skipped. ACK times of one server only grow; across servers
+-- a clock skew can put an entry after a later one, which retention then reaches that much late.
+local succeeded = {}
+
+local function listSucceeded(tag, job)
+  local byTime = succeeded[tag]
+  if not byTime then
+    byTime = {}
+    succeeded[tag] = byTime
+  end
+  local ids = byTime[job.fa]
+  if not ids then
+    ids = {}
+    byTime[job.fa] = ids
+  end
+  ids[#ids + 1] = job.id
+end
+
+local function flushSucceeded()
+  for tag, byTime in pairs(succeeded) do
+    for fa, ids in pairs(byTime) do redis.call("RPUSH", tag .. ":done:s", N(fa) .. " " .. table.concat(ids, " ")) end
+  end
+  succeeded = {}
+end
+
 -- unpack() is bounded by Lua's C stack (LUAI_MAXCSTACK, 8000 slots in Redis): send long
 -- argument lists in chunks well below it (a ZADD chunk is twice as many values).
 local CHUNK = 1000
@@ -234,6 +264,7 @@ local function flushIndexes()
   end
   zrems, zadds = {}, {}
   flushChecks()
+  flushSucceeded()
 end
 
 local function unindex(tag, job)
@@ -242,7 +273,7 @@ local function unindex(tag, job)
   elseif st == "w" then zremLater(tag .. ":w", job.id)
   elseif st == "b" then zremLater(tag .. ":buf", job.id)
   elseif st == "r" then leaveCheck(job)
-  else zremLater(tag .. ":done:" .. st, job.id) end
+  elseif st == "f" then zremLater(tag .. ":done:f", job.id) end -- (succeeded: see listSucceeded)
 end
 
 local function index(tag, job)
@@ -251,7 +282,8 @@ local function index(tag, job)
   elseif st == "w" then zaddLater(tag .. ":w", N(job.ra), job.id)
   elseif st == "b" then zaddLater(tag .. ":buf", N(job.be), job.id)
   elseif st == "r" then joinCheck(job)
-  else zaddLater(tag .. ":done:" .. st, N(job.fa), job.id) end
+  elseif st == "s" then listSucceeded(tag, job)
+  else zaddLater(tag .. ":done:f", N(job.fa), job.id) end
 end
 
 -- Per-state job counters (<tag>:n) change with every job but are written once per script:

@@ -12,7 +12,9 @@
                      (the first is the head; the key vanishes with its last member)
     <tag>:buf        zset: buffered jobs, score buffer epoch, member id
     <tag>:all        zset: every job, score run_after, member id (scan order)
-    <tag>:done:s|f   zset: succeeded / failed jobs, score finished_at, member id
+    <tag>:done:s     list: succeeded jobs for retention, entries "<finished_at> <id> <id> …" in
+                     the order they were written (ids may be stale: see listSucceeded in job.lua)
+    <tag>:done:f     zset: failed jobs, score finished_at, member id
     <tag>:idem       hash: idempotency key -> job id
   on shard 0 (queue metadata, one slot):
     <prefix>:{meta}:queues        hash: queue name -> config JSON
