@@ -115,6 +115,31 @@ describe("redis store internals", () => {
     expect(left.sort()).toEqual([`${prefixOf(store)}:{q:${q}:0}:lease`, `${prefixOf(store)}:{q:${q}:0}:n`, `${prefixOf(store)}:{q:${q}:0}:q`]);
   });
 
+  it("records each claim as one buffer batch; a job released and claimed again is listed twice but seen once, and nothing outlives the batches", async () => {
+    const store = await openTestStore();
+    const prefix = prefixOf(store);
+    const q = await createQueue(store);
+    const bufferKeys = async () => (await keysOf(shardUrls(1)[0]!, prefix)).filter((k) => k.includes(`{q:${q}:0}:buf`)).sort();
+    const [j1, j2, j3] = await insert(store, q, [{}, {}, {}]);
+    const e1 = await lease(store, q);
+    const claim = async (limit: number) => (await store.jobClaimMany({ queue: q, partition: 0, epoch: e1, limit, now: T0 })).map((j) => j.id);
+    expect(await claim(2)).toEqual([j1, j2]);
+    expect(await bufferKeys()).toEqual([`${prefix}:{q:${q}:0}:buf`, `${prefix}:{q:${q}:0}:buf-n`, `${prefix}:{q:${q}:0}:buf:${e1}.1`]);
+    expect(await store.jobReleaseBuffered({ queue: q, partition: 0, epoch: e1, ids: [j1!] })).toBe(1);
+    expect(await claim(2)).toEqual([j1, j3]); // batch 2 lists j1 too; batch 1 still holds j2
+    expect((await store.jobPeekMany({ queue: q, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual([j1, j2, j3].sort());
+    expect((await store.queueStats({ name: q, now: T0 })).pending).toBe(3);
+    // A new owner releases every batch of the older epoch; nothing of them is left.
+    const e2 = (await store.leaseAcquire({ queue: q, partition: 0, owner: "broker-b", ttlMs: 60_000, now: T0 + 60_001 }))!.epoch;
+    expect(await store.jobReleaseBuffered({ queue: q, partition: 0, belowEpoch: e2 })).toBe(3);
+    expect(await bufferKeys()).toEqual([]);
+    // Claimed and all started: the batch goes with its last job.
+    const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch: e2, limit: 10, now: T0 + 60_001 });
+    const plans = claimed.map((j) => ({ id: j.id, claimToken: "t", claimExpiresAt: T0 + 120_000, retryDelayMs: 0 }));
+    expect(await store.jobStartMany({ queue: q, partition: 0, epoch: e2, plans, now: T0 + 60_001 })).toHaveLength(3);
+    expect(await bufferKeys()).toEqual([]);
+  });
+
   it("lists succeeded jobs for retention by ACK, oldest first, skipping (and not counting) one deleted before", async () => {
     const store = await openTestStore();
     const admin = new Redis(shardUrls(1)[0]!);

@@ -1,7 +1,7 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
  * lua/include/job.lua): its id, a space, then the stored job: the packed attributes (META
- * there: the state as one byte, four little-endian doubles, the claim token as a 4-byte
+ * there: the state as one byte, five little-endian doubles, the claim token as a 4-byte
  * little-endian length and TOKEN_WIDTH bytes, eight doubles, three texts each a 4-byte
  * length and its bytes), then the body. The claim sends ids and stored strings apart.
  */
@@ -41,6 +41,7 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
   };
   // Read in META's order.
   const bufferEpoch = num();
+  num(); // the buffer batch: the store's own bookkeeping (lua/include/job.lua)
   const claimExpiresAt = num();
   const updatedAt = num();
   const finishedAt = num();

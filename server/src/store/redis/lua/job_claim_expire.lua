@@ -19,13 +19,8 @@ while count < limit do
   local due = redis.call("ZRANGEBYSCORE", CHECKS, "-inf", N(now), "LIMIT", 0, 1)
   local name = due[1]
   if not name then break end
-  local key = CHECKS .. ":" .. name
-  local listed = redis.call("GET", key) or ""
-  local at = 1
-  while at <= #listed and count < limit do
-    local space = string.find(listed, " ", at, true)
-    local id = string.sub(listed, at, space - 1)
-    at = space + 1
+  local rest = ledgerWalk(claimChecks, name, function(id)
+    if count >= limit then return false end
     local tag = tagOfId(id)
     local job = tag and loadJob(tag, id)
     if job and job.st == "r" and checkName(job) == name then
@@ -33,12 +28,13 @@ while count < limit do
       out[#out + 1] = record(tag, id)
       count = count + 1
     end
-  end
+    return true
+  end)
   flushIndexes() -- the expired jobs leave the check (it may go with them)
-  if at <= #listed and redis.call("ZSCORE", CHECKS, name) then
-    redis.call("SET", key, string.sub(listed, at)) -- cut by the limit: the rest stays due
+  if rest ~= "" and redis.call("ZSCORE", CHECKS, name) then
+    redis.call("SET", CHECKS .. ":" .. name, rest) -- cut by the limit: the rest stays due
   else
-    deleteCheck(name) -- every job listed is done with
+    ledgerDelete(claimChecks, name) -- every job listed is done with
   end
 end
 local nextEntry = redis.call("ZRANGE", CHECKS, 0, 0, "WITHSCORES")

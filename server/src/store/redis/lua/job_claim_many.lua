@@ -3,15 +3,17 @@
   `epoch`, best first (priority, then run_after, then seq): O(k log n), no scan.
   The patch is transitions.lua's claimIntoBuffer, the same for every job of the batch.
   KEYS[1]  <tag>:lease   the claim is refused unless its epoch is the lease's
-  KEYS[2]  <tag>:n       counters (maxpr: highest priority ever enqueued here)
+  KEYS[2]  <tag>:n       counters (maxpr: highest priority ever enqueued here; claims: the
+                         claim count, which numbers buffer batches)
   ARGV     prefix, queue, partition, epoch, limit, now, maxBytes ("" for no bound: else the
            claim stops before the job whose body would take the claimed bodies past it,
            claiming the first whatever its size: engine/byte-budget.ts's rule)
   Returns  { "id id …", stored, ... }: the claimed jobs' ids joined by spaces, then each
            one's stored string as it was read (pending: codec.ts applies the claim's patch,
            claimIntoBuffer, to its copy); {} for a stale epoch.
-  One GET and one 9-byte SETRANGE per job: nothing is unpacked or packed (the lean path,
+  One GET and one 17-byte SETRANGE per job: nothing is unpacked or packed (the lean path,
   see job.lua) but, under a byte bound, the three lengths that say where the body starts.
+  The jobs are recorded as one buffer batch (job.lua's ledgers), not one by one.
 ]]
 --@include keys
 --@include transitions
@@ -20,12 +22,14 @@ local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
--- Every claimed job gets the same patch, whose two fields (st, be) lead the layout: the
--- claim's write is the same 9 bytes for every job, over the start of the string.
+-- Every claimed job gets the same patch, whose fields (st, be) lead the layout, and joins
+-- this claim's buffer batch (bn, next to them: see the ledgers in job.lua): the claim's
+-- write is the same 17 bytes for every job, over the start of the string.
 local patch = claimIntoBuffer(epoch)
-local claimedHead = struct.pack("<c1d", patch.st, patch.be)
+patch.bn = redis.call("HINCRBY", KEYS[2], "claims", 1)
+local claimedHead = struct.pack("<c1dd", patch.st, patch.be, patch.bn)
+local batch, buffer = batchName(patch), bufferLedger(tag)
 local PENDING = string.byte("p")
-local bufKey = tag .. ":buf"
 local ids, out = {}, { "" }
 local bytes, full = 0, false
 for priority = 1, maxPriority do
@@ -47,7 +51,7 @@ for priority = 1, maxPriority do
     zremLater(pendingKey, member)
     if pending then
       redis.call("SETRANGE", key, 0, claimedHead)
-      zaddLater(bufKey, N(patch.be), id)
+      ledgerJoin(buffer, batch, epoch, id)
       ids[#ids + 1] = id
       out[#out + 1] = stored
     end -- else: an entry without its pending job (deleted): dropped above

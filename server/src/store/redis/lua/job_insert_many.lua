@@ -56,7 +56,7 @@ for i = 3, #ARGV, 3 do
     local seq = part.seq
     local job = {
       id = id, st = "p", pr = priority, ra = runAfter, aa = attempts, ar = attempts, at = 0,
-      ca = createdAt, ua = now, fa = 0, ce = 0, rd = 0, be = 0, sq = seq,
+      ca = createdAt, ua = now, fa = 0, ce = 0, rd = 0, be = 0, bn = 0, sq = seq,
       ct = "", cs = status, ik = key, ok = orderingKey,
     }
     if orderingKey ~= "" then job.st = arrivalState(joinSequence(tag, job, seq)) end

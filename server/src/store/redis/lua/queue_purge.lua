@@ -25,7 +25,7 @@ local left = redis.call("ZCARD", KEYS[1])
 if left == 0 then
   local maxPriority = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0
   -- (Ordering-key sets vanished with their last member.)
-  local keys = { tag .. ":n", tag .. ":buf", tag .. ":w", tag .. ":done:s", tag .. ":done:f", tag .. ":idem", tag .. ":all" }
+  local keys = { tag .. ":n", tag .. ":buf", tag .. ":buf-n", tag .. ":w", tag .. ":done:s", tag .. ":done:f", tag .. ":idem", tag .. ":all" }
   for priority = 1, maxPriority do keys[#keys + 1] = tag .. ":p:" .. priority end
   redis.call("DEL", unpack(keys))
 end

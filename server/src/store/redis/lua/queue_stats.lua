@@ -29,10 +29,7 @@ for i = 4, #ARGV do
     local head = redis.call("ZRANGE", key, 0, 0, "WITHSCORES")
     if head[2] then seen(tonumber(head[2])) end
   end
-  for _, id in ipairs(redis.call("ZRANGE", tag .. ":buf", 0, -1)) do
-    local job = loadJob(tag, id)
-    if job then seen(job.ra) end
-  end
+  for _, job in ipairs(bufferedJobs(tag)) do seen(job.ra) end
 end
 totals[7] = oldest and N(oldest) or ""
 return totals

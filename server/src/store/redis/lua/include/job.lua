@@ -9,7 +9,8 @@
   (docs/redis.md).
   The job's attributes, as loadJob returns them (short names, used across the scripts):
     st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
-    be buffer_epoch   ce claim_expires_at   ua updated_at   fa finished_at
+    be buffer_epoch   bn buffer batch (the claim's number: see the ledgers below; this store's own)
+    ce claim_expires_at   ua updated_at   fa finished_at
     ct claim_token (a 4-byte length, then a TOKEN_WIDTH slot)
     at attempt   ar attempts_remaining   rd retry_delay_ms
     pr priority   ra run_after   aa attempts_allowed   ca created_at   sq seq
@@ -17,15 +18,15 @@
   (numbers: little-endian doubles). The order serves the hot path: a claim, a hand-out and
   an ACK change only fields of the fixed-width HEAD (st … rd), so they read and rewrite
   that alone (lean paths below, about half a transition's cost inside Redis: the Lua work
-  of unpacking and packing every field was most of it); the claim's two fields lead it.
+  of unpacking and packing every field was most of it); the claim's three fields lead it.
   codec.ts decodes the same layout; change the two together (and JOB_LAYOUT in shard-check.ts).
   Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
 -- The claim token has a fixed width (a length, then TOKEN_WIDTH bytes, zero-padded), so a
 -- hand-out, which sets it, keeps the prefix's length and writes in place.
 local TOKEN_WIDTH = {{claimTokenMaxBytes}}
-local HEAD = "<c1ddddI4c" .. TOKEN_WIDTH .. "ddd"
-local HEAD_SIZE = 1 + 4 * 8 + 4 + TOKEN_WIDTH + 3 * 8
+local HEAD = "<c1dddddI4c" .. TOKEN_WIDTH .. "ddd"
+local HEAD_SIZE = 1 + 5 * 8 + 4 + TOKEN_WIDTH + 3 * 8
 local META = HEAD .. "dddddI4c0I4c0I4c0"
 -- Where the ordering key's length sits (1-based): after the head and five doubles.
 local KEY_LENGTH_AT = HEAD_SIZE + 5 * 8 + 1
@@ -50,7 +51,7 @@ end
 local function unpackJob(id, stored)
   local job = { id = id, _stored = stored }
   local tokenLength, next
-  job.st, job.be, job.ce, job.ua, job.fa, tokenLength, job.ct, job.at, job.ar, job.rd,
+  job.st, job.be, job.bn, job.ce, job.ua, job.fa, tokenLength, job.ct, job.at, job.ar, job.rd,
     job.pr, job.ra, job.aa, job.ca, job.sq, job.ok, job.ik, job.cs, next = struct.unpack(META, stored)
   job.ct = string.sub(job.ct, 1, tokenLength)
   job._size = next - 1
@@ -65,7 +66,7 @@ end
 -- The packed attributes (the string's prefix) of a job table.
 local function packJob(job)
   local ct, ok, ik, cs = job.ct, job.ok, job.ik, job.cs
-  return struct.pack(META, job.st, job.be, job.ce, job.ua, job.fa, #ct, padToken(ct), job.at, job.ar, job.rd,
+  return struct.pack(META, job.st, job.be, job.bn, job.ce, job.ua, job.fa, #ct, padToken(ct), job.at, job.ar, job.rd,
     job.pr, job.ra, job.aa, job.ca, job.sq, #ok, ok, #ik, ik, #cs, cs)
 end
 
@@ -171,54 +172,107 @@ local function zaddLater(key, score, member)
   t[#t + 1] = member
 end
 
--- Running jobs are not indexed one by one (a sorted-set entry written at every hand-out and
--- removed at every ACK was a tenth of Redis's work per job). Each hand-out leaves one claim
--- check instead: its jobs' ids under a name (claim token and expiry), due at that expiry,
--- with a count of the jobs still running under it. A job leaving the running state (ACK,
--- failure, release, claim expiry, delete) or changing its expiry (a checkpoint: it joins a
--- new check) only lowers its check's count, once per check and script; the check goes when
--- its count reaches 0, so most never come due. The sweep (job_claim_expire.lua) reads a due
--- check's ids and expires those still running under it: a job's own string stays the truth.
-local checkJoins, checkDeltas = {}, {}
+-- Ledgers: where a sorted-set entry per job cost too much for what it served, a batch of
+-- jobs that entered a state together is recorded once: its ids under a name (a string of
+-- "<id> " items at <key>:<name>), a score for the batch in the zset <key>, and a count of
+-- the jobs still in it (hash <counts>). A job leaving the state only lowers its batch's
+-- count, once per batch and script; the batch goes when its count reaches 0. Whoever reads
+-- a batch's ids checks each job's own string (the truth): a listed job may have left.
+--   Claim checks (per shard): a hand-out's running jobs, named <claim token>@<expiry>,
+--     scored by the expiry; the claim sweep reads due ones (job_claim_expire.lua). A sorted-
+--     set entry per job written at hand-out and removed at ACK was a tenth of Redis's work
+--     per job; most checks now go (all their jobs ACKed) before they come due.
+--   Buffer batches (per partition): a claim's buffered jobs, named <epoch>.<claim number>,
+--     scored by the epoch; a new owner releases older epochs' batches, peek and stats list them.
+local function newLedger(key, counts)
+  return { key = key, counts = counts, joins = {}, deltas = {} }
+end
+
+local function ledgerJoin(ledger, name, score, id)
+  local ids = ledger.joins[name]
+  if not ids then
+    ids = { score = score }
+    ledger.joins[name] = ids
+  end
+  ids[#ids + 1] = id
+  ledger.deltas[name] = (ledger.deltas[name] or 0) + 1
+end
+
+local function ledgerLeave(ledger, name)
+  ledger.deltas[name] = (ledger.deltas[name] or 0) - 1
+end
+
+local function ledgerDelete(ledger, name)
+  redis.call("DEL", ledger.key .. ":" .. name)
+  redis.call("HDEL", ledger.counts, name)
+  redis.call("ZREM", ledger.key, name)
+end
+
+-- Joins before counts: a job that left and rejoined one batch in this script (apply()
+-- unindexes and indexes) must not see it deleted in between.
+local function ledgerFlush(ledger)
+  for name, ids in pairs(ledger.joins) do
+    redis.call("APPEND", ledger.key .. ":" .. name, table.concat(ids, " ") .. " ")
+    redis.call("ZADD", ledger.key, N(ids.score), name)
+  end
+  for name, delta in pairs(ledger.deltas) do
+    -- A count below 1 (also one that was never there): no job is left in the batch.
+    if delta ~= 0 and redis.call("HINCRBY", ledger.counts, name, delta) <= 0 then ledgerDelete(ledger, name) end
+  end
+  ledger.joins, ledger.deltas = {}, {}
+end
+
+-- Calls visit(id) for each id a batch lists, in order, while it returns true; returns the
+-- unvisited rest of the list ("" when all were visited).
+local function ledgerWalk(ledger, name, visit)
+  local listed = redis.call("GET", ledger.key .. ":" .. name) or ""
+  local at = 1
+  while at <= #listed do
+    local space = string.find(listed, " ", at, true)
+    if not visit(string.sub(listed, at, space - 1)) then return string.sub(listed, at) end
+    at = space + 1
+  end
+  return ""
+end
+
+local claimChecks = newLedger(CHECKS, CHECK_COUNTS)
 
 local function checkName(job)
   return job.ct .. "@" .. N(job.ce)
 end
 
-local function joinCheck(job)
-  local name = checkName(job)
-  local ids = checkJoins[name]
-  if not ids then
-    ids = { due = job.ce }
-    checkJoins[name] = ids
+local buffers = {}
+
+local function bufferLedger(tag)
+  local ledger = buffers[tag]
+  if not ledger then
+    ledger = newLedger(tag .. ":buf", tag .. ":buf-n")
+    buffers[tag] = ledger
   end
-  ids[#ids + 1] = job.id
-  checkDeltas[name] = (checkDeltas[name] or 0) + 1
+  return ledger
 end
 
-local function leaveCheck(job)
-  local name = checkName(job)
-  checkDeltas[name] = (checkDeltas[name] or 0) - 1
+local function batchName(job)
+  return N(job.be) .. "." .. N(job.bn)
 end
 
-local function deleteCheck(name)
-  redis.call("DEL", CHECKS .. ":" .. name)
-  redis.call("HDEL", CHECK_COUNTS, name)
-  redis.call("ZREM", CHECKS, name)
+local function flushLedgers()
+  ledgerFlush(claimChecks)
+  for _, ledger in pairs(buffers) do ledgerFlush(ledger) end
 end
 
--- Joins before counts: a job that left and rejoined one check in this script (apply()
--- unindexes and indexes) must not see it deleted in between.
-local function flushChecks()
-  for name, ids in pairs(checkJoins) do
-    redis.call("APPEND", CHECKS .. ":" .. name, table.concat(ids, " ") .. " ")
-    redis.call("ZADD", CHECKS, N(ids.due), name)
+-- The jobs a partition's buffer batches list that are still buffered under them: each
+-- once (a job released and claimed again may be listed by two live batches).
+local function bufferedJobs(tag)
+  local ledger, jobs = bufferLedger(tag), {}
+  for _, name in ipairs(redis.call("ZRANGE", ledger.key, 0, -1)) do
+    ledgerWalk(ledger, name, function(id)
+      local job = loadJob(tag, id)
+      if job and job.st == "b" and batchName(job) == name then jobs[#jobs + 1] = job end
+      return true
+    end)
   end
-  for name, delta in pairs(checkDeltas) do
-    -- A count below 1 (also one that was never there): no job runs under the check.
-    if delta ~= 0 and redis.call("HINCRBY", CHECK_COUNTS, name, delta) <= 0 then deleteCheck(name) end
-  end
-  checkJoins, checkDeltas = {}, {}
+  return jobs
 end
 
 -- Succeeded jobs are listed for retention in arrival order, not indexed by time: each
@@ -263,7 +317,7 @@ local function flushIndexes()
     for i = 1, #args, 2 * CHUNK do redis.call("ZADD", key, unpack(args, i, math.min(i + 2 * CHUNK - 1, #args))) end
   end
   zrems, zadds = {}, {}
-  flushChecks()
+  flushLedgers()
   flushSucceeded()
 end
 
@@ -271,8 +325,8 @@ local function unindex(tag, job)
   local st = job.st
   if st == "p" then zremLater(tag .. ":p:" .. job.pr, pendingMember(job))
   elseif st == "w" then zremLater(tag .. ":w", job.id)
-  elseif st == "b" then zremLater(tag .. ":buf", job.id)
-  elseif st == "r" then leaveCheck(job)
+  elseif st == "b" then ledgerLeave(bufferLedger(tag), batchName(job))
+  elseif st == "r" then ledgerLeave(claimChecks, checkName(job))
   elseif st == "f" then zremLater(tag .. ":done:f", job.id) end -- (succeeded: see listSucceeded)
 end
 
@@ -280,8 +334,8 @@ local function index(tag, job)
   local st = job.st
   if st == "p" then zaddLater(tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
   elseif st == "w" then zaddLater(tag .. ":w", N(job.ra), job.id)
-  elseif st == "b" then zaddLater(tag .. ":buf", N(job.be), job.id)
-  elseif st == "r" then joinCheck(job)
+  elseif st == "b" then ledgerJoin(bufferLedger(tag), batchName(job), job.be, job.id)
+  elseif st == "r" then ledgerJoin(claimChecks, checkName(job), job.ce, job.id)
   elseif st == "s" then listSucceeded(tag, job)
   else zaddLater(tag .. ":done:f", N(job.fa), job.id) end
 end
@@ -364,7 +418,7 @@ end
 -- The lean paths (claim, hand-out, ACK) read and write a job's HEAD only: a table of the
 -- head's fields plus `id`, `_key`, and `keyed` (the job has an ordering key: an ACK that
 -- ends it must leave the key's sequence, which apply() does, so it takes that path).
-local HEAD_FIELDS = { st = true, be = true, ce = true, ua = true, fa = true, ct = true, at = true, ar = true, rd = true }
+local HEAD_FIELDS = { st = true, be = true, bn = true, ce = true, ua = true, fa = true, ct = true, at = true, ar = true, rd = true }
 
 -- nil if the job does not exist.
 local function loadHead(tag, id)
@@ -373,7 +427,7 @@ local function loadHead(tag, id)
   if head == "" then return nil end
   local h = { id = id, _key = key }
   local tokenLength
-  h.st, h.be, h.ce, h.ua, h.fa, tokenLength, h.ct, h.at, h.ar, h.rd = struct.unpack(HEAD, head)
+  h.st, h.be, h.bn, h.ce, h.ua, h.fa, tokenLength, h.ct, h.at, h.ar, h.rd = struct.unpack(HEAD, head)
   h.ct = string.sub(h.ct, 1, tokenLength)
   h.keyed = struct.unpack("<I4", head, KEY_LENGTH_AT) > 0
   return h
@@ -388,7 +442,7 @@ local function applyToHead(tag, h, patch)
     if not HEAD_FIELDS[f] then error("applyToHead: " .. f .. " is not a head field") end
     h[f] = v
   end
-  redis.call("SETRANGE", h._key, 0, struct.pack(HEAD, h.st, h.be, h.ce, h.ua, h.fa, #h.ct, padToken(h.ct), h.at, h.ar, h.rd))
+  redis.call("SETRANGE", h._key, 0, struct.pack(HEAD, h.st, h.be, h.bn, h.ce, h.ua, h.fa, #h.ct, padToken(h.ct), h.at, h.ar, h.rd))
   index(tag, h)
   if h.st ~= before then
     count(tag, before, -1)
