@@ -24,64 +24,66 @@ export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
   return decodeStored(b.toString("latin1", 0, space), b, space + 1, withoutBody);
 }
 
-/** The job `id` stored as `b` from `start` on: packed attributes (META in lua/include/job.lua), then the body (or its length). */
-export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false): JobRecord {
-  const where = parseJobId(id);
-  let at = start;
-  const state = states[String.fromCharCode(b[at++]!)] ?? "pending";
-  const num = (): number => {
-    const value = b.readDoubleLE(at);
-    at += 8;
-    return value;
-  };
-  const text = (): string => {
-    const length = b.readUInt32LE(at);
-    at += 4;
-    return b.toString("utf8", at, (at += length));
-  };
-  // Read in META's order.
-  const bufferEpoch = num();
-  num(); // the buffer batch: the store's own bookkeeping (lua/include/job.lua)
-  const claimExpiresAt = num();
-  const updatedAt = num();
-  const finishedAt = num();
-  const tokenLength = b.readUInt32LE(at);
-  const claimToken = b.toString("latin1", at + 4, at + 4 + tokenLength);
-  at += 4 + TOKEN_WIDTH;
-  const attempt = num();
-  const attemptsRemaining = num();
-  const retryDelayMs = num();
-  const priority = num();
-  const runAfter = num();
-  const attemptsAllowed = num();
-  const createdAt = num();
-  const seq = num();
-  const orderingKey = text();
-  const idempotencyKey = text();
-  const customStatus = text();
+// Where each attribute sits from the start of a stored job (META in lua/include/job.lua):
+// the state byte, doubles and the token slot have fixed places; three texts follow.
+const BE = 1; // buffer epoch; the buffer batch (this store's own) follows at 9
+const CE = 17;
+const UA = 25;
+const FA = 33;
+const TOKEN = 41; // a 4-byte length, then the TOKEN_WIDTH slot
+const AT = TOKEN + 4 + TOKEN_WIDTH;
+const AR = AT + 8;
+const RD = AR + 8;
+const PR = RD + 8;
+const RA = PR + 8;
+const AA = RA + 8;
+const CA = AA + 8;
+const SQ = CA + 8;
+const TEXTS = SQ + 8;
+
+/**
+ * The job `id` stored as `b` from `start` on: packed attributes, then the body (or, with
+ * `withoutBody`, its length). `where` (the id's queue and partition) is parsed from the id
+ * unless the caller knows it. No closures: this runs for every job a claim returns.
+ */
+export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false, where = parseJobId(id)): JobRecord {
+  const tokenLength = b.readUInt32LE(start + TOKEN);
+  let at = start + TEXTS;
+  const orderingKey = readText(b, at);
+  at += 4 + b.readUInt32LE(at);
+  const idempotencyKey = readText(b, at);
+  at += 4 + b.readUInt32LE(at);
+  const customStatus = readText(b, at);
+  at += 4 + b.readUInt32LE(at);
   return {
     id,
     queue: where?.queue ?? "",
     partition: where?.partition ?? 0,
-    state,
-    priority,
-    runAfter,
-    attemptsAllowed,
-    attemptsRemaining,
-    attempt,
+    state: states[String.fromCharCode(b[start]!)] ?? "pending",
+    priority: b.readDoubleLE(start + PR),
+    runAfter: b.readDoubleLE(start + RA),
+    attemptsAllowed: b.readDoubleLE(start + AA),
+    attemptsRemaining: b.readDoubleLE(start + AR),
+    attempt: b.readDoubleLE(start + AT),
     customStatus,
-    createdAt,
-    updatedAt,
-    finishedAt,
-    claimToken,
-    claimExpiresAt,
-    retryDelayMs,
-    bufferEpoch,
+    createdAt: b.readDoubleLE(start + CA),
+    updatedAt: b.readDoubleLE(start + UA),
+    finishedAt: b.readDoubleLE(start + FA),
+    claimToken: b.toString("latin1", start + TOKEN + 4, start + TOKEN + 4 + tokenLength),
+    claimExpiresAt: b.readDoubleLE(start + CE),
+    retryDelayMs: b.readDoubleLE(start + RD),
+    bufferEpoch: b.readDoubleLE(start + BE),
     idempotencyKey,
-    seq,
+    seq: b.readDoubleLE(start + SQ),
     orderingKey,
     ...(withoutBody ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) } : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
   };
+}
+
+/** A text at `at`: a 4-byte little-endian length, then UTF-8 (most are empty: no decoding then). */
+function readText(b: Buffer, at: number): string {
+  const length = b.readUInt32LE(at);
+  return length === 0 ? "" : b.toString("utf8", at + 4, at + 4 + length);
 }
 
 /**
@@ -119,9 +121,13 @@ export function decodeJobs(reply: unknown, withoutBody = false): JobRecord[] {
 
 const outcomes: Record<string, Outcome> = { a: "acknowledged", s: "stale_claim", n: "not_found" };
 
+/** The outcomes an ACK script returns, joined by spaces (one reply element, not one per job). */
+export function decodeOutcomes(reply: Buffer): OutcomeResult[] {
+  return reply.toString("latin1").split(" ").map(decodeOutcome);
+}
+
 /** "a", "a:<pendingAt>", "a+<promotedAt>" (it let its ordering key's next job go), "s" or "n". */
-export function decodeOutcome(reply: Buffer): OutcomeResult {
-  const text = reply.toString();
+function decodeOutcome(text: string): OutcomeResult {
   const result: OutcomeResult = { outcome: outcomes[text[0]!] ?? "not_found" };
   if (text[1] === ":") result.pendingAt = Number(text.slice(2));
   else if (text[1] === "+") result.promotedAt = Number(text.slice(2));

@@ -23,7 +23,7 @@ import { compareForDequeue, compareForScan, type JobRecord, type NewJob, without
 import type { QueueConfig } from "../../engine/queue-config.js";
 import { type CheckpointInput, claimIntoBuffer, type FailureInput, type HandOutPlan } from "../../engine/transitions.js";
 import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
-import { decodeJob, decodeJobs, decodeOutcome, decodeStored, encodeNewJob, text } from "./codec.js";
+import { decodeJob, decodeJobs, decodeOutcomes, decodeStored, encodeNewJob, text } from "./codec.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
@@ -155,7 +155,8 @@ export class RedisStore implements Store {
     // The ids, then each job as it was read (pending): the claim's patch applies to our copy as it did to the store's.
     const ids = reply[0]!.toString("latin1").split(" ");
     const patch = claimIntoBuffer(p.epoch);
-    return ids.map((id, i) => Object.assign(decodeStored(id, reply[i + 1]!), patch));
+    const where = { queue: p.queue, partition: p.partition };
+    return ids.map((id, i) => Object.assign(decodeStored(id, reply[i + 1]!, 0, false, where), patch));
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
@@ -333,8 +334,8 @@ export class RedisStore implements Store {
     for (const run of runsOf(p.plans, (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt)) {
       const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now, run[0]!.claimToken, run[0]!.claimExpiresAt];
       for (const plan of run) args.push(plan.id, plan.retryDelayMs);
-      const ids = (await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.claimChecks()], args)) as Buffer[];
-      for (const id of ids) started.push(id.toString());
+      const flags = ((await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.claimChecks()], args)) as Buffer).toString("latin1");
+      run.forEach((plan, i) => flags[i] === "1" && started.push(plan.id));
     }
     return started;
   }
@@ -466,8 +467,8 @@ export class RedisStore implements Store {
       [...(await this.groupByShard(items, (i) => i.id))].map(async ([shard, located]) => {
         const args: ScriptArg[] = [this.keys.prefix, now];
         for (const { item } of located) args.push(...encode(item));
-        const replies = (await runScript(this.shards[shard]!, name, [this.keys.claimChecks()], args)) as Buffer[];
-        replies.forEach((reply, k) => (results[located[k]!.index] = decodeOutcome(reply)));
+        const outcomes = decodeOutcomes((await runScript(this.shards[shard]!, name, [this.keys.claimChecks()], args)) as Buffer);
+        outcomes.forEach((outcome, k) => (results[located[k]!.index] = outcome));
       }),
     );
     return results;

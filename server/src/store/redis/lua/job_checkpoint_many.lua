@@ -4,7 +4,7 @@
   KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, then per item: id, claimToken, claimExpiresAt, hasBody "1"/"0", body,
            moveToPending "1"/"0", runAfter, attemptsAllowed, customStatus
-  Returns  one per item: "a:<pendingAt>" (moved to pending), "a", "s" stale, "n" not found.
+  Returns  one per item, joined by spaces: "a:<pendingAt>" (moved to pending), "a", "s" stale, "n" not found.
 ]]
 --@include keys
 --@include transitions
@@ -30,4 +30,4 @@ for i = 3, #ARGV, 9 do
   out[#out + 1] = outcome
 end
 flushCounts()
-return out
+return table.concat(out, " ")

@@ -2,7 +2,7 @@
   jobCompleteMany (one shard): succeed per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:checks   the jobs' partitions are derived from their ids
   ARGV     prefix, now, then per item: id, claimToken, customStatus
-  Returns  one outcome per item: "a" acknowledged, "s" stale claim, "n" not found; an
+  Returns  one outcome per item, joined by spaces: "a" acknowledged, "s" stale claim, "n" not found; an
            acknowledged job whose ordering key's next job it promoted: "a+<promotedAt>".
 ]]
 --@include keys
@@ -31,4 +31,4 @@ for i = 3, #ARGV, 3 do
   out[#out + 1] = outcome
 end
 flushCounts()
-return out
+return table.concat(out, " ")

@@ -2,7 +2,7 @@
   jobFailMany (one shard): fail per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, then per item: id, claimToken, customStatus, retryDelayMs or "", noRetry "1"/"0"
-  Returns  one per item: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found;
+  Returns  one per item, joined by spaces: "a:<pendingAt>" (back to pending), "a" (failed), "s" stale, "n" not found;
            a failed job whose ordering key's next job it promoted: "a+<promotedAt>".
 ]]
 --@include keys
@@ -23,4 +23,4 @@ for i = 3, #ARGV, 5 do
   out[#out + 1] = outcome
 end
 flushCounts()
-return out
+return table.concat(out, " ")

@@ -7,15 +7,15 @@
   KEYS[2]  <prefix>:{shard}:checks
   ARGV     prefix, queue, partition, epoch, now, claimToken, claimExpiresAt,
            then per plan: id, retryDelayMs
-  Returns  { id, ... } of the started jobs (a job not buffered under `epoch` is skipped);
-           the broker applies the same handOut to its own copy.
+  Returns  one character per plan, "1" started or "0" skipped (not buffered under `epoch`),
+           "" for a stale epoch; the broker applies the same handOut to its own copy.
 ]]
 --@include keys
 --@include transitions
 --@include job
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
-if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
+if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return "" end
 local token, expiresAt = ARGV[6], tonumber(ARGV[7])
 local out = {}
 for i = 8, #ARGV, 2 do
@@ -24,8 +24,10 @@ for i = 8, #ARGV, 2 do
   local job = loadHead(tag, id)
   if job and job.st == "b" and job.be == epoch then
     applyToHead(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
-    out[#out + 1] = id
+    out[#out + 1] = "1"
+  else
+    out[#out + 1] = "0"
   end
 end
 flushCounts()
-return out
+return table.concat(out)
