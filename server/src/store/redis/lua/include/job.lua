@@ -49,13 +49,13 @@ end
 -- `job._stored` the string as read (whole, or its head: see loadJob), so storeJob can
 -- write back only what changed.
 local function unpackJob(id, stored)
-  local job = { id = id, _stored = stored }
-  local tokenLength, next
-  job.st, job.be, job.bn, job.ce, job.ua, job.fa, tokenLength, job.ct, job.at, job.ar, job.rd,
-    job.pr, job.ra, job.aa, job.ca, job.sq, job.ok, job.ik, job.cs, next = struct.unpack(META, stored)
-  job.ct = string.sub(job.ct, 1, tokenLength)
-  job._size = next - 1
-  return job
+  local st, be, bn, ce, ua, fa, tokenLength, ct, at, ar, rd, pr, ra, aa, ca, sq, ok, ik, cs, next = struct.unpack(META, stored)
+  -- One constructor: a table filled field by field would be rehashed as it grows.
+  return {
+    id = id, _stored = stored, _size = next - 1, st = st, be = be, bn = bn, ce = ce, ua = ua, fa = fa,
+    ct = string.sub(ct, 1, tokenLength), at = at, ar = ar, rd = rd, pr = pr, ra = ra, aa = aa, ca = ca, sq = sq,
+    ok = ok, ik = ik, cs = cs,
+  }
 end
 
 local function padToken(ct)
@@ -425,12 +425,12 @@ local function loadHead(tag, id)
   local key = jobKey(tag, id)
   local head = redis.call("GETRANGE", key, 0, KEY_LENGTH_AT + 2) -- through the ordering key's length
   if head == "" then return nil end
-  local h = { id = id, _key = key }
-  local tokenLength
-  h.st, h.be, h.bn, h.ce, h.ua, h.fa, tokenLength, h.ct, h.at, h.ar, h.rd = struct.unpack(HEAD, head)
-  h.ct = string.sub(h.ct, 1, tokenLength)
-  h.keyed = struct.unpack("<I4", head, KEY_LENGTH_AT) > 0
-  return h
+  local st, be, bn, ce, ua, fa, tokenLength, ct, at, ar, rd = struct.unpack(HEAD, head)
+  -- One constructor: a table filled field by field would be rehashed as it grows.
+  return {
+    id = id, _key = key, st = st, be = be, bn = bn, ce = ce, ua = ua, fa = fa, ct = string.sub(ct, 1, tokenLength),
+    at = at, ar = ar, rd = rd, keyed = struct.unpack("<I4", head, KEY_LENGTH_AT) > 0,
+  }
 end
 
 -- apply() for a loaded head and a patch of head fields only (an error otherwise): rewrites
