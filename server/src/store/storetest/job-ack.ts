@@ -24,10 +24,13 @@ export function exerciseJobAck(open: OpenStore): void {
           { id: a!.id, claimToken: "wrong", customStatus: "" },
           { id: b!.id, claimToken: b!.claimToken, customStatus: "" },
           { id: `${q}.0.zzzzzzzzzzzz`, claimToken: "x", customStatus: "" },
+          { id: "not a job id", claimToken: "x", customStatus: "" },
+          { id: `${q}.x.${a!.id}`, claimToken: a!.claimToken, customStatus: "" },
         ],
         now: T0,
       });
-      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "acknowledged", "not_found"]);
+      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "acknowledged", "not_found", "not_found", "not_found"]);
+      expect(await store.jobGetMany({ ids: ["not a job id", `${q}.x.${a!.id}`, a!.id] })).toMatchObject([undefined, undefined, { id: a!.id }]);
       expect((await get(store, a!.id))!.state).toBe("running");
       const again = await store.jobCompleteMany({ items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }], now: T0 + 5 });
       expect(again[0]!.outcome).toBe("stale_claim");
