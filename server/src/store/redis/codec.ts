@@ -123,7 +123,8 @@ const outcomes: Record<string, Outcome> = { a: "acknowledged", s: "stale_claim",
 
 /** The outcomes an ACK script returns, joined by spaces (one reply element, not one per job). */
 export function decodeOutcomes(reply: Buffer): OutcomeResult[] {
-  return reply.toString("latin1").split(" ").map(decodeOutcome);
+  const text = reply.toString("latin1");
+  return text === "" ? [] : text.split(" ").map(decodeOutcome);
 }
 
 /** "a", "a:<pendingAt>", "a+<promotedAt>" (it let its ordering key's next job go), "s" or "n". */

@@ -484,6 +484,7 @@ export class RedisStore implements Store {
   /** Items grouped by the shard their job id names (cached placements: no round trip on a hit); malformed ids are left out (with several shards). */
   private async groupByShard<T>(items: T[], idOf: (item: T) => string): Promise<Map<number, Array<Located<T>>>> {
     // One shard holds everything: no id to parse (the scripts find nothing under a malformed one either).
+    if (items.length === 0) return new Map();
     if (this.shards.length === 1) return new Map([[0, items.map((item, index) => ({ item, index }))]]);
     const located = items.map((item) => parseJobId(idOf(item)));
     const maps = await this.placement.maps(highestPartitions(located.filter((w) => w !== undefined)));

@@ -14,6 +14,18 @@ export function exerciseJobAck(open: OpenStore): void {
       expect(await get(store, job!.id)).toMatchObject({ state: "succeeded", finishedAt: T0 + 10, customStatus: "queued by cron\nsent" });
     });
 
+    it("takes empty batches: nothing to do, nothing returned", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const epoch = await lease(store, q);
+      expect(await store.jobCompleteMany({ items: [], now: T0 })).toEqual([]);
+      expect(await store.jobFailMany({ items: [], now: T0 })).toEqual([]);
+      expect(await store.jobCheckpointMany({ items: [], now: T0 })).toEqual([]);
+      expect(await store.jobGetMany({ ids: [] })).toEqual([]);
+      expect(await store.jobInsertMany({ jobs: [], now: T0 })).toEqual([]);
+      expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans: [], now: T0 })).toEqual([]);
+    });
+
     it("refuses a stale token, a repeated ack and an unknown id, each for its own job only", async () => {
       const store = await open();
       const q = await createQueue(store);
