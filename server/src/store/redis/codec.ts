@@ -1,9 +1,10 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
  * lua/include/job.lua): its id, a space, then the stored job: the packed attributes (META
- * there: the state as one byte, five little-endian doubles, the claim token as a 4-byte
- * little-endian length and TOKEN_WIDTH bytes, eight doubles, three texts each a 4-byte
- * length and its bytes), then the body. The claim sends ids and stored strings apart.
+ * there: the state as one byte, a little-endian double, a 4-byte counter, three doubles,
+ * the claim token as a 1-byte length and TOKEN_WIDTH bytes, eight doubles, three texts
+ * each a 4-byte length and its bytes), then the body. The claim sends ids and stored
+ * strings apart.
  */
 import { parseJobId } from "../../engine/job-id.js";
 import { limits } from "../../engine/limits.js";
@@ -26,12 +27,12 @@ export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
 
 // Where each attribute sits from the start of a stored job (META in lua/include/job.lua):
 // the state byte, doubles and the token slot have fixed places; three texts follow.
-const BE = 1; // buffer epoch; the buffer batch (this store's own) follows at 9
-const CE = 17;
-const UA = 25;
-const FA = 33;
-const TOKEN = 41; // a 4-byte length, then the TOKEN_WIDTH slot
-const AT = TOKEN + 4 + TOKEN_WIDTH;
+const BE = 1; // buffer epoch; the buffer batch (4 bytes, this store's own) follows at 9
+const CE = 13;
+const UA = 21;
+const FA = 29;
+const TOKEN = 37; // a 1-byte length, then the TOKEN_WIDTH slot
+const AT = TOKEN + 1 + TOKEN_WIDTH;
 const AR = AT + 8;
 const RD = AR + 8;
 const PR = RD + 8;
@@ -47,7 +48,7 @@ const TEXTS = SQ + 8;
  * unless the caller knows it. No closures: this runs for every job a claim returns.
  */
 export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false, where = parseJobId(id)): JobRecord {
-  const tokenLength = b.readUInt32LE(start + TOKEN);
+  const tokenLength = b[start + TOKEN]!;
   let at = start + TEXTS;
   const orderingKey = readText(b, at);
   at += 4 + b.readUInt32LE(at);
@@ -69,7 +70,7 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
     createdAt: b.readDoubleLE(start + CA),
     updatedAt: b.readDoubleLE(start + UA),
     finishedAt: b.readDoubleLE(start + FA),
-    claimToken: b.toString("latin1", start + TOKEN + 4, start + TOKEN + 4 + tokenLength),
+    claimToken: b.toString("latin1", start + TOKEN + 1, start + TOKEN + 1 + tokenLength),
     claimExpiresAt: b.readDoubleLE(start + CE),
     retryDelayMs: b.readDoubleLE(start + RD),
     bufferEpoch: b.readDoubleLE(start + BE),

@@ -11,7 +11,7 @@
     st state (p pending, w waiting, b buffered, r running, s succeeded, f failed)
     be buffer_epoch   bn buffer batch (the claim's number: see the ledgers below; this store's own)
     ce claim_expires_at   ua updated_at   fa finished_at
-    ct claim_token (a 4-byte length, then a TOKEN_WIDTH slot)
+    ct claim_token (a 1-byte length, then a TOKEN_WIDTH slot)
     at attempt   ar attempts_remaining   rd retry_delay_ms
     pr priority   ra run_after   aa attempts_allowed   ca created_at   sq seq
     ok ordering_key   ik idempotency_key   cs custom_status (a 4-byte length, then the bytes)
@@ -25,8 +25,12 @@
 -- The claim token has a fixed width (a length, then TOKEN_WIDTH bytes, zero-padded), so a
 -- hand-out, which sets it, keeps the prefix's length and writes in place.
 local TOKEN_WIDTH = {{claimTokenMaxBytes}}
-local HEAD = "<c1dddddI4c" .. TOKEN_WIDTH .. "ddd"
-local HEAD_SIZE = 1 + 5 * 8 + 4 + TOKEN_WIDTH + 3 * 8
+-- The buffer batch is a 4-byte counter (claims wrap around after 2^32: batches live for
+-- seconds, so names stay unique among live ones) and the token's length one byte: the
+-- prefix stays as long as before the batch was added, so a job with a 200-byte body still
+-- fits the allocator's 384-byte class (one more byte: 448).
+local HEAD = "<c1dI4dddBc" .. TOKEN_WIDTH .. "ddd"
+local HEAD_SIZE = 1 + 8 + 4 + 3 * 8 + 1 + TOKEN_WIDTH + 3 * 8
 local META = HEAD .. "dddddI4c0I4c0I4c0"
 -- Where the ordering key's length sits (1-based): after the head and five doubles.
 local KEY_LENGTH_AT = HEAD_SIZE + 5 * 8 + 1
