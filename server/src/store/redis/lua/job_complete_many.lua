@@ -11,19 +11,19 @@
 local now = tonumber(ARGV[2])
 local out = {}
 for i = 3, #ARGV, 3 do
-  local id = ARGV[i]
+  local id, token, status = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local tag = tagOfId(id)
-  local status = ARGV[i + 2]
-  -- The lean path (job.lua) reads the head only: enough to check the claim, and a succeed
-  -- without a status changes head fields only. A job with an ordering key (it leaves the
-  -- key's sequence) or a status to append is loaded whole and goes through apply().
-  local job = tag and loadHead(tag, id)
-  local outcome = checkClaim(job, ARGV[i + 1])
+  local outcome = "n"
+  -- The lean path (job.lua's succeedRunning) for a succeed without a status; a job with an
+  -- ordering key or a status to append is loaded whole and goes through apply().
+  if tag and status == "" then outcome = succeedRunning(tag, id, token, now) end
   if outcome == "a" then
-    if status == "" and not job.keyed then
-      applyToHead(tag, job, succeed(job, status, now))
-    else
-      job = loadJob(tag, id)
+    count(tag, "r", -1)
+    count(tag, "s", 1)
+  elseif tag and (outcome == nil or status ~= "") then
+    local job = loadJob(tag, id)
+    outcome = checkClaim(job, token)
+    if outcome == "a" then
       local promoted = apply(tag, job, succeed(job, status, now))
       if promoted then outcome = "a+" .. N(promoted.ra) end
     end

@@ -17,17 +17,18 @@ local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return "" end
 local token, expiresAt = ARGV[6], tonumber(ARGV[7])
-local out = {}
+local paddedToken = padToken(token) -- (errors for a token too long, before any write)
+local out, started = {}, 0
 for i = 8, #ARGV, 2 do
-  local id = ARGV[i]
-  -- handOut changes head fields only: the lean path (job.lua)
-  local job = loadHead(tag, id)
-  if job and job.st == "b" and job.be == epoch then
-    applyToHead(tag, job, handOut(job, token, expiresAt, tonumber(ARGV[i + 1]), now))
+  -- The lean path (job.lua's startBuffered): the hand-out changes head fields only.
+  if startBuffered(tag, ARGV[i], epoch, token, paddedToken, expiresAt, tonumber(ARGV[i + 1]), now) then
     out[#out + 1] = "1"
+    started = started + 1
   else
     out[#out + 1] = "0"
   end
 end
+count(tag, "b", -started)
+count(tag, "r", started)
 flushCounts()
 return table.concat(out)

@@ -15,10 +15,11 @@
     at attempt   ar attempts_remaining   rd retry_delay_ms
     pr priority   ra run_after   aa attempts_allowed   ca created_at   sq seq
     ok ordering_key   ik idempotency_key   cs custom_status (a 4-byte length, then the bytes)
-  (numbers: little-endian doubles). The order serves the hot path: a claim, a hand-out and
-  an ACK change only fields of the fixed-width HEAD (st … rd), so they read and rewrite
-  that alone (lean paths below, about half a transition's cost inside Redis: the Lua work
-  of unpacking and packing every field was most of it); the claim's three fields lead it.
+  (numbers: little-endian doubles, but bn a 4-byte integer). The order serves the hot
+  path: a claim, a hand-out and an ACK change only fields of the fixed-width HEAD (st …
+  rd), so they read and rewrite that alone (the lean paths below: the Lua work of
+  unpacking and packing every field was most of a transition's cost inside Redis); the
+  claim's three fields lead it.
   codec.ts decodes the same layout; change the two together (and JOB_LAYOUT in shard-check.ts).
   Needs transitions.lua included before it (apply() promotes with promote()).
 ]]
@@ -241,8 +242,12 @@ end
 
 local claimChecks = newLedger(CHECKS, CHECK_COUNTS)
 
+local function checkNameOf(token, expiresAt)
+  return token .. "@" .. N(expiresAt)
+end
+
 local function checkName(job)
-  return job.ct .. "@" .. N(job.ce)
+  return checkNameOf(job.ct, job.ce)
 end
 
 local buffers = {}
@@ -256,8 +261,12 @@ local function bufferLedger(tag)
   return ledger
 end
 
+local function batchNameOf(epoch, batch)
+  return N(epoch) .. "." .. N(batch)
+end
+
 local function batchName(job)
-  return N(job.be) .. "." .. N(job.bn)
+  return batchNameOf(job.be, job.bn)
 end
 
 local function flushLedgers()
@@ -288,18 +297,22 @@ end
 -- a clock skew can put an entry after a later one, which retention then reaches that much late.
 local succeeded = {}
 
-local function listSucceeded(tag, job)
+local function listSucceededAt(tag, finishedAt, id)
   local byTime = succeeded[tag]
   if not byTime then
     byTime = {}
     succeeded[tag] = byTime
   end
-  local ids = byTime[job.fa]
+  local ids = byTime[finishedAt]
   if not ids then
     ids = {}
-    byTime[job.fa] = ids
+    byTime[finishedAt] = ids
   end
-  ids[#ids + 1] = job.id
+  ids[#ids + 1] = id
+end
+
+local function listSucceeded(tag, job)
+  listSucceededAt(tag, job.fa, job.id)
 end
 
 local function flushSucceeded()
@@ -419,39 +432,49 @@ apply = function(tag, job, patch)
   return nil
 end
 
--- The lean paths (claim, hand-out, ACK) read and write a job's HEAD only: a table of the
--- head's fields plus `id`, `_key`, and `keyed` (the job has an ordering key: an ACK that
--- ends it must leave the key's sequence, which apply() does, so it takes that path).
-local HEAD_FIELDS = { st = true, be = true, bn = true, ce = true, ua = true, fa = true, ct = true, at = true, ar = true, rd = true }
-
--- nil if the job does not exist.
-local function loadHead(tag, id)
+-- The lean paths (claim, hand-out, ACK) read and write a job's HEAD only, and the hand-out
+-- and ACK build no job or patch table per job: what apply() does for them, unrolled (at
+-- batches of 100 the tables and the generic loop were a third of those scripts' time in
+-- Redis). The rules stay in transitions.lua (handOutValues, succeedValues, checkClaimValues).
+-- Hand-out: a job
+-- buffered under `epoch` becomes running per handOutValues (the rule, in transitions.lua)
+-- and moves from its buffer batch to the hand-out's claim check, as unindex()/index() do
+-- for "b" and "r". `paddedToken` is padToken(token), made once per call. The caller counts
+-- the state change. Returns whether the job started.
+local function startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retryDelay, now)
   local key = jobKey(tag, id)
-  local head = redis.call("GETRANGE", key, 0, KEY_LENGTH_AT + 2) -- through the ordering key's length
-  if head == "" then return nil end
-  local st, be, bn, ce, ua, fa, tokenLength, ct, at, ar, rd = struct.unpack(HEAD, head)
-  -- One constructor: a table filled field by field would be rehashed as it grows.
-  return {
-    id = id, _key = key, st = st, be = be, bn = bn, ce = ce, ua = ua, fa = fa, ct = string.sub(ct, 1, tokenLength),
-    at = at, ar = ar, rd = rd, keyed = struct.unpack("<I4", head, KEY_LENGTH_AT) > 0,
-  }
+  local head = redis.call("GETRANGE", key, 0, HEAD_SIZE - 1)
+  if head == "" then return false end
+  local st, be, bn, _, _, fa, _, _, at, ar = struct.unpack(HEAD, head)
+  if st ~= "b" or be ~= epoch then return false end
+  local nst, nbe, nce, nua, nat, nar, nct, nrd = handOutValues(at, ar, token, expiresAt, retryDelay, now)
+  local padded = nct == token and paddedToken or padToken(nct)
+  redis.call("SETRANGE", key, 0, struct.pack(HEAD, nst, nbe, bn, nce, nua, fa, #nct, padded, nat, nar, nrd))
+  ledgerLeave(bufferLedger(tag), batchNameOf(be, bn))
+  ledgerJoin(claimChecks, checkNameOf(nct, nce), nce, id)
+  return true
 end
 
--- apply() for a loaded head and a patch of head fields only (an error otherwise): rewrites
--- the head in place and moves the job between indexes. Never for an ending keyed job.
-local function applyToHead(tag, h, patch)
-  local before = h.st
-  unindex(tag, h)
-  for f, v in pairs(patch) do
-    if not HEAD_FIELDS[f] then error("applyToHead: " .. f .. " is not a head field") end
-    h[f] = v
-  end
-  redis.call("SETRANGE", h._key, 0, struct.pack(HEAD, h.st, h.be, h.bn, h.ce, h.ua, h.fa, #h.ct, padToken(h.ct), h.at, h.ar, h.rd))
-  index(tag, h)
-  if h.st ~= before then
-    count(tag, before, -1)
-    count(tag, h.st, 1)
-  end
+-- ACK: a running job whose succeed appends no status and ends no ordering key's turn. Checks the claim
+-- (checkClaimValues), rewrites the head's first fields (state … finished_at) per
+-- succeedValues, and moves the job from its claim check to the retention list. The caller
+-- counts the state change. Returns the outcome ("a", "s" or "n"), or nil for a job with an
+-- ordering key: it takes the whole path (apply(), which leaves the key's sequence).
+local SUCCEEDED_HEAD = "<c1dI4ddd" -- st, be, bn, ce, ua, fa: HEAD's start
+local function succeedRunning(tag, id, token, now)
+  local key = jobKey(tag, id)
+  local head = redis.call("GETRANGE", key, 0, KEY_LENGTH_AT + 2) -- through the ordering key's length
+  if head == "" then return "n" end
+  local st, be, bn, ce, _, _, tokenLength, ct = struct.unpack(HEAD, head)
+  ct = string.sub(ct, 1, tokenLength)
+  local outcome = checkClaimValues(st, ct, token)
+  if outcome ~= "a" then return outcome end
+  if struct.unpack("<I4", head, KEY_LENGTH_AT) > 0 then return nil end
+  local nst, nce, nua, nfa = succeedValues(now)
+  redis.call("SETRANGE", key, 0, struct.pack(SUCCEEDED_HEAD, nst, be, bn, nce, nua, nfa))
+  ledgerLeave(claimChecks, checkNameOf(ct, ce))
+  listSucceededAt(tag, nfa, id)
+  return "a"
 end
 
 -- Deletes a job and every index entry that names it. One that had not ended leaves its

@@ -38,10 +38,15 @@ local function appendStatus(existing, addition)
 end
 
 -- The ACK/checkpoint fence: "a" acknowledged, "s" stale claim, "n" not found.
+-- (checkClaimValues: the same for a job's state and claim token, as job.lua's lean paths have them.)
+local function checkClaimValues(st, ct, token)
+  if st ~= "r" or ct ~= token or token == "" then return "s" end
+  return "a"
+end
+
 local function checkClaim(job, token)
   if not job then return "n" end
-  if job.st ~= "r" or job.ct ~= token or token == "" then return "s" end
-  return "a"
+  return checkClaimValues(job.st, job.ct, token)
 end
 
 -- Succeeded and failed jobs are done: they have left their ordering key's sequence.
@@ -68,15 +73,26 @@ local function unbuffer()
   return { st = "p", be = 0 }
 end
 
+-- The hand-out as values (st, be, ce, ua, at, ar, ct, rd), for job.lua's lean path, which
+-- builds no patch table per job; handOut() is the same rule as a patch.
+local function handOutValues(at, ar, token, expiresAt, retryDelay, now)
+  return "r", 0, expiresAt, now, at + 1, math.max(0, ar - 1), token, retryDelay
+end
+
 local function handOut(job, token, expiresAt, retryDelay, now)
-  return {
-    st = "r", at = job.at + 1, ar = math.max(0, job.ar - 1), ct = token, ce = expiresAt,
-    rd = retryDelay, be = 0, ua = now,
-  }
+  local st, be, ce, ua, at, ar, ct, rd = handOutValues(job.at, job.ar, token, expiresAt, retryDelay, now)
+  return { st = st, at = at, ar = ar, ct = ct, ce = ce, rd = rd, be = be, ua = ua }
+end
+
+-- A succeed as values (st, ce, ua, fa) when it appends no status, for job.lua's lean path;
+-- succeed() is the same rule as a patch.
+local function succeedValues(now)
+  return "s", 0, now, now
 end
 
 local function succeed(job, status, now)
-  return { st = "s", cs = appendStatus(job.cs, status), ce = 0, fa = now, ua = now }
+  local st, ce, ua, fa = succeedValues(now)
+  return { st = st, cs = appendStatus(job.cs, status), ce = ce, fa = fa, ua = ua }
 end
 
 -- retryDelay nil: the delay planned at hand-out.
