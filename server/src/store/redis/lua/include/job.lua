@@ -50,6 +50,17 @@ local function N(x)
   return s
 end
 
+-- parent[key], a table made on first use (the per-script collections below are keyed by
+-- index key, partition or time).
+local function tableIn(parent, key)
+  local t = parent[key]
+  if not t then
+    t = {}
+    parent[key] = t
+  end
+  return t
+end
+
 -- The job table of a stored job string. `job._size` is the packed prefix's length and
 -- `job._stored` the string as read (whole, or its head: see loadJob), so storeJob can
 -- write back only what changed.
@@ -159,20 +170,12 @@ end
 local zrems, zadds = {}, {}
 
 local function zremLater(key, member)
-  local t = zrems[key]
-  if not t then
-    t = {}
-    zrems[key] = t
-  end
+  local t = tableIn(zrems, key)
   t[#t + 1] = member
 end
 
 local function zaddLater(key, score, member)
-  local t = zadds[key]
-  if not t then
-    t = {}
-    zadds[key] = t
-  end
+  local t = tableIn(zadds, key)
   t[#t + 1] = score
   t[#t + 1] = member
 end
@@ -298,16 +301,7 @@ end
 local succeeded = {}
 
 local function listSucceededAt(tag, finishedAt, id)
-  local byTime = succeeded[tag]
-  if not byTime then
-    byTime = {}
-    succeeded[tag] = byTime
-  end
-  local ids = byTime[finishedAt]
-  if not ids then
-    ids = {}
-    byTime[finishedAt] = ids
-  end
+  local ids = tableIn(tableIn(succeeded, tag), finishedAt)
   ids[#ids + 1] = id
 end
 
@@ -363,11 +357,7 @@ end
 local counts = {}
 
 local function count(tag, st, delta)
-  local c = counts[tag]
-  if not c then
-    c = {}
-    counts[tag] = c
-  end
+  local c = tableIn(counts, tag)
   c[st] = (c[st] or 0) + delta
 end
 
