@@ -2,8 +2,9 @@
   jobCompleteMany (one shard): succeed per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:checks   the jobs' partitions are derived from their ids
   ARGV     prefix, now, then per item: id, claimToken, customStatus
-  Returns  one outcome per item, joined by spaces: "a" acknowledged, "s" stale claim, "n" not found; an
-           acknowledged job whose ordering key's next job it promoted: "a+<promotedAt>".
+  Returns  one outcome per item, joined by spaces: "a" acknowledged, "s" stale claim, "n"
+           not found; an acknowledged job whose ordering key's next job it promoted:
+           "a+<promotedAt>".
 ]]
 --@include keys
 --@include transitions

@@ -426,11 +426,10 @@ end
 -- and ACK build no job or patch table per job: what apply() does for them, unrolled (at
 -- batches of 100 the tables and the generic loop were a third of those scripts' time in
 -- Redis). The rules stay in transitions.lua (handOutValues, succeedValues, checkClaimValues).
--- Hand-out: a job
--- buffered under `epoch` becomes running per handOutValues (the rule, in transitions.lua)
--- and moves from its buffer batch to the hand-out's claim check, as unindex()/index() do
--- for "b" and "r". `paddedToken` is padToken(token), made once per call. The caller counts
--- the state change. Returns whether the job started.
+-- Hand-out: a job buffered under `epoch` becomes running per handOutValues and moves from
+-- its buffer batch to the hand-out's claim check, as unindex()/index() do for "b" and "r".
+-- `paddedToken` is padToken(token), made once per call. The caller counts the state
+-- change. Returns whether the job started.
 local function startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retryDelay, now)
   local key = jobKey(tag, id)
   local head = redis.call("GETRANGE", key, 0, HEAD_SIZE - 1)
@@ -445,11 +444,12 @@ local function startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retr
   return true
 end
 
--- ACK: a running job whose succeed appends no status and ends no ordering key's turn. Checks the claim
--- (checkClaimValues), rewrites the head's first fields (state … finished_at) per
--- succeedValues, and moves the job from its claim check to the retention list. The caller
--- counts the state change. Returns the outcome ("a", "s" or "n"), or nil for a job with an
--- ordering key: it takes the whole path (apply(), which leaves the key's sequence).
+-- ACK: a running job whose succeed appends no status and ends no ordering key's turn.
+-- Checks the claim (checkClaimValues), rewrites the head's first fields (state …
+-- finished_at) per succeedValues, and moves the job from its claim check to the retention
+-- list. The caller counts the state change. Returns the outcome ("a", "s" or "n"), or nil
+-- for a job with an ordering key: it takes the whole path (apply(), which leaves the key's
+-- sequence).
 local SUCCEEDED_HEAD = "<c1dI4ddd" -- st, be, bn, ce, ua, fa: HEAD's start
 local function succeedRunning(tag, id, token, now)
   local key = jobKey(tag, id)
