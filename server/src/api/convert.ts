@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type DequeuedJob, DequeuedJobSchema, type JobOutcome, JobOutcomeSchema, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
+import { type DequeuedJob, type JobOutcome, JobOutcomeSchema, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
 import { parseJobId } from "../engine/job-id.js";
@@ -28,8 +28,14 @@ export function timestampToMs(t: Timestamp | undefined): number | undefined {
   return t ? Number(t.seconds) * 1000 + Math.trunc(t.nanos / 1_000_000) : undefined;
 }
 
+// The last timestamp made: a Dequeue answer's jobs share their claim expiry and often their
+// creation time (one enqueue batch), and messages are never changed once made.
+let lastTimestamp: { ms: number; message: Timestamp } | undefined;
+
 export function msToTimestamp(ms: number): Timestamp | undefined {
-  return ms > 0 ? create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 }) : undefined;
+  if (ms <= 0) return undefined;
+  if (lastTimestamp?.ms !== ms) lastTimestamp = { ms, message: create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 }) };
+  return lastTimestamp.message;
 }
 
 const stateToProto = { pending: JobState.PENDING, running: JobState.RUNNING, succeeded: JobState.SUCCEEDED, failed: JobState.FAILED } as const;
@@ -70,8 +76,16 @@ export function jobToProto(job: JobRecord, includeBody: boolean): Job {
   });
 }
 
+/** Every field of a message type, optional ones too: a literal checked against it names them all. */
+type EveryField<M> = Record<Exclude<keyof M, "$unknown">, unknown>;
+
+/**
+ * The message as a literal, not through create(): it runs for every job handed out, and
+ * create() walks the schema for each (`satisfies` keeps every field of the type named).
+ */
 export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
-  return create(DequeuedJobSchema, {
+  const message: DequeuedJob = {
+    $typeName: "runlater.v1.DequeuedJob" as const,
     jobId: job.id,
     body: job.body,
     priority: job.priority,
@@ -81,7 +95,8 @@ export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
     claimExpiresAt: dryRun ? undefined : msToTimestamp(job.claimExpiresAt),
     createdAt: msToTimestamp(job.createdAt),
     customStatus: job.customStatus,
-  });
+  } satisfies EveryField<DequeuedJob>;
+  return message;
 }
 
 /**
