@@ -8,6 +8,9 @@
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
  *                    [--buffer-size N]    (the server's; default: the store's default)
  *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
+ *                    [--rounds N]         (with --compare-bullmq: N alternating rounds of both, each on a
+ *                                          fresh queue, and the ratios' median: this machine's figures
+ *                                          swing too much for one pair to mean much)
  *                    [--compare-skip-locked]  (with a mysql:// store: workers claiming straight from
  *                                          a table with SELECT … FOR UPDATE SKIP LOCKED, same jobs in flight)
  *                    [--brokers 1,2,3]   (cluster mode, redis:// or mysql:// store: for each count, 1 frontend
@@ -44,6 +47,7 @@ const { values: args } = parseArgs({
     protocol: { type: "string", default: "connect" },
     "buffer-size": { type: "string" }, // default: the server's (the store's defaultBufferSize)
     "compare-bullmq": { type: "boolean", default: false },
+    rounds: { type: "string", default: "1" },
     "compare-skip-locked": { type: "boolean", default: false },
     brokers: { type: "string" },
     partitions: { type: "string" },
@@ -167,6 +171,7 @@ async function dequeueLatency(client: RunlaterClient, queue: string, count: numb
 }
 
 async function main(): Promise<void> {
+  if (Number(args.rounds) > 1 && !args["compare-bullmq"]) throw new Error("--rounds goes with --compare-bullmq");
   if (args.brokers !== undefined) return mainCluster(args.brokers.split(",").map(Number));
   const server = await startServerProcess();
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
@@ -206,11 +211,28 @@ async function main(): Promise<void> {
     if (args["compare-bullmq"]) {
       const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
       if (!redisUrl) throw new Error("--compare-bullmq needs a --store redis://… (BullMQ runs on the same Redis)");
-      const bull = await runBullmq({ redisUrl, jobs, payloadBytes: payload.length, enqueueBatch, enqueueParallel, workers, concurrency });
+      const bullmq = () => runBullmq({ redisUrl, jobs, payloadBytes: payload.length, enqueueBatch, enqueueParallel, workers, concurrency });
+      const bull = await bullmq();
       const ours = (jobs / run.ms) * 1000;
       const theirs = (jobs / bull.processMs) * 1000;
       console.log(`bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`);
       console.log(`ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${((jobs / enqueueMs) / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`);
+      const ratios = [ours / theirs];
+      for (let round = 2; round <= Number(args.rounds); round++) {
+        const again = `${queue}_r${round}`;
+        await admin.createQueue(again, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
+        await enqueueAll(admin, again);
+        const mine = (jobs / (await processAll(server.url, again)).ms) * 1000;
+        await admin.queues.deleteQueue({ name: again });
+        const other = (jobs / (await bullmq()).processMs) * 1000;
+        ratios.push(mine / other);
+        console.log(`round ${round}:   runlater ${fmt(mine)} jobs/s, bullmq ${fmt(other)} jobs/s: ${(mine / other).toFixed(2)}× processed`);
+      }
+      if (ratios.length > 1) {
+        const sorted = [...ratios].sort((a, b) => a - b);
+        const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+        console.log(`rounds:    ${ratios.map((r) => `${r.toFixed(2)}×`).join(" ")}; median ${median.toFixed(2)}× processed`);
+      }
     }
     if (args["compare-skip-locked"]) {
       const mysqlUrl = (args.store as string[]).find((u) => u.startsWith("mysql://"));
