@@ -25,11 +25,7 @@ beforeAll(async () => {
   shard = new Shard(0, url, { retryForMs: 5000, connectionLimit: 2 });
 }, 60_000);
 
-afterAll(async () => {
-  await store?.close();
-  await shard?.close();
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(store, shard));
 
 /** A fresh queue whose `count` jobs are started at T0 with a claim of `claimMs`: one token for all (the fast start) or one each (the exact path). */
 async function started(count: number, claimMs: number, oneToken = true): Promise<{ queue: string; jobs: Array<{ id: string; claimToken: string }> }> {

@@ -25,10 +25,7 @@ async function emptyStore(): Promise<MysqlStore> {
   return store;
 }
 
-afterAll(async () => {
-  await store?.close();
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(store));
 
 describe("mysql store against the memory store", () => {
   // RUNLATER_DIFF_SEEDS=500 for a longer soak; a failing seed replays exactly.

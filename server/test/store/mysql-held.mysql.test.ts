@@ -55,11 +55,7 @@ beforeAll(async () => {
   other = await openMysqlStore([url], { connectionLimit: 2 });
 }, 60_000);
 
-afterAll(async () => {
-  await store?.close();
-  await other?.close();
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(store, other));
 
 /** A queue with `count` due jobs one millisecond apart, and this store's lease on its partition. */
 async function queueWithJobs(count: number): Promise<{ queue: string; ids: string[]; epoch: number }> {

@@ -13,10 +13,7 @@ const open = (url: string) => {
   return shard;
 };
 
-afterAll(async () => {
-  await Promise.all(shards.map((s) => s.close()));
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(...shards));
 
 describe("mysql schema migrations", () => {
   it("creates the database and applies every migration once, however many servers start together", async () => {

@@ -21,10 +21,7 @@ beforeAll(async () => {
   await a.queueCreate({ name: queue, config: resolveQueueConfig(), now: T0 });
 });
 
-afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(a, b));
 
 /** The key's jobs that have not ended: exactly one may be other than waiting. */
 function expectOneHead(jobs: JobRecord[]) {

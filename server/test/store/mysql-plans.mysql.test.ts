@@ -64,11 +64,7 @@ beforeAll(async () => {
   await shard.session((c) => c.query("ANALYZE TABLE jobs, ordering_keys, ordering_members, claim_checks"));
 }, 60_000);
 
-afterAll(async () => {
-  await store?.close();
-  await shard?.close();
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(store, shard));
 
 describe("mysql query plans", () => {
   it("finds each priority level's next due time with one index dive per level", async () => {

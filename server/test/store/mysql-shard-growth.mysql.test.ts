@@ -35,4 +35,4 @@ describe("mysql store: adding shards", () => {
   });
 });
 
-afterAll(dropDatabases);
+afterAll(() => dropDatabases());

@@ -14,7 +14,4 @@ exerciseStore("mysql, 3 shards", async () => {
   return store;
 });
 
-afterAll(async () => {
-  await Promise.all(opened.map((s) => s.close()));
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(...opened));

@@ -14,7 +14,4 @@ exerciseStore("mysql", async () => {
   return store;
 });
 
-afterAll(async () => {
-  await Promise.all(opened.map((s) => s.close()));
-  await dropDatabases();
-});
+afterAll(() => dropDatabases(...opened));
