@@ -12,7 +12,7 @@ local queue, limit, now = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local out = {}
 for i = 5, #ARGV do
   local tag = tagOf(queue, ARGV[i])
-  for _, job in ipairs(bufferedJobs(tag)) do out[#out + 1] = record(tag, job.id) end
+  for _, job in ipairs(bufferedJobs(tag, true)) do out[#out + 1] = packRecord(job.id, job._stored) end
   local maxPriority = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0
   for priority = 1, maxPriority do
     for _, member in ipairs(redis.call("ZRANGEBYSCORE", tag .. ":p:" .. priority, "-inf", now, "LIMIT", 0, limit)) do

@@ -278,12 +278,19 @@ local function flushLedgers()
 end
 
 -- The jobs a partition's buffer batches list that are still buffered under them: each
--- once (a job released and claimed again may be listed by two live batches).
-local function bufferedJobs(tag)
+-- once (a job released and claimed again may be listed by two live batches). With
+-- `whole`, each is read whole (`job._stored` is the stored string, body included).
+local function bufferedJobs(tag, whole)
   local ledger, jobs = bufferLedger(tag), {}
   for _, name in ipairs(redis.call("ZRANGE", ledger.key, 0, -1)) do
     ledgerWalk(ledger, name, function(id)
-      local job = loadJob(tag, id)
+      local job
+      if whole then
+        local stored = redis.call("GET", jobKey(tag, id))
+        job = stored and unpackJob(id, stored)
+      else
+        job = loadJob(tag, id)
+      end
       if job and job.st == "b" and batchName(job) == name then jobs[#jobs + 1] = job end
       return true
     end)
