@@ -175,7 +175,21 @@ export class RedisStore implements Store {
   }
 
   async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.acknowledge("job_complete_many", p.items, p.now, (c) => [c.id, c.claimToken, c.customStatus]);
+    // The hot ACK: per run of items sharing a token and status, those two and the ids joined.
+    const results: OutcomeResult[] = p.items.map(() => ({ outcome: "not_found" }));
+    await Promise.all(
+      [...(await this.groupByShard(p.items, (i) => i.id))].map(async ([shard, located]) => {
+        const sent = located.filter(({ item }) => joinable(item.id)); // the rest: not found
+        if (sent.length === 0) return;
+        const args: ScriptArg[] = [this.keys.prefix, p.now];
+        for (const run of runsOf(sent, (a, b) => a.item.claimToken === b.item.claimToken && a.item.customStatus === b.item.customStatus)) {
+          args.push(run[0]!.item.claimToken, run[0]!.item.customStatus, run.map(({ item }) => item.id).join(" "));
+        }
+        const outcomes = decodeOutcomes((await runScript(this.shards[shard]!, "job_complete_many", [this.keys.claimChecks()], args)) as Buffer);
+        outcomes.forEach((outcome, k) => (results[sent[k]!.index] = outcome));
+      }),
+    );
+    return results;
   }
 
   async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
@@ -332,9 +346,14 @@ export class RedisStore implements Store {
     const started: string[] = [];
     // A token too long for its slot (limits.claimTokenMaxBytes) fails the script at its
     // first job, before any write: a run shares one token.
-    for (const run of runsOf(p.plans, (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt)) {
+    for (const run of runsOf(
+      p.plans.filter((plan) => joinable(plan.id)), // (the rest name no job: not started)
+      (a, b) => a.claimToken === b.claimToken && a.claimExpiresAt === b.claimExpiresAt,
+    )) {
       const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.now, run[0]!.claimToken, run[0]!.claimExpiresAt];
-      for (const plan of run) args.push(plan.id, plan.retryDelayMs);
+      // The ids travel joined, per run of equal retry delays (a batch's are mostly one).
+      const delays = runsOf(run, (a, b) => a.retryDelayMs === b.retryDelayMs);
+      for (const plans of delays) args.push(plans[0]!.retryDelayMs, plans.map((plan) => plan.id).join(" "));
       const flags = ((await this.run(p.queue, p.partition, "job_start_many", [this.keys.lease(p.queue, p.partition), this.keys.claimChecks()], args)) as Buffer).toString("latin1");
       run.forEach((plan, i) => flags[i] === "1" && started.push(plan.id));
     }
@@ -539,6 +558,11 @@ export class RedisStore implements Store {
 }
 
 /** Consecutive runs of items that `same` says belong together, in order. */
+/** Whether an id can travel in a space-joined list (idAt in keys.lua); one that cannot names no job anyway. */
+function joinable(id: string): boolean {
+  return id !== "" && !id.includes(" ");
+}
+
 function runsOf<T>(items: T[], same: (a: T, b: T) => boolean): T[][] {
   const runs: T[][] = [];
   for (const item of items) {

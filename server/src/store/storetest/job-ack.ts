@@ -34,6 +34,10 @@ export function exerciseJobAck(open: OpenStore): void {
       const results = await store.jobCompleteMany({
         items: [
           { id: a!.id, claimToken: "wrong", customStatus: "" },
+          // Two real ids in one string, with a's own token: names no job (a store that
+          // sends ids joined by spaces must not read it as two).
+          { id: `${a!.id} ${b!.id}`, claimToken: a!.claimToken, customStatus: "" },
+          { id: "", claimToken: a!.claimToken, customStatus: "" },
           { id: b!.id, claimToken: b!.claimToken, customStatus: "" },
           { id: `${q}.0.zzzzzzzzzzzz`, claimToken: "x", customStatus: "" },
           { id: "not a job id", claimToken: "x", customStatus: "" },
@@ -41,7 +45,7 @@ export function exerciseJobAck(open: OpenStore): void {
         ],
         now: T0,
       });
-      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "acknowledged", "not_found", "not_found", "not_found"]);
+      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "not_found", "not_found", "acknowledged", "not_found", "not_found", "not_found"]);
       expect(await store.jobGetMany({ ids: ["not a job id", `${q}.x.${a!.id}`, a!.id] })).toMatchObject([undefined, undefined, { id: a!.id }]);
       expect((await get(store, a!.id))!.state).toBe("running");
       const again = await store.jobCompleteMany({ items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }], now: T0 + 5 });

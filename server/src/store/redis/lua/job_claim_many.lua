@@ -35,7 +35,10 @@ local bytes, full = 0, false
 for priority = 1, maxPriority do
   if full or #ids >= limit then break end
   local pendingKey = tag .. ":p:" .. priority
-  local members = redis.call("ZRANGEBYSCORE", pendingKey, "-inf", N(now), "LIMIT", 0, limit - #ids)
+  local members = redis.call("ZRANGEBYSCORE", pendingKey, "-inf", N(now), "LIMIT", "0", N(limit - #ids))
+  -- The members read are the set's first ones (from -inf): those this loop gets through
+  -- go at the end with one ZREMRANGEBYRANK, not a ZREM member by member.
+  local consumed = 0
   for _, member in ipairs(members) do
     local id = string.sub(member, 17)
     local key = jobKey(tag, id)
@@ -48,14 +51,15 @@ for priority = 1, maxPriority do
         break
       end
     end
-    zremLater(pendingKey, member)
+    consumed = consumed + 1
     if pending then
-      redis.call("SETRANGE", key, 0, claimedHead)
+      redis.call("SETRANGE", key, OFFSET_0, claimedHead)
       ledgerJoin(buffer, batch, epoch, id)
       ids[#ids + 1] = id
       out[#out + 1] = stored
-    end -- else: an entry without its pending job (deleted): dropped above
+    end -- else: an entry without its pending job (deleted): dropped with the rest
   end
+  if consumed > 0 then redis.call("ZREMRANGEBYRANK", pendingKey, "0", N(consumed - 1)) end
 end
 out[1] = table.concat(ids, " ")
 count(tag, "p", -#ids)

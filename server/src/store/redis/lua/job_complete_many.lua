@@ -1,7 +1,9 @@
 --[[
   jobCompleteMany (one shard): succeed per item, each fenced by its claim token.
   KEYS[1]  <prefix>:{shard}:checks   the jobs' partitions are derived from their ids
-  ARGV     prefix, now, then per item: id, claimToken, customStatus
+  ARGV     prefix, now, then per run of items sharing a claim token and a status:
+           claimToken, customStatus, the items' ids joined by spaces (an ACK batch is
+           mostly one or two hand-outs' jobs: a token travels once per run, not per job)
   Returns  one outcome per item, joined by spaces: "a" acknowledged, "s" stale claim, "n"
            not found; an acknowledged job whose ordering key's next job it promoted:
            "a+<promotedAt>".
@@ -11,25 +13,33 @@
 --@include job
 local now = tonumber(ARGV[2])
 local out = {}
-for i = 3, #ARGV, 3 do
-  local id, token, status = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local tag = tagOfId(id)
-  local outcome = "n"
-  -- The lean path (job.lua's succeedRunning) for a succeed without a status; a job with an
-  -- ordering key or a status to append is loaded whole and goes through apply().
-  if tag and status == "" then outcome = succeedRunning(tag, id, token, now) end
-  if outcome == "a" then
-    count(tag, "r", -1)
-    count(tag, "s", 1)
-  elseif tag and (outcome == nil or status ~= "") then
-    local job = loadJob(tag, id)
-    outcome = checkClaim(job, token)
+local acked = {} -- per partition, jobs the lean path acknowledged (counted once at the end)
+for r = 3, #ARGV, 3 do
+  local token, status, ids, at = ARGV[r], ARGV[r + 1], ARGV[r + 2], 1
+  while at <= #ids do
+    local id
+    id, at = idAt(ids, at)
+    local tag = tagOfId(id)
+    local outcome = "n"
+    -- The lean path (job.lua's succeedRunning) for a succeed without a status; a job with an
+    -- ordering key or a status to append is loaded whole and goes through apply().
+    if tag and status == "" then outcome = succeedRunning(tag, id, token, now) end
     if outcome == "a" then
-      local promoted = apply(tag, job, succeed(job, status, now))
-      if promoted then outcome = "a+" .. N(promoted.ra) end
+      acked[tag] = (acked[tag] or 0) + 1
+    elseif tag and (outcome == nil or status ~= "") then
+      local job = loadJob(tag, id)
+      outcome = checkClaim(job, token)
+      if outcome == "a" then
+        local promoted = apply(tag, job, succeed(job, status, now))
+        if promoted then outcome = "a+" .. N(promoted.ra) end
+      end
     end
+    out[#out + 1] = outcome
   end
-  out[#out + 1] = outcome
+end
+for tag, n in pairs(acked) do
+  count(tag, "r", -n)
+  count(tag, "s", n)
 end
 flushCounts()
 return table.concat(out, " ")

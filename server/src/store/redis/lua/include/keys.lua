@@ -43,12 +43,27 @@ local function tagOf(queue, partition)
 end
 
 -- A job id is <queue>.<partition>.<unique> (engine/job-id.ts): it names its partition.
+-- A batch's ids mostly share one partition: the last match's "<queue>.<partition>." is
+-- tried first (a plain find at the start), so the pattern match and the tag's
+-- concatenation happen once per partition rather than once per id.
+local lastIdPrefix, lastIdTag
 local function tagOfId(id)
+  if lastIdPrefix and string.find(id, lastIdPrefix, 1, true) == 1 then return lastIdTag end
   local queue, partition = string.match(id, "^([%w_]+)%.(%d+)%.")
   if not queue then return nil end
-  return tagOf(queue, partition)
+  lastIdPrefix, lastIdTag = queue .. "." .. partition .. ".", tagOf(queue, partition)
+  return lastIdTag
 end
 
 local function jobKey(tag, id)
   return tag .. ":j:" .. id
+end
+
+-- The hot scripts take a batch's ids as one argument, joined by single spaces (one
+-- argument instead of one per job: less for the client to encode and for Redis to parse
+-- into ARGV). Returns the id that starts at `at` and where the next one starts; iterate
+-- while `at <= #ids`.
+local function idAt(ids, at)
+  local space = string.find(ids, " ", at, true) or #ids + 1
+  return string.sub(ids, at, space - 1), space + 1
 end
