@@ -34,8 +34,8 @@ local ids, out = {}, { "" }
 local bytes, full = 0, false
 for priority = 1, maxPriority do
   if full or #ids >= limit then break end
-  local pendingKey = tag .. ":p:" .. priority
-  local members = redis.call("ZRANGEBYSCORE", pendingKey, "-inf", N(now), "LIMIT", "0", N(limit - #ids))
+  local pendingSet = pendingKey(tag, priority)
+  local members = redis.call("ZRANGEBYSCORE", pendingSet, "-inf", N(now), "LIMIT", "0", N(limit - #ids))
   -- The members read are the set's first ones (from -inf): those this loop gets through
   -- go at the end with one ZREMRANGEBYRANK, not a ZREM member by member.
   local consumed = 0
@@ -59,7 +59,7 @@ for priority = 1, maxPriority do
       out[#out + 1] = stored
     end -- else: an entry without its pending job (deleted): dropped with the rest
   end
-  if consumed > 0 then redis.call("ZREMRANGEBYRANK", pendingKey, "0", N(consumed - 1)) end
+  if consumed > 0 then redis.call("ZREMRANGEBYRANK", pendingSet, "0", N(consumed - 1)) end
 end
 out[1] = table.concat(ids, " ")
 count(tag, "p", -#ids)

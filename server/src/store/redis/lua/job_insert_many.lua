@@ -30,7 +30,7 @@ for i = 3, #ARGV, 3 do
     if redis.call("EXISTS", tag .. ":q") == 0 then
       return redis.error_reply("QUEUE_NOT_FOUND " .. queue)
     end
-    part = { n = 0, maxpr = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0 }
+    part = { n = 0, maxpr = tonumber(redis.call("HGET", tag .. ":n", "maxpr")) or 0, all = tag .. ":all" }
     parts[tag] = part
   end
   part.n = part.n + 1
@@ -62,7 +62,7 @@ for i = 3, #ARGV, 3 do
     if orderingKey ~= "" then job.st = arrivalState(joinSequence(tag, job, seq)) end
     redis.call("SET", jobKey(tag, id), packJob(job) .. ARGV[i + 2])
     index(tag, job)
-    zaddLater(tag .. ":all", N(runAfter), id)
+    zaddLater(part.all, N(runAfter), id)
     count(tag, job.st, 1)
     if priority > part.maxpr then part.maxpr = priority end
   end

@@ -85,6 +85,7 @@ local function unpackJob(id, stored)
 end
 
 local function padToken(ct)
+  if ct == "" then return TOKEN_PAD end -- (every new job's)
   if #ct > TOKEN_WIDTH then error("claim token longer than " .. TOKEN_WIDTH .. " bytes") end
   return ct .. string.sub(TOKEN_PAD, #ct + 1)
 end
@@ -170,8 +171,31 @@ local function record(tag, id)
 end
 
 -- Pending members sort by seq inside one run_after score: the (run_after, seq) order.
+-- The seq is written as 16 zero-padded digits: printf for all but the last three, and only
+-- when those change (an insert's seqs are consecutive; printf per job was a twentieth of
+-- an insert's instructions).
+local seqHigh, seqHighText
+local function seqText(seq)
+  local high = math.floor(seq / 1000)
+  if high ~= seqHigh then seqHigh, seqHighText = high, string.format("%013.0f", high) end
+  local low = seq - high * 1000
+  return seqHighText .. string.char(48 + math.floor(low / 100), 48 + math.floor(low / 10) % 10, 48 + low % 10)
+end
+
 local function pendingMember(job)
-  return string.format("%016.0f", job.sq) .. job.id
+  return seqText(job.sq) .. job.id
+end
+
+-- <tag>:p:<priority>, made once per partition and priority in a call.
+local pendingKeys = {}
+local function pendingKey(tag, priority)
+  local keys = tableIn(pendingKeys, tag)
+  local key = keys[priority]
+  if not key then
+    key = tag .. ":p:" .. priority
+    keys[priority] = key
+  end
+  return key
 end
 
 -- Index writes are collected and sent as one ZREM and one ZADD per key when the script
@@ -363,7 +387,7 @@ end
 
 local function unindex(tag, job)
   local st = job.st
-  if st == "p" then zremLater(tag .. ":p:" .. job.pr, pendingMember(job))
+  if st == "p" then zremLater(pendingKey(tag, job.pr), pendingMember(job))
   elseif st == "w" then zremLater(tag .. ":w", job.id)
   elseif st == "b" then ledgerLeave(bufferLedger(tag), batchName(job))
   elseif st == "r" then ledgerLeave(claimChecks, checkName(job))
@@ -372,7 +396,7 @@ end
 
 local function index(tag, job)
   local st = job.st
-  if st == "p" then zaddLater(tag .. ":p:" .. job.pr, N(job.ra), pendingMember(job))
+  if st == "p" then zaddLater(pendingKey(tag, job.pr), N(job.ra), pendingMember(job))
   elseif st == "w" then zaddLater(tag .. ":w", N(job.ra), job.id)
   elseif st == "b" then ledgerJoin(bufferLedger(tag), batchName(job), job.be, job.id)
   elseif st == "r" then ledgerJoin(claimChecks, checkName(job), job.ce, job.id)
