@@ -11,8 +11,16 @@ let counter = 0;
 
 export function newJobId(queue: string, partition: number, now: number): string {
   counter = (counter + 1) % 0x1000000;
-  return `${queue}.${partition}.${now.toString(36)}${node}${counter.toString(36).padStart(5, "0")}`;
+  if (now !== lastNow) {
+    // An enqueue batch shares one `now`: its base-36 form is made once, not once per job.
+    lastNow = now;
+    lastNowText = now.toString(36);
+  }
+  return `${queue}.${partition}.${lastNowText}${node}${counter.toString(36).padStart(5, "0")}`;
 }
+
+let lastNow = Number.NaN;
+let lastNowText = "";
 
 export interface ParsedJobId {
   queue: string;

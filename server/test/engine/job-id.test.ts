@@ -7,6 +7,9 @@ describe("job ids and claim tokens", () => {
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(parseJobId(id)).toEqual({ queue: "emails", partition: 7 });
     expect(parseJobId("not a job id")).toBeUndefined();
+    // The time part follows `now` from one call to the next (base 36).
+    expect(newJobId("q", 0, 36 ** 3)).toMatch(/^q\.0\.1000[0-9a-f]{6}/);
+    expect(newJobId("q", 0, 36 ** 4)).toMatch(/^q\.0\.10000[0-9a-f]{6}/);
   });
 
   it("gives 16-character URL-safe claim tokens that do not repeat, across refills of the random pool", () => {

@@ -98,22 +98,23 @@ export function encodeNewJob(j: NewJob): Buffer {
   let size = 4 * texts.length + 5 * 8;
   for (const t of texts) size += Buffer.byteLength(t, "utf8");
   const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  const text = (t: string) => {
-    const length = out.write(t, at + 4, "utf8");
-    out.writeUInt32LE(length, at);
-    at += 4 + length;
-  };
-  text(j.queue);
+  let at = writeText(out, 0, j.queue);
   at = out.writeDoubleLE(j.partition, at);
   at = out.writeDoubleLE(j.priority, at);
   at = out.writeDoubleLE(j.runAfter, at);
   at = out.writeDoubleLE(j.attemptsAllowed, at);
   at = out.writeDoubleLE(j.createdAt, at);
-  text(j.customStatus);
-  text(j.idempotencyKey);
-  text(j.orderingKey);
+  at = writeText(out, at, j.customStatus);
+  at = writeText(out, at, j.idempotencyKey);
+  writeText(out, at, j.orderingKey);
   return out;
+}
+
+/** Writes a 4-byte length and the UTF-8 text at `at`; returns where the next field starts. (No closure per job.) */
+function writeText(out: Buffer, at: number, t: string): number {
+  const length = out.write(t, at + 4, "utf8");
+  out.writeUInt32LE(length, at);
+  return at + 4 + length;
 }
 
 export function decodeJobs(reply: unknown, withoutBody = false): JobRecord[] {
