@@ -22,9 +22,15 @@ local NEW_JOB = "<I4c0dddddI4c0I4c0I4c0"
 -- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
 -- call), and its highest priority so far: one read or write per partition, not per job.
 local parts, tags = {}, {}
+local tagsOf = {} -- queue -> partition -> tag: the tag's concatenation once per partition
 for i = 3, #ARGV, 3 do
   local queue, partition = struct.unpack("<I4c0d", ARGV[i + 1])
-  local tag = tagOf(queue, N(partition))
+  local byPartition = tableIn(tagsOf, queue)
+  local tag = byPartition[partition]
+  if not tag then
+    tag = tagOf(queue, N(partition))
+    byPartition[partition] = tag
+  end
   local part = parts[tag]
   if not part then
     if redis.call("EXISTS", tag .. ":q") == 0 then
