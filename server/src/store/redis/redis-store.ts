@@ -269,8 +269,8 @@ export class RedisStore implements Store {
     const ids: string[] = p.jobs.map((j) => j.id);
     await Promise.all(
       [...groups].map(async ([shard, located]) => {
-        const args: ScriptArg[] = [this.keys.prefix, p.now];
-        for (const { item: j } of located) args.push(j.id, encodeNewJob(j), j.body);
+        const args: ScriptArg[] = [this.keys.prefix];
+        for (const { item: j } of located) args.push(j.id, encodeNewJob(j, p.now), j.body);
         let notInserted: Buffer[];
         try {
           notInserted = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.claimChecks()], args)) as Buffer[];

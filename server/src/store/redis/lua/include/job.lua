@@ -33,8 +33,11 @@ local TOKEN_WIDTH = {{claimTokenMaxBytes}}
 local HEAD = "<c1dI4dddBc" .. TOKEN_WIDTH .. "ddd"
 local HEAD_SIZE = 1 + 8 + 4 + 3 * 8 + 1 + TOKEN_WIDTH + 3 * 8
 local META = HEAD .. "dddddI4c0I4c0I4c0"
--- Where the ordering key's length sits (1-based): after the head and five doubles.
+-- Where the ordering key's length sits (1-based): after the head and five doubles (pr, ra,
+-- aa, ca, sq).
 local KEY_LENGTH_AT = HEAD_SIZE + 5 * 8 + 1
+local PRIORITY_AT = HEAD_SIZE + 1 -- pr, then ra
+local SEQ_AT = HEAD_SIZE + 4 * 8 + 1
 local TOKEN_PAD = string.rep("\0", TOKEN_WIDTH)
 
 -- Offsets for GETRANGE and SETRANGE, as strings: a number passed to redis.call is
@@ -88,6 +91,12 @@ local function padToken(ct)
   if ct == "" then return TOKEN_PAD end -- (every new job's)
   if #ct > TOKEN_WIDTH then error("claim token longer than " .. TOKEN_WIDTH .. " bytes") end
   return ct .. string.sub(TOKEN_PAD, #ct + 1)
+end
+
+-- A new job's stored string: the prefix codec.ts packed (pending, seq 0) with the job's
+-- state and seq written over, then the body.
+local function newJobString(prefix, st, seq, body)
+  return st .. string.sub(prefix, 2, SEQ_AT - 1) .. struct.pack("<d", seq) .. string.sub(prefix, SEQ_AT + 8) .. body
 end
 
 -- The packed attributes (the string's prefix) of a job table.
