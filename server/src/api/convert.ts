@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type DequeuedJob, type JobOutcome, JobOutcomeSchema, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
+import { type DequeuedJob, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
 import { parseJobId } from "../engine/job-id.js";
@@ -133,7 +133,16 @@ export function dequeuedFromProto(d: DequeuedJob): JobRecord {
 const outcomeToProto = { acknowledged: Outcome.ACKNOWLEDGED, stale_claim: Outcome.STALE_CLAIM, not_found: Outcome.NOT_FOUND } as const;
 
 export function outcomesToProto(results: DomainOutcome[]): JobOutcome[] {
-  return results.map((r) => create(JobOutcomeSchema, { jobId: r.jobId, outcome: outcomeToProto[r.outcome], claimExpiresAt: r.claimExpiresAt ? msToTimestamp(r.claimExpiresAt) : undefined }));
+  // Literals, as for DequeuedJob: one per acked job on the hot path.
+  return results.map(
+    (r) =>
+      ({
+        $typeName: "runlater.v1.JobOutcome" as const,
+        jobId: r.jobId,
+        outcome: outcomeToProto[r.outcome],
+        claimExpiresAt: r.claimExpiresAt ? msToTimestamp(r.claimExpiresAt) : undefined,
+      }) satisfies EveryField<JobOutcome>,
+  );
 }
 
 export function queueConfigFromProto(c: QueueConfig | undefined): QueueConfigInput {
