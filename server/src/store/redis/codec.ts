@@ -92,7 +92,7 @@ function readText(b: Buffer, at: number): string {
  * A new job's stored prefix (META in lua/include/job.lua), as decodeStored reads it:
  * pending, updated `now`, never buffered, claimed or finished, no attempt yet, seq 0 (the
  * insert script numbers the job and writes its seq and, for a job behind its ordering key,
- * its state over these bytes). Packing it here rather than in Lua took a fifth of Redis's
+ * its state over these bytes). Packing it here rather than in Lua took a seventh of Redis's
  * instructions per inserted job.
  */
 export function encodeNewJob(j: NewJob, now: number): Buffer {

@@ -557,12 +557,12 @@ export class RedisStore implements Store {
 
 }
 
-/** Consecutive runs of items that `same` says belong together, in order. */
 /** Whether an id can travel in a space-joined list (idAt in keys.lua); one that cannot names no job anyway. */
 function joinable(id: string): boolean {
   return id !== "" && !id.includes(" ");
 }
 
+/** Consecutive runs of items that `same` says belong together, in order. */
 function runsOf<T>(items: T[], same: (a: T, b: T) => boolean): T[][] {
   const runs: T[][] = [];
   for (const item of items) {
