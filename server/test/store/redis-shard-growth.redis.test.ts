@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
 import { keysOf, shardUrls } from "./redis-helpers.js";
 import { shardGrowthTests } from "./shard-growth.js";
@@ -37,4 +37,17 @@ afterAll(async () => {
     const keys = (await Promise.all(prefixes.map((p) => keysOf(url, p)))).flat();
     if (keys.length > 0) await onShard(url, (c) => c.unlink(...keys));
   }
+});
+
+describe("redis store: servers opening a new deployment at once", () => {
+  it("all open: one records the shard indexes, the others see them (no 'not a new shard' refusal)", async () => {
+    const prefix = `test:${randomBytes(6).toString("hex")}`;
+    prefixes.push(prefix);
+    // A cluster's nodes start together: each reads the shard indexes (none yet), then checks
+    // the shards are empty while another may already have recorded its index.
+    const opened = await Promise.allSettled(Array.from({ length: 12 }, () => openRedisStore({ urls: [urls[0]!, urls[1]!], prefix })));
+    const refused = opened.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason));
+    await Promise.all(opened.map((o) => (o.status === "fulfilled" ? o.value.close() : undefined)));
+    expect(refused).toEqual([]);
+  });
 });

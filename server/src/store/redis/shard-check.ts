@@ -84,8 +84,12 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
   await Promise.all(
     indexes.map(async (recorded, i) => {
       if (recorded !== null) return;
-      // A shard being added must be empty: its keys would be someone else's data.
+      // A shard being added must be empty: its keys would be someone else's data. Unless
+      // another server opening the same list right now recorded the index since we read
+      // it (a cluster's nodes start together): its first write is that index, so keys
+      // found here come with it.
       if (await hasKeys(clients[i]!, keys.prefix)) {
+        if ((await clients[i]!.get(keys.shardIndex())) === String(i)) return;
         throw new Error(`redis shard ${i} holds keys under prefix "${keys.prefix}" but no shard index: it is not a new shard; give the --store URLs in their original order, new ones last`);
       }
       await clients[i]!.set(keys.shardIndex(), String(i), "NX");
