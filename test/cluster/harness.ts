@@ -364,8 +364,11 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const cluster = new Cluster(o);
   clusters.add(cluster);
   try {
-    await Promise.all(Array.from({ length: o.brokers }, () => cluster.addBroker()));
-    await Promise.all(Array.from({ length: o.frontends ?? 1 }, () => cluster.addFrontend()));
+    // allSettled, not all: when one node fails to start, the others' starts must finish (and
+    // the nodes join the cluster) before stop(), or a node ready a moment later would run on,
+    // registered, into the next test.
+    await settledAll(Array.from({ length: o.brokers }, () => cluster.addBroker()));
+    await settledAll(Array.from({ length: o.frontends ?? 1 }, () => cluster.addFrontend()));
     await cluster.waitForMembership((o.leaseTtlMs ?? 10_000) + 5_000);
   } catch (err) {
     await cluster.stop();
@@ -375,6 +378,14 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
 }
 
 const clusters = new Set<Cluster>();
+
+/** Waits for every promise; then throws the first rejection, if any. */
+async function settledAll<T>(promises: Array<Promise<T>>): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
 
 /** Stops every cluster started in this process; for afterAll. */
 export async function stopAll(): Promise<void> {
