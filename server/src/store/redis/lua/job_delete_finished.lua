@@ -26,9 +26,8 @@ local function deleteSucceeded(tag)
     if finishedAt >= succeededBefore then return end
     local at = space + 1
     while at <= #entry and examined < limit do
-      local stop = string.find(entry, " ", at, true) or #entry + 1
-      local id = string.sub(entry, at, stop - 1)
-      at = stop + 1
+      local id
+      id, at = idAt(entry, at)
       examined = examined + 1
       local job = loadJob(tag, id)
       -- Still the job that entry listed: succeeded at that time.

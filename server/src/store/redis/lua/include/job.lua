@@ -280,23 +280,29 @@ local function ledgerWalk(ledger, name, visit)
   local listed = redis.call("GET", ledger.key .. ":" .. name) or ""
   local at = 1
   while at <= #listed do
-    local space = string.find(listed, " ", at, true)
-    if not visit(string.sub(listed, at, space - 1)) then return string.sub(listed, at) end
-    at = space + 1
+    local id, nextAt = idAt(listed, at)
+    if not visit(id) then return string.sub(listed, at) end
+    at = nextAt
   end
   return ""
 end
 
 local claimChecks = newLedger(CHECKS, CHECK_COUNTS)
 
--- (A batch's jobs mostly share one claim and one buffer batch: the last name is reused.)
+-- A batch's jobs mostly share one claim and one buffer batch: a ledger name is made again
+-- only when its two parts differ from the last ones (`last` holds them and the name).
+local function lastNamed(last, a, b, make)
+  if last.a ~= a or last.b ~= b then last.a, last.b, last.name = a, b, make(a, b) end
+  return last.name
+end
+
 local lastCheck = {}
+local function makeCheckName(token, expiresAt)
+  return token .. "@" .. N(expiresAt)
+end
+
 local function checkNameOf(token, expiresAt)
-  local c = lastCheck
-  if c.token ~= token or c.expiresAt ~= expiresAt then
-    c.token, c.expiresAt, c.name = token, expiresAt, token .. "@" .. N(expiresAt)
-  end
-  return c.name
+  return lastNamed(lastCheck, token, expiresAt, makeCheckName)
 end
 
 local function checkName(job)
@@ -315,12 +321,12 @@ local function bufferLedger(tag)
 end
 
 local lastBatch = {}
+local function makeBatchName(epoch, batch)
+  return N(epoch) .. "." .. N(batch)
+end
+
 local function batchNameOf(epoch, batch)
-  local b = lastBatch
-  if b.epoch ~= epoch or b.batch ~= batch then
-    b.epoch, b.batch, b.name = epoch, batch, N(epoch) .. "." .. N(batch)
-  end
-  return b.name
+  return lastNamed(lastBatch, epoch, batch, makeBatchName)
 end
 
 local function batchName(job)

@@ -59,10 +59,10 @@ local function jobKey(tag, id)
   return tag .. ":j:" .. id
 end
 
--- The hot scripts take a batch's ids as one argument, joined by single spaces (one
--- argument instead of one per job: less for the client to encode and for Redis to parse
--- into ARGV). Returns the id that starts at `at` and where the next one starts; iterate
--- while `at <= #ids`.
+-- Ids joined by single spaces: the hot scripts' arguments (one argument instead of one
+-- per job: less for the client to encode and for Redis to parse into ARGV), and the
+-- ledgers' and retention list's entries. Returns the id that starts at `at` and where the
+-- next one starts; iterate while `at <= #ids` (a trailing space ends the list too).
 local function idAt(ids, at)
   local space = string.find(ids, " ", at, true) or #ids + 1
   return string.sub(ids, at, space - 1), space + 1
