@@ -161,35 +161,30 @@ export class RedisStore implements Store {
   }
 
   async jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.acknowledge("job_checkpoint_many", p.items, p.now, (c) => [
-      c.id,
-      c.claimToken,
-      c.claimExpiresAt,
-      c.newBody === undefined ? "0" : "1",
-      c.newBody ?? "",
-      c.moveToPending ? "1" : "0",
-      c.runAfter,
-      c.attemptsAllowed,
-      c.customStatus,
-    ]);
+    return this.acknowledge("job_checkpoint_many", p.items, p.now, (items) =>
+      items.flatMap((c) => [
+        c.id,
+        c.claimToken,
+        c.claimExpiresAt,
+        c.newBody === undefined ? "0" : "1",
+        c.newBody ?? "",
+        c.moveToPending ? "1" : "0",
+        c.runAfter,
+        c.attemptsAllowed,
+        c.customStatus,
+      ]),
+    );
   }
 
   async jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
     // The hot ACK: per run of items sharing a token and status, those two and the ids joined.
-    const results: OutcomeResult[] = p.items.map(() => ({ outcome: "not_found" }));
-    await Promise.all(
-      [...(await this.groupByShard(p.items, (i) => i.id))].map(async ([shard, located]) => {
-        const sent = located.filter(({ item }) => joinable(item.id)); // the rest: not found
-        if (sent.length === 0) return;
-        const args: ScriptArg[] = [this.keys.prefix, p.now];
-        for (const run of runsOf(sent, (a, b) => a.item.claimToken === b.item.claimToken && a.item.customStatus === b.item.customStatus)) {
-          args.push(run[0]!.item.claimToken, run[0]!.item.customStatus, run.map(({ item }) => item.id).join(" "));
-        }
-        const outcomes = decodeOutcomes((await runScript(this.shards[shard]!, "job_complete_many", [this.keys.claimChecks()], args)) as Buffer);
-        outcomes.forEach((outcome, k) => (results[sent[k]!.index] = outcome));
-      }),
+    return this.acknowledge("job_complete_many", p.items, p.now, (items) =>
+      runsOf(items, (a, b) => a.claimToken === b.claimToken && a.customStatus === b.customStatus).flatMap((run) => [
+        run[0]!.claimToken,
+        run[0]!.customStatus,
+        run.map((c) => c.id).join(" "),
+      ]),
     );
-    return results;
   }
 
   async jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
@@ -239,7 +234,7 @@ export class RedisStore implements Store {
   }
 
   async jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-    return this.acknowledge("job_fail_many", p.items, p.now, (f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]);
+    return this.acknowledge("job_fail_many", p.items, p.now, (items) => items.flatMap((f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]));
   }
 
   async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
@@ -480,15 +475,20 @@ export class RedisStore implements Store {
     );
   }
 
-  /** ACK-style batches: one script call per shard; ids that name no partition are not_found. */
-  private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (item: T) => ScriptArg[]): Promise<OutcomeResult[]> {
+  /**
+   * ACK-style batches: one script call per shard, its items encoded by `encode` (after the
+   * prefix and `now`), one outcome back per item. Ids that name no partition, or that
+   * cannot travel in a space-joined list, are not_found without being sent.
+   */
+  private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (items: T[]) => ScriptArg[]): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
       [...(await this.groupByShard(items, (i) => i.id))].map(async ([shard, located]) => {
-        const args: ScriptArg[] = [this.keys.prefix, now];
-        for (const { item } of located) args.push(...encode(item));
+        const sent = located.filter(({ item }) => joinable(item.id));
+        if (sent.length === 0) return;
+        const args: ScriptArg[] = [this.keys.prefix, now, ...encode(sent.map(({ item }) => item))];
         const outcomes = decodeOutcomes((await runScript(this.shards[shard]!, name, [this.keys.claimChecks()], args)) as Buffer);
-        outcomes.forEach((outcome, k) => (results[located[k]!.index] = outcome));
+        outcomes.forEach((outcome, k) => (results[sent[k]!.index] = outcome));
       }),
     );
     return results;
