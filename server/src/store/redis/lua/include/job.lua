@@ -290,20 +290,16 @@ end
 local claimChecks = newLedger(CHECKS, CHECK_COUNTS)
 
 -- A batch's jobs mostly share one claim and one buffer batch: a ledger name is made again
--- only when its two parts differ from the last ones (`last` holds them and the name).
-local function lastNamed(last, a, b, make)
-  if last.a ~= a or last.b ~= b then last.a, last.b, last.name = a, b, make(a, b) end
-  return last.name
+-- only when its two parts differ from the last call's.
+local function lastNamer(make)
+  local lastA, lastB, lastName
+  return function(a, b)
+    if a ~= lastA or b ~= lastB then lastA, lastB, lastName = a, b, make(a, b) end
+    return lastName
+  end
 end
 
-local lastCheck = {}
-local function makeCheckName(token, expiresAt)
-  return token .. "@" .. N(expiresAt)
-end
-
-local function checkNameOf(token, expiresAt)
-  return lastNamed(lastCheck, token, expiresAt, makeCheckName)
-end
+local checkNameOf = lastNamer(function(token, expiresAt) return token .. "@" .. N(expiresAt) end)
 
 local function checkName(job)
   return checkNameOf(job.ct, job.ce)
@@ -320,14 +316,7 @@ local function bufferLedger(tag)
   return ledger
 end
 
-local lastBatch = {}
-local function makeBatchName(epoch, batch)
-  return N(epoch) .. "." .. N(batch)
-end
-
-local function batchNameOf(epoch, batch)
-  return lastNamed(lastBatch, epoch, batch, makeBatchName)
-end
+local batchNameOf = lastNamer(function(epoch, batch) return N(epoch) .. "." .. N(batch) end)
 
 local function batchName(job)
   return batchNameOf(job.be, job.bn)
