@@ -7,6 +7,7 @@
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { untilEnd } from "./api/errors.js";
 import type { AckResult, JobCounters } from "./engine/counters.js";
 
 export interface BufferGauges {
@@ -27,7 +28,7 @@ export class Metrics implements JobCounters {
   private readonly retentionTotal = this.counter("runlater_jobs_retention_deleted_total", "Finished jobs deleted by retention GC, by queue.", ["queue"]);
   private readonly rpcSeconds = new Histogram({
     name: "runlater_rpc_duration_seconds",
-    help: "Time to answer each RPC, by method and code (a Dequeue's long poll included).",
+    help: "Time to answer each RPC, by method and code (a Dequeue's long poll included; a DequeueStream counts when it ends).",
     labelNames: ["method", "code"],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
@@ -65,14 +66,20 @@ export class Metrics implements JobCounters {
   interceptor(): Interceptor {
     return (next) => async (req) => {
       const end = this.rpcSeconds.startTimer({ method: req.method.name });
+      const settled = (err: unknown) => {
+        end({ code: err === undefined ? "ok" : codeName(ConnectError.from(err).code) });
+        return undefined;
+      };
+      let res;
       try {
-        const res = await next(req);
-        end({ code: "ok" });
-        return res;
+        res = await next(req);
       } catch (err) {
-        end({ code: codeName(ConnectError.from(err).code) });
+        settled(err);
         throw err;
       }
+      if (res.stream) return { ...res, message: untilEnd(res.message, settled) };
+      settled(undefined);
+      return res;
     };
   }
 

@@ -32,7 +32,6 @@ export function toConnectError(err: unknown, log: Logger, procedure: string): Co
   return new ConnectError("internal error; the server log has the details", Code.Internal, undefined, undefined, err);
 }
 
-/** Maps errors (see toConnectError) and logs every call at debug level with its duration. */
 /** Connection-level failures of a store driver (ioredis, mysql2, Node sockets): retryable. */
 const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ER_CON_COUNT_ERROR"]);
 
@@ -46,17 +45,44 @@ function isStoreUnreachable(err: unknown): boolean {
   );
 }
 
+/** Maps errors (see toConnectError) and logs every call at debug level with its duration. */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
-    try {
-      const res = await next(req);
-      if (log.isLevelEnabled("debug")) log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
-      return res;
-    } catch (err) {
+    const settled = (err: unknown): ConnectError | undefined => {
+      if (err === undefined) {
+        if (log.isLevelEnabled("debug")) log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
+        return undefined;
+      }
       const connectError = toConnectError(err, log, req.method.name);
       log.debug({ procedure: req.method.name, ms: performance.now() - started, code: Code[connectError.code], message: connectError.rawMessage }, "call failed");
-      throw connectError;
+      return connectError;
+    };
+    let res;
+    try {
+      res = await next(req);
+    } catch (err) {
+      throw settled(err);
     }
+    // A streaming call is settled when its messages end, not when the handler returns them.
+    if (res.stream) return { ...res, message: untilEnd(res.message, settled) };
+    settled(undefined);
+    return res;
   };
+}
+
+/**
+ * Passes a stream's messages through and calls `settled` once when they end: with
+ * undefined, or with the error, which it may replace by the one to throw.
+ */
+export async function* untilEnd<T>(messages: AsyncIterable<T>, settled: (err: unknown) => unknown): AsyncGenerator<T> {
+  let failed = false;
+  try {
+    yield* messages;
+  } catch (err) {
+    failed = true;
+    throw settled(err) ?? err;
+  } finally {
+    if (!failed) settled(undefined);
+  }
 }

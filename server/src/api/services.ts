@@ -8,6 +8,7 @@ import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { type AckRequest, WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { AckInput, Engine } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
+import { dequeueStream } from "./dequeue-stream.js";
 import { durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto, timestampToMs } from "./convert.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
@@ -43,6 +44,9 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
           jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
           ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
         };
+      },
+      dequeueStream(requests, ctx) {
+        return dequeueStream(engine, requests, ctx.signal, ackFromProto);
       },
       async ack(req) {
         if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");

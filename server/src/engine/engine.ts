@@ -137,6 +137,11 @@ export class Engine {
     return this.view(await this.queueRecord(name, "name", true));
   }
 
+  /** Throws NOT_FOUND (naming `field`) unless the queue exists. */
+  async requireQueue(name: string, field = "queue"): Promise<void> {
+    await this.queueRecord(name, field);
+  }
+
   // ---- jobs
 
   async enqueue(specs: JobSpecInput[]): Promise<string[]> {

@@ -28,6 +28,8 @@ export const limits = {
   customStatusMaxLength: 1000,
   bodyRegexMaxLength: 256,
   dequeueWaitMaxMs: 60_000,
+  /** Credits granted on a DequeueStream and not yet used (jobs the server may push unasked). */
+  streamCreditMax: 10_000,
   prioritiesMax: 10,
   partitionsMax: 256,
   attemptsMax: 1000,

@@ -18,10 +18,10 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from ..._gen.v1.worker_service_pb2 import AckRequest, AckResponse, CheckpointRequest, CheckpointResponse, DequeueRequest, DequeueResponse
+from ..._gen.v1.worker_service_pb2 import AckRequest, AckResponse, CheckpointRequest, CheckpointResponse, DequeueRequest, DequeueResponse, DequeueStreamRequest, DequeueStreamResponse
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Iterable, Mapping
+    from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
 
     from connectrpc.codec import Codec
     from connectrpc.compression import Compression
@@ -44,6 +44,17 @@ class WorkerService(Protocol):
         then hands out up to `limit` due jobs: highest priority first, oldest first within a
         priority. With `wait` it long-polls: it returns as soon as a job becomes due, or
         empty when the wait (or the call's deadline) runs out.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def dequeue_stream(self, request: AsyncIterator[DequeueStreamRequest], ctx: RequestContext[DequeueStreamRequest, DequeueStreamResponse], /) -> AsyncIterator[DequeueStreamResponse]:
+        """
+        DequeueStream is Dequeue as one long-lived stream with credit-based flow control
+        (HTTP/2 only: Connect or gRPC). The worker grants credits (jobs it can take) and sends
+        acks; the server pushes due jobs as they come, never more than the credits granted
+        and not yet used, and answers each ack in the order sent. When the worker closes its
+        side the server stops handing out, answers the acks it has, and ends the stream.
+        Saves a request per batch: for busy workers that talk HTTP/2.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -84,6 +95,16 @@ class WorkerServiceASGIApplication(ConnectASGIApplication[WorkerService]):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=svc.dequeue,
+                ),
+                "/runlater.v1.WorkerService/DequeueStream": Endpoint.bidi_stream(
+                    method=MethodInfo(
+                        name="DequeueStream",
+                        service_name="runlater.v1.WorkerService",
+                        input=DequeueStreamRequest,
+                        output=DequeueStreamResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=svc.dequeue_stream,
                 ),
                 "/runlater.v1.WorkerService/Ack": Endpoint.unary(
                     method=MethodInfo(
@@ -172,6 +193,34 @@ class WorkerServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
         )
 
+    def dequeue_stream(
+        self,
+        request: AsyncIterator[DequeueStreamRequest],
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[DequeueStreamResponse]:
+        """
+        DequeueStream is Dequeue as one long-lived stream with credit-based flow control
+        (HTTP/2 only: Connect or gRPC). The worker grants credits (jobs it can take) and sends
+        acks; the server pushes due jobs as they come, never more than the credits granted
+        and not yet used, and answers each ack in the order sent. When the worker closes its
+        side the server stops handing out, answers the acks it has, and ends the stream.
+        Saves a request per batch: for busy workers that talk HTTP/2.
+        """
+        return self.execute_bidi_stream(
+            request=request,
+            method=MethodInfo(
+                name="DequeueStream",
+                service_name="runlater.v1.WorkerService",
+                input=DequeueStreamRequest,
+                output=DequeueStreamResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+
     async def ack(
         self,
         request: AckRequest,
@@ -233,6 +282,17 @@ class WorkerServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def dequeue_stream(self, request: Iterator[DequeueStreamRequest], ctx: RequestContext[DequeueStreamRequest, DequeueStreamResponse], /) -> Iterator[DequeueStreamResponse]:
+        """
+        DequeueStream is Dequeue as one long-lived stream with credit-based flow control
+        (HTTP/2 only: Connect or gRPC). The worker grants credits (jobs it can take) and sends
+        acks; the server pushes due jobs as they come, never more than the credits granted
+        and not yet used, and answers each ack in the order sent. When the worker closes its
+        side the server stops handing out, answers the acks it has, and ends the stream.
+        Saves a request per batch: for busy workers that talk HTTP/2.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def ack(self, request: AckRequest, ctx: RequestContext[AckRequest, AckResponse], /) -> AckResponse:
         """
         Ack reports successes and failures. Each job gets its own outcome: a stale claim or
@@ -268,6 +328,16 @@ class WorkerServiceWSGIApplication(ConnectWSGIApplication):
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                     ),
                     function=service.dequeue,
+                ),
+                "/runlater.v1.WorkerService/DequeueStream": EndpointSync.bidi_stream(
+                    method=MethodInfo(
+                        name="DequeueStream",
+                        service_name="runlater.v1.WorkerService",
+                        input=DequeueStreamRequest,
+                        output=DequeueStreamResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                    ),
+                    function=service.dequeue_stream,
                 ),
                 "/runlater.v1.WorkerService/Ack": EndpointSync.unary(
                     method=MethodInfo(
@@ -350,6 +420,33 @@ class WorkerServiceClientSync(ConnectClientSync):
                 service_name="runlater.v1.WorkerService",
                 input=DequeueRequest,
                 output=DequeueResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def dequeue_stream(
+        self,
+        request: Iterator[DequeueStreamRequest],
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[DequeueStreamResponse]:
+        """
+        DequeueStream is Dequeue as one long-lived stream with credit-based flow control
+        (HTTP/2 only: Connect or gRPC). The worker grants credits (jobs it can take) and sends
+        acks; the server pushes due jobs as they come, never more than the credits granted
+        and not yet used, and answers each ack in the order sent. When the worker closes its
+        side the server stops handing out, answers the acks it has, and ends the stream.
+        Saves a request per batch: for busy workers that talk HTTP/2.
+        """
+        return self.execute_bidi_stream(
+            request=request,
+            method=MethodInfo(
+                name="DequeueStream",
+                service_name="runlater.v1.WorkerService",
+                input=DequeueStreamRequest,
+                output=DequeueStreamResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
             ),
             headers=headers,

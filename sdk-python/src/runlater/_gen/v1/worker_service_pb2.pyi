@@ -46,6 +46,26 @@ class DequeueResponse(_message.Message):
     ack: AckResponse
     def __init__(self, jobs: _Optional[_Iterable[_Union[DequeuedJob, _Mapping]]] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ...) -> None: ...
 
+class DequeueStreamRequest(_message.Message):
+    __slots__ = ("queue", "worker_id", "credit", "ack")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    CREDIT_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    worker_id: str
+    credit: int
+    ack: AckRequest
+    def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., credit: _Optional[int] = ..., ack: _Optional[_Union[AckRequest, _Mapping]] = ...) -> None: ...
+
+class DequeueStreamResponse(_message.Message):
+    __slots__ = ("jobs", "ack")
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[DequeuedJob]
+    ack: AckResponse
+    def __init__(self, jobs: _Optional[_Iterable[_Union[DequeuedJob, _Mapping]]] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ...) -> None: ...
+
 class DequeuedJob(_message.Message):
     __slots__ = ("job_id", "body", "priority", "attempt", "attempts_allowed", "claim_token", "claim_expires_at", "created_at", "custom_status")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]

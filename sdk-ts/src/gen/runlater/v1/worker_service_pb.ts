@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/v1/worker_service.proto.
  */
 export const file_runlater_v1_worker_service: GenFile = /*@__PURE__*/
-  fileDesc("CiBydW5sYXRlci92MS93b3JrZXJfc2VydmljZS5wcm90bxILcnVubGF0ZXIudjEioQEKDkRlcXVldWVSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEg0KBWxpbWl0GAIgASgNEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJd29ya2VyX2lkGAQgASgJEiQKA2FjaxgFIAEoCzIXLnJ1bmxhdGVyLnYxLkFja1JlcXVlc3QSDwoHZHJ5X3J1bhgGIAEoCCJgCg9EZXF1ZXVlUmVzcG9uc2USJgoEam9icxgBIAMoCzIYLnJ1bmxhdGVyLnYxLkRlcXVldWVkSm9iEiUKA2FjaxgCIAEoCzIYLnJ1bmxhdGVyLnYxLkFja1Jlc3BvbnNlIvoBCgtEZXF1ZXVlZEpvYhIOCgZqb2JfaWQYASABKAkSDAoEYm9keRgCIAEoDBIQCghwcmlvcml0eRgDIAEoDRIPCgdhdHRlbXB0GAQgASgNEhgKEGF0dGVtcHRzX2FsbG93ZWQYBSABKA0SEwoLY2xhaW1fdG9rZW4YBiABKAkSNAoQY2xhaW1fZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNY3VzdG9tX3N0YXR1cxgJIAEoCSJwCgpBY2tSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEioKCXN1Y2NlZWRlZBgCIAMoCzIXLnJ1bmxhdGVyLnYxLkpvYlN1Y2Nlc3MSJwoGZmFpbGVkGAMgAygLMhcucnVubGF0ZXIudjEuSm9iRmFpbHVyZSJICgpKb2JTdWNjZXNzEg4KBmpvYl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCRIVCg1jdXN0b21fc3RhdHVzGAMgASgJIooBCgpKb2JGYWlsdXJlEg4KBmpvYl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCRIVCg1jdXN0b21fc3RhdHVzGAMgASgJEi4KC3JldHJ5X2RlbGF5GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCG5vX3JldHJ5GAUgASgIInkKCkpvYk91dGNvbWUSDgoGam9iX2lkGAEgASgJEiUKB291dGNvbWUYAiABKA4yFC5ydW5sYXRlci52MS5PdXRjb21lEjQKEGNsYWltX2V4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjcKC0Fja1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5ydW5sYXRlci52MS5Kb2JPdXRjb21lIlMKEUNoZWNrcG9pbnRSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEi8KC2NoZWNrcG9pbnRzGAIgAygLMhoucnVubGF0ZXIudjEuSm9iQ2hlY2twb2ludCKFAgoNSm9iQ2hlY2twb2ludBIOCgZqb2JfaWQYASABKAkSEwoLY2xhaW1fdG9rZW4YAiABKAkSMgoPZXh0ZW5kX2NsYWltX2J5GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKCG5ld19ib2R5GAQgASgMSACIAQESFwoPbW92ZV90b19wZW5kaW5nGAUgASgIEi0KCXJ1bl9hZnRlchgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYXR0ZW1wdHNfYWxsb3dlZBgHIAEoDRIVCg1jdXN0b21fc3RhdHVzGAggASgJQgsKCV9uZXdfYm9keSI+ChJDaGVja3BvaW50UmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLnJ1bmxhdGVyLnYxLkpvYk91dGNvbWUqbAoHT3V0Y29tZRIXChNPVVRDT01FX1VOU1BFQ0lGSUVEEAASGAoUT1VUQ09NRV9BQ0tOT1dMRURHRUQQARIXChNPVVRDT01FX1NUQUxFX0NMQUlNEAISFQoRT1VUQ09NRV9OT1RfRk9VTkQQAzLeAQoNV29ya2VyU2VydmljZRJECgdEZXF1ZXVlEhsucnVubGF0ZXIudjEuRGVxdWV1ZVJlcXVlc3QaHC5ydW5sYXRlci52MS5EZXF1ZXVlUmVzcG9uc2USOAoDQWNrEhcucnVubGF0ZXIudjEuQWNrUmVxdWVzdBoYLnJ1bmxhdGVyLnYxLkFja1Jlc3BvbnNlEk0KCkNoZWNrcG9pbnQSHi5ydW5sYXRlci52MS5DaGVja3BvaW50UmVxdWVzdBofLnJ1bmxhdGVyLnYxLkNoZWNrcG9pbnRSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiBydW5sYXRlci92MS93b3JrZXJfc2VydmljZS5wcm90bxILcnVubGF0ZXIudjEioQEKDkRlcXVldWVSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEg0KBWxpbWl0GAIgASgNEicKBHdhaXQYAyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEQoJd29ya2VyX2lkGAQgASgJEiQKA2FjaxgFIAEoCzIXLnJ1bmxhdGVyLnYxLkFja1JlcXVlc3QSDwoHZHJ5X3J1bhgGIAEoCCJgCg9EZXF1ZXVlUmVzcG9uc2USJgoEam9icxgBIAMoCzIYLnJ1bmxhdGVyLnYxLkRlcXVldWVkSm9iEiUKA2FjaxgCIAEoCzIYLnJ1bmxhdGVyLnYxLkFja1Jlc3BvbnNlIm4KFERlcXVldWVTdHJlYW1SZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEhEKCXdvcmtlcl9pZBgCIAEoCRIOCgZjcmVkaXQYAyABKA0SJAoDYWNrGAQgASgLMhcucnVubGF0ZXIudjEuQWNrUmVxdWVzdCJmChVEZXF1ZXVlU3RyZWFtUmVzcG9uc2USJgoEam9icxgBIAMoCzIYLnJ1bmxhdGVyLnYxLkRlcXVldWVkSm9iEiUKA2FjaxgCIAEoCzIYLnJ1bmxhdGVyLnYxLkFja1Jlc3BvbnNlIvoBCgtEZXF1ZXVlZEpvYhIOCgZqb2JfaWQYASABKAkSDAoEYm9keRgCIAEoDBIQCghwcmlvcml0eRgDIAEoDRIPCgdhdHRlbXB0GAQgASgNEhgKEGF0dGVtcHRzX2FsbG93ZWQYBSABKA0SEwoLY2xhaW1fdG9rZW4YBiABKAkSNAoQY2xhaW1fZXhwaXJlc19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNY3VzdG9tX3N0YXR1cxgJIAEoCSJwCgpBY2tSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEioKCXN1Y2NlZWRlZBgCIAMoCzIXLnJ1bmxhdGVyLnYxLkpvYlN1Y2Nlc3MSJwoGZmFpbGVkGAMgAygLMhcucnVubGF0ZXIudjEuSm9iRmFpbHVyZSJICgpKb2JTdWNjZXNzEg4KBmpvYl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCRIVCg1jdXN0b21fc3RhdHVzGAMgASgJIooBCgpKb2JGYWlsdXJlEg4KBmpvYl9pZBgBIAEoCRITCgtjbGFpbV90b2tlbhgCIAEoCRIVCg1jdXN0b21fc3RhdHVzGAMgASgJEi4KC3JldHJ5X2RlbGF5GAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhAKCG5vX3JldHJ5GAUgASgIInkKCkpvYk91dGNvbWUSDgoGam9iX2lkGAEgASgJEiUKB291dGNvbWUYAiABKA4yFC5ydW5sYXRlci52MS5PdXRjb21lEjQKEGNsYWltX2V4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjcKC0Fja1Jlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5ydW5sYXRlci52MS5Kb2JPdXRjb21lIlMKEUNoZWNrcG9pbnRSZXF1ZXN0Eg0KBXF1ZXVlGAEgASgJEi8KC2NoZWNrcG9pbnRzGAIgAygLMhoucnVubGF0ZXIudjEuSm9iQ2hlY2twb2ludCKFAgoNSm9iQ2hlY2twb2ludBIOCgZqb2JfaWQYASABKAkSEwoLY2xhaW1fdG9rZW4YAiABKAkSMgoPZXh0ZW5kX2NsYWltX2J5GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhUKCG5ld19ib2R5GAQgASgMSACIAQESFwoPbW92ZV90b19wZW5kaW5nGAUgASgIEi0KCXJ1bl9hZnRlchgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYXR0ZW1wdHNfYWxsb3dlZBgHIAEoDRIVCg1jdXN0b21fc3RhdHVzGAggASgJQgsKCV9uZXdfYm9keSI+ChJDaGVja3BvaW50UmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLnJ1bmxhdGVyLnYxLkpvYk91dGNvbWUqbAoHT3V0Y29tZRIXChNPVVRDT01FX1VOU1BFQ0lGSUVEEAASGAoUT1VUQ09NRV9BQ0tOT1dMRURHRUQQARIXChNPVVRDT01FX1NUQUxFX0NMQUlNEAISFQoRT1VUQ09NRV9OT1RfRk9VTkQQAzK6AgoNV29ya2VyU2VydmljZRJECgdEZXF1ZXVlEhsucnVubGF0ZXIudjEuRGVxdWV1ZVJlcXVlc3QaHC5ydW5sYXRlci52MS5EZXF1ZXVlUmVzcG9uc2USWgoNRGVxdWV1ZVN0cmVhbRIhLnJ1bmxhdGVyLnYxLkRlcXVldWVTdHJlYW1SZXF1ZXN0GiIucnVubGF0ZXIudjEuRGVxdWV1ZVN0cmVhbVJlc3BvbnNlKAEwARI4CgNBY2sSFy5ydW5sYXRlci52MS5BY2tSZXF1ZXN0GhgucnVubGF0ZXIudjEuQWNrUmVzcG9uc2USTQoKQ2hlY2twb2ludBIeLnJ1bmxhdGVyLnYxLkNoZWNrcG9pbnRSZXF1ZXN0Gh8ucnVubGF0ZXIudjEuQ2hlY2twb2ludFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * DequeueRequest asks for jobs of one queue.
@@ -101,6 +101,79 @@ export const DequeueResponseSchema: GenMessage<DequeueResponse> = /*@__PURE__*/
   messageDesc(file_runlater_v1_worker_service, 1);
 
 /**
+ * DequeueStreamRequest is one message from the worker on a DequeueStream.
+ *
+ * @generated from message runlater.v1.DequeueStreamRequest
+ */
+export type DequeueStreamRequest = Message<"runlater.v1.DequeueStreamRequest"> & {
+  /**
+   * Queue to take jobs from: required in the first message, then empty or the same.
+   *
+   * @generated from field: string queue = 1;
+   */
+  queue: string;
+
+  /**
+   * Free text naming the worker, for logs (first message).
+   *
+   * @generated from field: string worker_id = 2;
+   */
+  workerId: string;
+
+  /**
+   * More jobs the worker can take now, added to the credits not yet used. The credits
+   * not yet used may not exceed 10,000.
+   *
+   * @generated from field: uint32 credit = 3;
+   */
+  credit: number;
+
+  /**
+   * Outcomes to apply (its `queue` may be left empty). Every message with an ack gets
+   * exactly one answer carrying its outcomes, in the order the acks were sent.
+   *
+   * @generated from field: runlater.v1.AckRequest ack = 4;
+   */
+  ack?: AckRequest | undefined;
+};
+
+/**
+ * Describes the message runlater.v1.DequeueStreamRequest.
+ * Use `create(DequeueStreamRequestSchema)` to create a new message.
+ */
+export const DequeueStreamRequestSchema: GenMessage<DequeueStreamRequest> = /*@__PURE__*/
+  messageDesc(file_runlater_v1_worker_service, 2);
+
+/**
+ * DequeueStreamResponse is one message from the server on a DequeueStream: jobs, the
+ * answer to one ack, or both.
+ *
+ * @generated from message runlater.v1.DequeueStreamResponse
+ */
+export type DequeueStreamResponse = Message<"runlater.v1.DequeueStreamResponse"> & {
+  /**
+   * Jobs handed out; each uses one credit.
+   *
+   * @generated from field: repeated runlater.v1.DequeuedJob jobs = 1;
+   */
+  jobs: DequeuedJob[];
+
+  /**
+   * Outcomes of the oldest ack not yet answered.
+   *
+   * @generated from field: runlater.v1.AckResponse ack = 2;
+   */
+  ack?: AckResponse | undefined;
+};
+
+/**
+ * Describes the message runlater.v1.DequeueStreamResponse.
+ * Use `create(DequeueStreamResponseSchema)` to create a new message.
+ */
+export const DequeueStreamResponseSchema: GenMessage<DequeueStreamResponse> = /*@__PURE__*/
+  messageDesc(file_runlater_v1_worker_service, 3);
+
+/**
  * DequeuedJob is a job handed to a worker.
  *
  * @generated from message runlater.v1.DequeuedJob
@@ -176,7 +249,7 @@ export type DequeuedJob = Message<"runlater.v1.DequeuedJob"> & {
  * Use `create(DequeuedJobSchema)` to create a new message.
  */
 export const DequeuedJobSchema: GenMessage<DequeuedJob> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 2);
+  messageDesc(file_runlater_v1_worker_service, 4);
 
 /**
  * AckRequest reports the outcome of jobs of one queue.
@@ -211,7 +284,7 @@ export type AckRequest = Message<"runlater.v1.AckRequest"> & {
  * Use `create(AckRequestSchema)` to create a new message.
  */
 export const AckRequestSchema: GenMessage<AckRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 3);
+  messageDesc(file_runlater_v1_worker_service, 5);
 
 /**
  * JobSuccess: the job ran to completion.
@@ -246,7 +319,7 @@ export type JobSuccess = Message<"runlater.v1.JobSuccess"> & {
  * Use `create(JobSuccessSchema)` to create a new message.
  */
 export const JobSuccessSchema: GenMessage<JobSuccess> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 4);
+  messageDesc(file_runlater_v1_worker_service, 6);
 
 /**
  * JobFailure: the attempt failed.
@@ -296,7 +369,7 @@ export type JobFailure = Message<"runlater.v1.JobFailure"> & {
  * Use `create(JobFailureSchema)` to create a new message.
  */
 export const JobFailureSchema: GenMessage<JobFailure> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 5);
+  messageDesc(file_runlater_v1_worker_service, 7);
 
 /**
  * JobOutcome is the outcome for one job.
@@ -332,7 +405,7 @@ export type JobOutcome = Message<"runlater.v1.JobOutcome"> & {
  * Use `create(JobOutcomeSchema)` to create a new message.
  */
 export const JobOutcomeSchema: GenMessage<JobOutcome> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 6);
+  messageDesc(file_runlater_v1_worker_service, 8);
 
 /**
  * AckResponse answers AckRequest.
@@ -353,7 +426,7 @@ export type AckResponse = Message<"runlater.v1.AckResponse"> & {
  * Use `create(AckResponseSchema)` to create a new message.
  */
 export const AckResponseSchema: GenMessage<AckResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 7);
+  messageDesc(file_runlater_v1_worker_service, 9);
 
 /**
  * CheckpointRequest changes running jobs of one queue.
@@ -381,7 +454,7 @@ export type CheckpointRequest = Message<"runlater.v1.CheckpointRequest"> & {
  * Use `create(CheckpointRequestSchema)` to create a new message.
  */
 export const CheckpointRequestSchema: GenMessage<CheckpointRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 8);
+  messageDesc(file_runlater_v1_worker_service, 10);
 
 /**
  * JobCheckpoint is a change to one running job. With no field but the ids, it renews
@@ -454,7 +527,7 @@ export type JobCheckpoint = Message<"runlater.v1.JobCheckpoint"> & {
  * Use `create(JobCheckpointSchema)` to create a new message.
  */
 export const JobCheckpointSchema: GenMessage<JobCheckpoint> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 9);
+  messageDesc(file_runlater_v1_worker_service, 11);
 
 /**
  * CheckpointResponse answers CheckpointRequest.
@@ -475,7 +548,7 @@ export type CheckpointResponse = Message<"runlater.v1.CheckpointResponse"> & {
  * Use `create(CheckpointResponseSchema)` to create a new message.
  */
 export const CheckpointResponseSchema: GenMessage<CheckpointResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_worker_service, 10);
+  messageDesc(file_runlater_v1_worker_service, 12);
 
 /**
  * Outcome is what happened to one job of an Ack or Checkpoint.
@@ -537,6 +610,21 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof DequeueRequestSchema;
     output: typeof DequeueResponseSchema;
+  },
+  /**
+   * DequeueStream is Dequeue as one long-lived stream with credit-based flow control
+   * (HTTP/2 only: Connect or gRPC). The worker grants credits (jobs it can take) and sends
+   * acks; the server pushes due jobs as they come, never more than the credits granted
+   * and not yet used, and answers each ack in the order sent. When the worker closes its
+   * side the server stops handing out, answers the acks it has, and ends the stream.
+   * Saves a request per batch: for busy workers that talk HTTP/2.
+   *
+   * @generated from rpc runlater.v1.WorkerService.DequeueStream
+   */
+  dequeueStream: {
+    methodKind: "bidi_streaming";
+    input: typeof DequeueStreamRequestSchema;
+    output: typeof DequeueStreamResponseSchema;
   },
   /**
    * Ack reports successes and failures. Each job gets its own outcome: a stale claim or

@@ -1,0 +1,160 @@
+/**
+ * WorkerService.DequeueStream: one worker's long-lived stream (worker_service.proto).
+ * Three things run side by side for the life of a stream:
+ *  - reading the worker's messages: credits add up; each ack starts at once (beside the
+ *    hand-outs and the other acks) and its answer takes its place in line behind the
+ *    answers of the acks sent before it;
+ *  - handing out: while credits are left, one engine.dequeue for all of them (up to the
+ *    Dequeue limit), long-polling when nothing is due; its jobs go out as one message;
+ *  - writing: those messages, in the order they were queued (an AsyncQueue).
+ * The worker closing its side, the server shutting down or the client going away ends the
+ * handing out (a long poll returns at once; jobs being started then are handed back by the
+ * engine); the stream ends once every ack received has its answer written. An error ends
+ * it too, after the jobs already handed out have been written: none is left unsent.
+ */
+import { AsyncQueue } from "@runlater/sdk/async-queue.js";
+import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/gen/worker_service_pb.js";
+import type { AckInput, Engine } from "../engine/engine.js";
+import { invalidArgument } from "../engine/errors.js";
+import { limits } from "../engine/limits.js";
+import { dequeuedToProto, outcomesToProto } from "./convert.js";
+
+export function dequeueStream(
+  engine: Engine,
+  requests: AsyncIterable<DequeueStreamRequest>,
+  signal: AbortSignal,
+  ackFromProto: (ack: NonNullable<DequeueStreamRequest["ack"]>) => AckInput,
+): AsyncIterable<DequeueStreamResponse> {
+  const stream = new StreamSession(engine, signal, ackFromProto);
+  void stream.serve(requests);
+  return stream.outbox;
+}
+
+class StreamSession {
+  readonly outbox = new AsyncQueue<DequeueStreamResponse>();
+  private queue = "";
+  /** Jobs the worker can still take: credits granted minus jobs sent. */
+  private credits = 0;
+  /** Set once the stream is ending: later messages are not read (their acks are the worker's to send again). */
+  private closed = false;
+  /** Ends the hand-outs (the worker closed its side, an error, shutdown); acks still get answers. */
+  private readonly stopHandingOut = new AbortController();
+  private handingOut: Promise<void> | undefined;
+  private wakeHandOut: (() => void) | undefined;
+  /** The answer of the last ack received, written once the answers before it are. */
+  private lastAnswer: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly signal: AbortSignal,
+    private readonly ackFromProto: (ack: NonNullable<DequeueStreamRequest["ack"]>) => AckInput,
+  ) {}
+
+  async serve(requests: AsyncIterable<DequeueStreamRequest>): Promise<void> {
+    // Shutdown (or the client going away) ends the stream without waiting for the worker
+    // to close its side: stop reading, answer what was read, end.
+    const aborted = new Promise<void>((resolve) => {
+      if (this.signal.aborted) resolve();
+      this.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    await Promise.race([this.read(requests), aborted]);
+    this.closed = true;
+    this.stopHandingOut.abort();
+    await this.handingOut;
+    await this.lastAnswer;
+    this.outbox.close();
+  }
+
+  private async read(requests: AsyncIterable<DequeueStreamRequest>): Promise<void> {
+    try {
+      for await (const req of requests) {
+        if (this.closed) return;
+        if (this.handingOut === undefined) {
+          await this.open(req);
+          this.handingOut = this.handOut();
+        }
+        this.take(req);
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** The first message names the queue, which must exist. */
+  private async open(first: DequeueStreamRequest): Promise<void> {
+    if (first.queue === "") throw invalidArgument("queue", "queue is empty: the first message of a DequeueStream names the queue");
+    await this.engine.requireQueue(first.queue);
+    this.queue = first.queue;
+  }
+
+  private take(req: DequeueStreamRequest): void {
+    if (req.queue !== "" && req.queue !== this.queue) {
+      throw invalidArgument("queue", `a DequeueStream serves one queue (${this.queue}), this message names ${req.queue}`);
+    }
+    if (req.credit > 0) {
+      const credits = this.credits + req.credit;
+      if (credits > limits.streamCreditMax) {
+        throw invalidArgument("credit", `credits not yet used may not exceed ${limits.streamCreditMax}; this message brings them to ${credits}`);
+      }
+      this.credits = credits;
+      this.wakeHandOut?.();
+    }
+    if (req.ack) this.answer(this.ackFromProto(req.ack));
+  }
+
+  /** Applies an ack now; its answer is written after those of the acks before it. */
+  private answer(ack: AckInput): void {
+    const applied = this.engine.ack({ ...ack, queue: ack.queue || this.queue });
+    applied.catch(() => {}); // awaited below, maybe only after earlier answers: not unhandled meanwhile
+    this.lastAnswer = this.lastAnswer.then(async () => {
+      try {
+        const results = outcomesToProto(await applied);
+        this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: [], ack: { $typeName: "runlater.v1.AckResponse", results } });
+      } catch (err) {
+        this.fail(err);
+      }
+    });
+  }
+
+  private async handOut(): Promise<void> {
+    const stopped = this.stopHandingOut.signal;
+    try {
+      while (!stopped.aborted) {
+        if (this.credits === 0) {
+          await this.creditOrStop(stopped);
+          continue;
+        }
+        const { jobs } = await this.engine.dequeue({
+          queue: this.queue,
+          limit: Math.min(this.credits, limits.dequeueLimitMax),
+          waitMs: limits.dequeueWaitMaxMs,
+          signal: stopped,
+          dryRun: false,
+        });
+        if (jobs.length === 0) continue;
+        this.credits -= jobs.length;
+        this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: jobs.map((j) => dequeuedToProto(j, false)) });
+      }
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private creditOrStop(stopped: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.wakeHandOut = undefined;
+        stopped.removeEventListener("abort", done);
+        resolve();
+      };
+      this.wakeHandOut = done;
+      stopped.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private fail(err: unknown): void {
+    this.closed = true;
+    this.stopHandingOut.abort();
+    this.outbox.fail(err);
+  }
+}

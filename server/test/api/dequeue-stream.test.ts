@@ -1,0 +1,191 @@
+/**
+ * WorkerService.DequeueStream over real HTTP/2, through both protocols that carry a
+ * bidirectional stream (Connect and gRPC): credits bound what is pushed, acks are
+ * answered in order, long polling, the worker closing its side, errors, and shutdown.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { AsyncQueue } from "@runlater/sdk/async-queue.js";
+import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
+import { JobState } from "@runlater/sdk/gen/job_pb.js";
+import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
+import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { type DequeueStreamRequestSchema, type DequeueStreamResponse, Outcome, WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningServer, startServer } from "../../src/server.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+
+let server: RunningServer;
+beforeAll(async () => {
+  server = await startServer({ store: new MemoryStore(), port: 0 });
+});
+afterAll(() => server.stop());
+
+type Request = MessageInitShape<typeof DequeueStreamRequestSchema>;
+
+/** One open stream: send() messages, next() the server's, end() our side. */
+function open(transport: Transport) {
+  const requests = new AsyncQueue<Request>();
+  const responses = createClient(WorkerService, transport).dequeueStream(requests)[Symbol.asyncIterator]();
+  return {
+    send: (req: Request) => requests.push(req),
+    end: () => requests.close(),
+    next: async (): Promise<DequeueStreamResponse | undefined> => {
+      const r = await responses.next();
+      return r.done ? undefined : r.value;
+    },
+    /**
+     * Every message until the server ends the stream, or the error it ended with; then
+     * closes our side, as a worker does when the server ends a stream.
+     */
+    async rest(): Promise<DequeueStreamResponse[] | ConnectError> {
+      const all: DequeueStreamResponse[] = [];
+      try {
+        for (let r = await responses.next(); !r.done; r = await responses.next()) all.push(r.value);
+        return all;
+      } catch (err) {
+        return ConnectError.from(err);
+      } finally {
+        requests.close();
+      }
+    },
+  };
+}
+
+const transports: Record<string, (url: string) => Transport> = {
+  "connect over h2c": (url) => createConnectTransport({ baseUrl: url, httpVersion: "2" }),
+  "grpc over h2c": (url) => createGrpcTransport({ baseUrl: url }),
+};
+
+let n = 0;
+describe.each(Object.entries(transports))("DequeueStream, %s", (_name, makeTransport) => {
+  const transport = () => makeTransport(server.url);
+  async function newQueue(jobs: number): Promise<{ queue: string; ids: string[] }> {
+    const queue = `stream_${++n}`;
+    await createClient(QueueService, transport()).createQueue({ name: queue });
+    const { jobIds } = jobs > 0 ? await createClient(JobService, transport()).enqueue({ jobs: Array.from({ length: jobs }, (_, i) => ({ queue, body: new Uint8Array([i]) })) }) : { jobIds: [] };
+    return { queue, ids: jobIds };
+  }
+  const count = async (queue: string, state: JobState) => Number((await createClient(JobService, transport()).countJobs({ queue, state })).count);
+
+  it("pushes no more jobs than the credits granted, and more as credits come", async () => {
+    const { queue, ids } = await newQueue(5);
+    const stream = open(transport());
+    stream.send({ queue, workerId: "test", credit: 3 });
+    const first = await stream.next();
+    expect(first?.jobs.map((j) => j.jobId)).toEqual(ids.slice(0, 3));
+    expect(first?.jobs[0]).toMatchObject({ attempt: 1, attemptsAllowed: 11, priority: 1 });
+    expect(first?.jobs[0]?.claimToken).not.toBe("");
+    // An ack's answer comes after anything queued before it: no second hand-out was.
+    stream.send({ ack: { succeeded: [{ jobId: ids[0]!, claimToken: first!.jobs[0]!.claimToken }] } });
+    const answer = await stream.next();
+    expect(answer?.jobs).toEqual([]);
+    expect(answer?.ack?.results.map((r) => [r.jobId, r.outcome])).toEqual([[ids[0], Outcome.ACKNOWLEDGED]]);
+    expect(await count(queue, JobState.RUNNING)).toBe(2);
+    expect(await count(queue, JobState.PENDING)).toBe(2);
+
+    stream.send({ credit: 10 });
+    const second = await stream.next();
+    expect(second?.jobs.map((j) => j.jobId)).toEqual(ids.slice(3));
+    stream.end();
+    expect(await stream.rest()).toEqual([]);
+  });
+
+  it("answers acks in the order they were sent, each with its own outcomes", async () => {
+    const { queue } = await newQueue(3);
+    const stream = open(transport());
+    stream.send({ queue, credit: 3 });
+    const jobs = (await stream.next())!.jobs;
+    expect(jobs).toHaveLength(3);
+    stream.send({ ack: { succeeded: [{ jobId: jobs[0]!.jobId, claimToken: jobs[0]!.claimToken }] } });
+    stream.send({ ack: { failed: [{ jobId: jobs[1]!.jobId, claimToken: "not-the-token" }] } });
+    stream.send({ ack: { succeeded: [{ jobId: jobs[2]!.jobId, claimToken: jobs[2]!.claimToken }, { jobId: `${queue}.0.zzzzzzzzzz`, claimToken: "x" }] } });
+    stream.end();
+    const answers = await stream.rest();
+    expect(Array.isArray(answers) && answers.map((a) => a.ack?.results.map((r) => Outcome[r.outcome]))).toEqual([
+      ["ACKNOWLEDGED"],
+      ["STALE_CLAIM"],
+      ["ACKNOWLEDGED", "NOT_FOUND"],
+    ]);
+    expect(await count(queue, JobState.SUCCEEDED)).toBe(2);
+  });
+
+  it("long-polls: a job enqueued while the stream waits is pushed at once", async () => {
+    const { queue } = await newQueue(0);
+    const stream = open(transport());
+    stream.send({ queue, credit: 2 });
+    const pushed = stream.next();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [id] = (await createClient(JobService, transport()).enqueue({ jobs: [{ queue }] })).jobIds;
+    expect((await pushed)?.jobs.map((j) => j.jobId)).toEqual([id]);
+    stream.end();
+    expect(await stream.rest()).toEqual([]);
+  });
+
+  it("ends when the worker closes its side, leaving unclaimed jobs pending", async () => {
+    const { queue } = await newQueue(0);
+    const stream = open(transport());
+    stream.send({ queue, credit: 5 });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the hand-out is long-polling now
+    stream.end();
+    expect(await stream.rest()).toEqual([]);
+    await createClient(JobService, transport()).enqueue({ jobs: [{ queue }] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await count(queue, JobState.PENDING)).toBe(1);
+  });
+
+  it("refuses an unknown queue, a first message without one, another queue later, and too many credits", async () => {
+    const unknown = open(transport());
+    unknown.send({ queue: "no_such_queue", credit: 1 });
+    const notFound = await unknown.rest();
+    expect(notFound).toBeInstanceOf(ConnectError);
+    expect((notFound as ConnectError).code).toBe(Code.NotFound);
+    expect((notFound as ConnectError).findDetails(ErrorInfoSchema)[0]?.reason).toBe(ErrorReason.QUEUE_NOT_FOUND);
+
+    const nameless = open(transport());
+    nameless.send({ credit: 1 });
+    expect(await nameless.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/first message of a DequeueStream names the queue/) });
+
+    const { queue } = await newQueue(0);
+    const other = await newQueue(0);
+    const switching = open(transport());
+    switching.send({ queue, credit: 1 });
+    switching.send({ queue: other.queue, credit: 1 });
+    expect(await switching.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/serves one queue/) });
+
+    const greedy = open(transport());
+    greedy.send({ queue, credit: 6000 });
+    greedy.send({ credit: 6000 });
+    expect(await greedy.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/may not exceed 10000; this message brings them to 12000/) });
+  });
+
+  it("hands out nothing after an error: jobs stay pending for the next worker", async () => {
+    const { queue } = await newQueue(0);
+    const stream = open(transport());
+    stream.send({ queue, credit: 2 });
+    stream.send({ queue: "another_queue" });
+    expect(await stream.rest()).toBeInstanceOf(ConnectError);
+    await createClient(JobService, transport()).enqueue({ jobs: [{ queue }] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await count(queue, JobState.PENDING)).toBe(1);
+  });
+});
+
+describe("DequeueStream and shutdown", () => {
+  it("ends open streams when the server stops, after answering the acks it received", async () => {
+    const own = await startServer({ store: new MemoryStore(), port: 0 });
+    const transport = createGrpcTransport({ baseUrl: own.url });
+    await createClient(QueueService, transport).createQueue({ name: "shutdown" });
+    await createClient(JobService, transport).enqueue({ jobs: [{ queue: "shutdown" }] });
+    const stream = open(transport);
+    stream.send({ queue: "shutdown", credit: 5 });
+    const job = (await stream.next())!.jobs[0]!;
+    stream.send({ ack: { succeeded: [{ jobId: job.jobId, claimToken: job.claimToken }] } });
+    const answer = await stream.next();
+    expect(answer?.ack?.results[0]?.outcome).toBe(Outcome.ACKNOWLEDGED);
+    const stopped = own.stop();
+    expect(await stream.rest()).toEqual([]);
+    await stopped; // well within its 10 s grace: the test would time out otherwise
+  });
+});
