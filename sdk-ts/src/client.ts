@@ -56,12 +56,14 @@ export interface RunlaterClient {
   enqueueMany(specs: readonly EnqueueSpec[]): Promise<string[]>;
   /** Creates a queue (idempotent: an existing queue is returned unchanged, created = false). */
   createQueue(name: string, options?: QueueOptions): Promise<CreateQueueResponse>;
+  /** Whether the transport carries bidirectional streams (HTTP/2 with Connect or gRPC): Worker's stream mode. */
+  readonly streams: boolean;
   /** Ends the HTTP/2 session, if the client opened one. HTTP/1.1 clients need no closing. */
   close(): void;
 }
 
 export function createRunlaterClient(baseUrl: string, options: RunlaterClientOptions = {}): RunlaterClient {
-  const { transport, close } = openTransport(baseUrl, options);
+  const { transport, streams, close } = openTransport(baseUrl, options);
   const jobs = createClient(JobService, transport);
   const worker = createClient(WorkerService, transport);
   const queues = createClient(QueueService, transport);
@@ -70,6 +72,7 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
     jobs,
     worker,
     queues,
+    streams,
     enqueueMany,
     async enqueue(queue, body, opts = {}) {
       const [id] = await enqueueMany([{ ...opts, queue, body }]);

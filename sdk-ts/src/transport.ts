@@ -25,6 +25,8 @@ export interface TransportOptions {
 
 export interface OpenedTransport {
   transport: Transport;
+  /** Whether it carries bidirectional streams (DequeueStream): HTTP/2 with Connect or gRPC. */
+  streams: boolean;
   /** Closes the HTTP/2 session, if one was opened, so the process can exit. */
   close(): void;
 }
@@ -47,6 +49,7 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
     const options = { ...common, httpVersion } as const;
     return {
       transport: protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true }),
+      streams: false,
       close() {},
     };
   }
@@ -66,5 +69,5 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
       transport = createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true });
       break;
   }
-  return { transport, close: () => sessionManager.abort() };
+  return { transport, streams: protocol !== "grpc-web", close: () => sessionManager.abort() };
 }

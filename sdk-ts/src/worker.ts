@@ -4,9 +4,13 @@
  * Dequeue, outcomes ride back on the next Dequeue (or a batched Ack when none is coming
  * soon), long jobs keep their claims alive by themselves, and stop() is graceful.
  *
- * The parts live in ./worker/: ack-batcher (outcome batching and delivery), claim-keeper
- * (claim renewal), outcome (the handler control-flow vocabulary), deliver (retry with
- * backoff for calls whose result must not be lost).
+ * Over HTTP/2 (Connect or gRPC) it takes jobs over one DequeueStream instead, granting
+ * credits as slots free up and sending outcomes on the same stream (dequeueMode).
+ *
+ * The parts live in ./worker/: ack-batcher (outcome batching and delivery), stream-puller
+ * (the DequeueStream side), claim-keeper (claim renewal), outcome (the handler
+ * control-flow vocabulary), deliver (retry with backoff for calls whose result must not
+ * be lost).
  */
 import { hostname } from "node:os";
 import { durationFromMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
@@ -17,6 +21,7 @@ import type { RetryPolicy } from "./retry.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
 import { ClaimKeeper } from "./worker/claim-keeper.js";
+import { StreamPuller } from "./worker/stream-puller.js";
 import { deliver } from "./worker/deliver.js";
 import { type JobOutcome, outcomeOfError, outcomeOfResult } from "./worker/outcome.js";
 import type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
@@ -34,10 +39,17 @@ export interface WorkerOptions {
    * Jobs asked for per Dequeue; default = concurrency. A batch larger than concurrency
    * prefetches: the extra jobs wait in the worker (their claims kept alive) until a slot
    * frees. A batch of half the concurrency or less keeps several Dequeue calls in flight
-   * (up to concurrency / batchSize, at most 4), each asking only for free slots.
+   * (up to concurrency / batchSize, at most 4), each asking only for free slots. In stream
+   * mode the worker grants credits for its free slots once half a batch of them is free.
    */
   batchSize?: number;
-  /** Long-poll wait of each Dequeue when nothing is due; default 20 s (the server caps it at 60 s). */
+  /**
+   * "stream": one DequeueStream carries jobs and outcomes (needs a client over HTTP/2 with
+   * Connect or gRPC; saves a request per batch). "poll": Dequeue calls, acks piggy-backed
+   * on them. Default "stream" when the client can stream, else "poll".
+   */
+  dequeueMode?: "stream" | "poll";
+  /** Poll mode: long-poll wait of each Dequeue when nothing is due; default 20 s (the server caps it at 60 s). */
   pollWaitMs?: number;
   /** Delay before retrying a job whose handler threw; unset lets the queue's retry policy decide. */
   retryPolicy?: RetryPolicy;
@@ -79,6 +91,8 @@ export class Worker {
   private readonly onError: WorkerErrorHandler;
   private readonly acks: AckBatcher;
   private readonly claims: ClaimKeeper | undefined;
+  /** Set in stream mode. */
+  private readonly streamPuller: StreamPuller | undefined;
 
   /** Dequeued, not yet started (only when batchSize > concurrency, or while stopping). */
   private buffered: DequeuedJob[] = [];
@@ -123,6 +137,24 @@ export class Worker {
       flushDelayMs: nonNegative("ackFlushDelayMs", o.ackFlushDelayMs ?? 5),
       onError: this.onError,
     });
+    const mode = o.dequeueMode ?? (o.client.streams ? "stream" : "poll");
+    if (mode === "stream" && !o.client.streams) {
+      throw new Error('dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2")');
+    }
+    if (mode === "stream") {
+      this.streamPuller = new StreamPuller({
+        queue: this.queue,
+        workerId: this.workerId,
+        worker: o.client.worker,
+        acks: this.acks,
+        freeSlots: () => this.capacity - this.running.size - this.buffered.length,
+        refillAt: this.refillAt,
+        received: (jobs, receivedAt) => this.received(jobs, receivedAt),
+        stopTimeoutMs: FINAL_DELIVERY_MS,
+        onError: this.onError,
+      });
+      this.acks.carrier = () => this.streamPuller?.carryAcks() ?? false;
+    }
     this.claims =
       (o.claimExtension ?? true)
         ? new ClaimKeeper({ queue: this.queue, worker: o.client.worker, onError: this.onError, onLost: (id) => this.claimLost(id) })
@@ -132,7 +164,9 @@ export class Worker {
   /** Starts taking jobs (idempotent). */
   start(): void {
     if (this.stopping) throw new Error("this worker was stopped; create a new one");
-    this.loop ??= Promise.all(Array.from({ length: this.pullers }, () => this.dequeueLoop())).then(() => undefined);
+    this.loop ??= this.streamPuller
+      ? this.streamPuller.run(this.stopController.signal)
+      : Promise.all(Array.from({ length: this.pullers }, () => this.dequeueLoop())).then(() => undefined);
   }
 
   /** Starts the worker and resolves once it has stopped (after stop() completes). */
@@ -191,15 +225,18 @@ export class Worker {
       this.requested -= limit;
       backoff.reset();
       if (ack) this.acks.checkResults(ack, res.ack);
-      const receivedAt = Date.now();
-      for (const job of res.jobs) {
-        if (job.claimExpiresAt) this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt), receivedAt);
-        this.buffered.push(job);
-      }
-      this.pump();
-      this.notify(); // a puller waiting for room sees this call's slots come back
-
+      this.received(res.jobs, Date.now());
     }
+  }
+
+  /** Jobs handed to this worker: keep their claims, start what fits. */
+  private received(jobs: DequeuedJob[], receivedAt: number): void {
+    for (const job of jobs) {
+      if (job.claimExpiresAt) this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt), receivedAt);
+      this.buffered.push(job);
+    }
+    this.pump();
+    this.notify(); // a puller waiting for room sees this call's slots come back
   }
 
   /** Starts buffered jobs while there are free slots. */
@@ -330,6 +367,7 @@ export class Worker {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
+    this.streamPuller?.poke();
   }
 }
 

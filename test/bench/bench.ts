@@ -1,11 +1,14 @@
 /**
  * End-to-end benchmark: a real server process (any store), producers enqueueing in
- * batches, SDK Workers dequeuing in batches with long poll and ACKing in batches.
+ * batches, SDK Workers taking jobs over DequeueStream (or batched long-polling Dequeue
+ * calls) and ACKing in batches.
  * Prints enqueue jobs/s, processed jobs/s, Dequeue latency percentiles and the CPU
  * time per job of each process (cpu.ts).
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
+ *                    [--dequeue-mode stream|poll]  (the Workers': one DequeueStream each (default), or
+ *                                          Dequeue calls with piggy-backed acks)
  *                    [--buffer-size N]    (the server's; default: the store's default)
  *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
  *                    [--rounds N]         (with --compare-bullmq: N alternating rounds of both, each on a
@@ -45,6 +48,7 @@ const { values: args } = parseArgs({
     "enqueue-batch": { type: "string", default: "1000" },
     "enqueue-parallel": { type: "string", default: "4" },
     protocol: { type: "string", default: "connect" },
+    "dequeue-mode": { type: "string", default: "stream" },
     "buffer-size": { type: "string" }, // default: the server's (the store's defaultBufferSize)
     "compare-bullmq": { type: "boolean", default: false },
     rounds: { type: "string", default: "1" },
@@ -64,6 +68,8 @@ const payload = new Uint8Array(Number(args.payload)).fill(120);
 const enqueueBatch = Number(args["enqueue-batch"]);
 const enqueueParallel = Number(args["enqueue-parallel"]);
 const protocol = args.protocol as "connect" | "grpc";
+const dequeueMode = args["dequeue-mode"] as "stream" | "poll";
+if (dequeueMode !== "stream" && dequeueMode !== "poll") throw new Error(`--dequeue-mode is stream or poll, not ${String(dequeueMode)}`);
 const claimTimeoutMs = Number(args["claim-timeout"]);
 
 async function startServerProcess(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
@@ -135,6 +141,7 @@ async function processAll(url: string | string[], queue: string): Promise<{ ms: 
         queue,
         concurrency,
         batchSize: batch,
+        dequeueMode,
         pollWaitMs: 1000,
         onError: (err, ctx) => console.error("worker error", ctx, err),
         handler: async () => {
@@ -199,7 +206,7 @@ async function main(): Promise<void> {
     console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
     console.log(
       `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
-        `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
+        `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
@@ -355,7 +362,7 @@ async function mainCluster(counts: number[]): Promise<void> {
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
   console.log(
     `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions ?? 6} ` +
-      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
+      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
   );
   const results: ClusterFigures[] = [];
   for (const n of counts) {

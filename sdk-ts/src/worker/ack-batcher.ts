@@ -1,8 +1,8 @@
 /**
  * Collects job outcomes and gets them to the server in batches. The cheap path is the
- * next Dequeue (take() hands the batch over to piggy-back on it); when no Dequeue is
- * coming soon, because the worker is saturated or long-polling, a short timer sends them
- * with an Ack call instead. A batch whose call failed is put back (restore), so no
+ * next Dequeue (take() hands the batch over to piggy-back on it) or the DequeueStream;
+ * when no Dequeue is coming soon, because the worker is saturated or long-polling, a
+ * short timer sends them with an Ack call instead (or on the stream: `carrier`). A batch whose call failed is put back (restore), so no
  * outcome is lost to a network error: repeating an already-applied ack is harmless, it
  * just comes back STALE_CLAIM.
  */
@@ -38,6 +38,12 @@ export class AckBatcher {
   private closed = false;
   /** Epoch ms after which failed Ack calls are no longer retried (set at shutdown). */
   giveUpAt = Number.POSITIVE_INFINITY;
+  /**
+   * When the flush delay runs out, first offered the pending outcomes: it takes them and
+   * sends them some other way (a DequeueStream) and returns true, or returns false and an
+   * Ack call sends them.
+   */
+  carrier: (() => boolean) | undefined;
 
   constructor(private readonly o: AckBatcherOptions) {}
 
@@ -120,7 +126,7 @@ export class AckBatcher {
     if (this.closed || this.size === 0 || this.timer || this.flushing) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      void this.flush();
+      if (!this.carrier?.()) void this.flush();
     }, this.o.flushDelayMs);
   }
 

@@ -1,0 +1,144 @@
+/**
+ * Takes jobs over WorkerService.DequeueStream: one long-lived stream instead of a
+ * Dequeue call per batch. The worker grants credits as its slots free up and sends its
+ * outcomes on the same stream; the server pushes jobs as they become due, never more
+ * than the credits not yet used.
+ *
+ * - Credits: at most the worker's free slots minus the jobs already on their way
+ *   (`onTheWay`), granted once half a batch of room is free (fewer, fuller messages).
+ * - Acks: sent with the next message, or on their own when the AckBatcher's flush delay
+ *   runs out; the server answers them in order, so the unanswered ones are a FIFO. When a
+ *   stream ends or breaks, those go back to the AckBatcher (a repeat is harmless: it comes
+ *   back STALE_CLAIM) and travel on the next stream or an Ack call.
+ * - Stop: the worker closes its side; the server answers the acks it has, hands back jobs
+ *   it was starting, and ends the stream. Jobs that arrive meanwhile are delivered (the
+ *   worker releases them). A server that does not end the stream in time is cut off.
+ */
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import { AsyncQueue } from "../async-queue.js";
+import type { AckRequest, DequeuedJob, DequeueStreamRequestSchema, WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
+import type { AckBatcher } from "./ack-batcher.js";
+import { Backoff, sleep } from "./backoff.js";
+import type { WorkerErrorHandler } from "./types.js";
+
+export interface StreamPullerOptions {
+  queue: string;
+  workerId: string;
+  worker: Client<typeof WorkerService>;
+  acks: AckBatcher;
+  /** Slots holding no job (neither running nor waiting to start). */
+  freeSlots(): number;
+  /** Grant credits once at least this many are free. */
+  refillAt: number;
+  /** Jobs pushed by the server, with the time they arrived. */
+  received(jobs: DequeuedJob[], receivedAt: number): void;
+  /** How long the server may take to end the stream after stop. */
+  stopTimeoutMs: number;
+  onError: WorkerErrorHandler;
+}
+
+type Request = MessageInitShape<typeof DequeueStreamRequestSchema>;
+
+export class StreamPuller {
+  /** Credits granted on the open stream and not yet used: jobs that may be on their way. */
+  onTheWay = 0;
+  private requests: AsyncQueue<Request> | undefined;
+  /** Acks sent on the open stream and not yet answered, oldest first. */
+  private unanswered: AckRequest[] = [];
+  private pokeScheduled = false;
+
+  constructor(private readonly o: StreamPullerOptions) {}
+
+  /** Keeps a stream open (opening another after an end or an error) until `stop` aborts. */
+  async run(stop: AbortSignal): Promise<void> {
+    const backoff = new Backoff();
+    while (!stop.aborted) {
+      const { brought, error } = await this.stream(stop);
+      if (stop.aborted) return;
+      if (brought) backoff.reset();
+      if (error !== undefined) this.o.onError(error, { op: "dequeue" });
+      // A stream that broke, or ended having brought nothing, is not reopened at once.
+      if (error !== undefined || !brought) await sleep(backoff.next(), stop);
+    }
+  }
+
+  /** Something changed (a job finished): send credits and acks if worth it, once per tick. */
+  poke(): void {
+    if (this.pokeScheduled || !this.requests) return;
+    this.pokeScheduled = true;
+    // Let handlers finishing in the same tick report too, so one message carries them all.
+    setImmediate(() => {
+      this.pokeScheduled = false;
+      this.send(false);
+    });
+  }
+
+  /** The AckBatcher's flush delay ran out: send its acks now. False if no stream is open to carry them. */
+  carryAcks(): boolean {
+    if (!this.requests) return false;
+    this.send(true);
+    return true;
+  }
+
+  /** One stream from open to end: whether it brought any message, and the error it ended with. */
+  private async stream(stop: AbortSignal): Promise<{ brought: boolean; error?: unknown }> {
+    const requests = new AsyncQueue<Request>();
+    const cutOff = new AbortController();
+    const onStop = () => {
+      // From now on outcomes go by Ack calls; the acks already sent still get their answers.
+      this.requests = undefined;
+      requests.close();
+      setTimeout(() => cutOff.abort(new Error("the server did not end the stream in time after stop")), this.o.stopTimeoutMs).unref();
+    };
+    stop.addEventListener("abort", onStop, { once: true });
+    let brought = false;
+    try {
+      const responses = this.o.worker.dequeueStream(requests, { signal: cutOff.signal });
+      this.requests = requests;
+      this.onTheWay = 0;
+      requests.push({ queue: this.o.queue, workerId: this.o.workerId, credit: this.grant() });
+      for await (const res of responses) {
+        brought = true;
+        if (res.jobs.length > 0) {
+          this.onTheWay -= res.jobs.length;
+          this.o.received(res.jobs, Date.now());
+        }
+        if (res.ack) {
+          const sent = this.unanswered.shift();
+          if (sent) this.o.acks.checkResults(sent, res.ack);
+        }
+      }
+      return { brought };
+    } catch (error) {
+      return { brought, error };
+    } finally {
+      stop.removeEventListener("abort", onStop);
+      requests.close();
+      this.requests = undefined;
+      this.onTheWay = 0;
+      // Unanswered acks may or may not have been applied: send them again.
+      for (const ack of this.unanswered.splice(0)) this.o.acks.restore(ack);
+    }
+  }
+
+  private send(ackDue: boolean): void {
+    const requests = this.requests;
+    if (!requests) return;
+    const free = this.o.freeSlots() - this.onTheWay;
+    const ackReady = ackDue || this.o.acks.size >= this.o.refillAt;
+    if (free < this.o.refillAt && !ackReady) return;
+    const ack = this.o.acks.take();
+    const credit = this.grant();
+    if (ack === undefined && credit === 0) return;
+    if (ack) this.unanswered.push(ack);
+    requests.push({ credit, ack });
+  }
+
+  /** Takes every free slot not already spoken for as credit. */
+  private grant(): number {
+    const credit = Math.max(0, this.o.freeSlots() - this.onTheWay);
+    this.onTheWay += credit;
+    return credit;
+  }
+}
