@@ -210,7 +210,9 @@ async function main(): Promise<void> {
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
-    console.log(`dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`);
+    if (run.dequeueMs.length > 0) {
+      console.log(`dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`);
+    }
     console.log(`dequeue alone: p50 ${percentile(latency, 50).toFixed(2)} ms, p99 ${percentile(latency, 99).toFixed(2)} ms over ${latency.length} calls of ${batch} jobs + piggy-backed acks, one in flight`);
     console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
     console.log(`cpu, enqueue:   ${enqueueCpu}`);
