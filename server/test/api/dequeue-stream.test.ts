@@ -172,6 +172,24 @@ describe.each(Object.entries(transports))("DequeueStream, %s", (_name, makeTrans
   });
 });
 
+describe("DequeueStream in metrics and errors", () => {
+  it("counts a stream in the RPC histogram when it ends, with the code it ended with", async () => {
+    const transport = createGrpcTransport({ baseUrl: server.url });
+    await createClient(QueueService, transport).createQueue({ name: "stream_metrics" });
+    const ok = open(transport);
+    ok.send({ queue: "stream_metrics", credit: 1 });
+    ok.end();
+    expect(await ok.rest()).toEqual([]);
+    const missing = open(transport);
+    missing.send({ queue: "stream_metrics_missing" });
+    expect(await missing.rest()).toBeInstanceOf(ConnectError);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const count = (code: string) => Number(new RegExp(`runlater_rpc_duration_seconds_count\\{method="DequeueStream",code="${code}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    expect(count("ok")).toBeGreaterThanOrEqual(1);
+    expect(count("not_found")).toBeGreaterThanOrEqual(1);
+  });
+});
+
 describe("DequeueStream and shutdown", () => {
   it("ends open streams when the server stops, after answering the acks it received", async () => {
     const own = await startServer({ store: new MemoryStore(), port: 0 });

@@ -136,7 +136,7 @@ describe("cluster on one Redis", () => {
     expect((await other.client.worker.dequeue({ queue: "single", limit: 1, wait: { seconds: 5n, nanos: 0 } })).jobs).toHaveLength(1);
   });
 
-  it("runs the SDK Worker through a frontend: retries, ordering keys and acks all cross the forwarding", async () => {
+  it.each(["poll", "stream"] as const)("runs the SDK Worker (%s mode) through a frontend: retries, ordering keys and acks all cross the forwarding", async (mode) => {
     const start = cluster();
     await start("broker");
     await start("broker");
@@ -148,8 +148,12 @@ describe("cluster on one Redis", () => {
     const done: string[] = [];
     let keyedRunning = 0;
     let keyedOverlap = false;
+    // A stream's hand-outs are forwarded like Dequeue calls (engine.dequeue on the frontend).
+    const workerClient = mode === "stream" ? createRunlaterClient(frontend.server.url, { httpVersion: "2" }) : frontend.client;
+    if (mode === "stream") clients.push(workerClient);
     const worker = new Worker({
-      client: frontend.client,
+      client: workerClient,
+      dequeueMode: mode,
       queue: "sdk",
       concurrency: 8,
       pollWaitMs: 500,
