@@ -11,6 +11,22 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   private ended = false;
   private error: { reason: unknown } | undefined;
   private wake: (() => void) | undefined;
+  /** A producer waiting for the reader to catch up (below()). */
+  private wakeProducer: (() => void) | undefined;
+
+  /** Messages pushed and not yet read. */
+  get length(): number {
+    return this.items.length;
+  }
+
+  /** Resolves once at most `n` messages wait to be read, or the queue has ended: lets a producer go no faster than the reader. */
+  async below(n: number): Promise<void> {
+    while (this.items.length > n && !this.ended) {
+      await new Promise<void>((resolve) => {
+        this.wakeProducer = resolve;
+      });
+    }
+  }
 
   get failed(): boolean {
     return this.error !== undefined;
@@ -25,6 +41,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   close(): void {
     this.ended = true;
     this.notify();
+    this.wakeProducer?.();
+    this.wakeProducer = undefined;
   }
 
   /** Ends with `reason` after what was pushed so far; the first failure wins. */
@@ -38,6 +56,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     for (;;) {
       const item = this.items.shift();
       if (item !== undefined) {
+        this.wakeProducer?.();
+        this.wakeProducer = undefined;
         yield item;
         continue;
       }

@@ -30,6 +30,11 @@ export function dequeueStream(
   return stream.outbox;
 }
 
+/** Acks of one stream being applied at once before its next message is read. */
+const ACKS_APPLYING_MAX = 16;
+/** Messages of one stream waiting to be written before its next message is read. */
+const WAITING_TO_BE_WRITTEN_MAX = 64;
+
 class StreamSession {
   readonly outbox = new AsyncQueue<DequeueStreamResponse>();
   private queue = "";
@@ -41,6 +46,8 @@ class StreamSession {
   private readonly stopHandingOut = new AbortController();
   private handingOut: Promise<void> | undefined;
   private wakeHandOut: (() => void) | undefined;
+  /** Acks received and not yet answered. */
+  private acksApplying = 0;
   /** The answer of the last ack received, written once the answers before it are. */
   private lastAnswer: Promise<void> = Promise.resolve();
 
@@ -74,6 +81,10 @@ class StreamSession {
           this.handingOut = this.handOut();
         }
         this.take(req);
+        // Read no further while the worker is not reading our answers, or its acks pile
+        // up unapplied: its messages then wait in HTTP/2 flow control, not in our memory.
+        if (this.acksApplying > ACKS_APPLYING_MAX) await this.lastAnswer;
+        await this.outbox.below(WAITING_TO_BE_WRITTEN_MAX);
       }
     } catch (err) {
       this.fail(err);
@@ -106,12 +117,15 @@ class StreamSession {
   private answer(ack: AckInput): void {
     const applied = this.engine.ack({ ...ack, queue: ack.queue || this.queue });
     applied.catch(() => {}); // awaited below, maybe only after earlier answers: not unhandled meanwhile
+    this.acksApplying++;
     this.lastAnswer = this.lastAnswer.then(async () => {
       try {
         const results = outcomesToProto(await applied);
         this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: [], ack: { $typeName: "runlater.v1.AckResponse", results } });
       } catch (err) {
         this.fail(err);
+      } finally {
+        this.acksApplying--;
       }
     });
   }

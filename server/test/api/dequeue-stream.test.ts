@@ -190,6 +190,35 @@ describe("DequeueStream in metrics and errors", () => {
   });
 });
 
+describe("DequeueStream and a worker that does not read", () => {
+  it("stops reading its messages while its answers wait unread, and reads on once they are read", async () => {
+    const transport = createGrpcTransport({ baseUrl: server.url });
+    const queue = "stream_unread";
+    await createClient(QueueService, transport).createQueue({ name: queue });
+    const applied = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return Number(new RegExp(`runlater_jobs_acked_total\\{queue="${queue}",result="not_found"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    };
+    const stream = open(transport);
+    stream.send({ queue });
+    // 200 acks of 1000 unknown jobs each: ~8 MB of answers, far more than HTTP/2 buffers.
+    const acks = 200;
+    for (let a = 0; a < acks; a++) {
+      stream.send({ ack: { succeeded: Array.from({ length: 1000 }, (_, i) => ({ jobId: `${queue}.0.${a}x${i}`, claimToken: "t" })) } });
+    }
+    let before = -1;
+    for (let now = await applied(); now !== before; now = await applied()) {
+      before = now;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(before).toBeLessThan(acks * 1000);
+    stream.end();
+    const answers = await stream.rest();
+    expect(Array.isArray(answers) && answers.length).toBe(acks);
+    expect(await applied()).toBe(acks * 1000);
+  });
+});
+
 describe("DequeueStream and shutdown", () => {
   it("ends open streams when the server stops, after answering the acks it received", async () => {
     const own = await startServer({ store: new MemoryStore(), port: 0 });
