@@ -32,10 +32,12 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     return this.error !== undefined;
   }
 
-  push(item: T): void {
-    if (this.ended) return;
+  /** Queues `item`; false (and dropped) once the queue has ended. */
+  push(item: T): boolean {
+    if (this.ended) return false;
     this.items.push(item);
     this.notify();
+    return true;
   }
 
   close(): void {

@@ -147,7 +147,10 @@ class StreamSession {
         });
         if (jobs.length === 0) continue;
         this.credits -= jobs.length;
-        this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: jobs.map((j) => dequeuedToProto(j, false)) });
+        const sent = this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: jobs.map((j) => dequeuedToProto(j, false)) });
+        // The stream failed while they were being started: hand them back now rather than
+        // leave them to their claim timeout.
+        if (!sent) await this.engine.releaseUndelivered(jobs);
       }
     } catch (err) {
       this.fail(err);
