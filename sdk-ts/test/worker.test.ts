@@ -444,7 +444,22 @@ describe("Worker in poll mode", () => {
 
 describe("Worker in stream mode", () => {
   const startWorker: typeof startWorkerIn = (prefix, options, queueOptions) => startWorkerIn(prefix, { ...options, client: options.client ?? h2client }, queueOptions);
-  const overH2 = (interceptor: Interceptor) => createRunlaterClient(server.url, { httpVersion: "2", interceptors: [interceptor] });
+  const spies: RunlaterClient[] = [];
+  afterAll(() => spies.forEach((c) => c.close()));
+  const overH2 = (interceptor: Interceptor) => {
+    const spy = createRunlaterClient(server.url, { httpVersion: "2", interceptors: [interceptor] });
+    spies.push(spy);
+    return spy;
+  };
+  /** A client over HTTP/2 that counts the calls it makes, by method. */
+  const countingH2Client = () => {
+    const calls = new Map<string, number>();
+    const spy = overH2((next) => (req) => {
+      calls.set(req.method.name, (calls.get(req.method.name) ?? 0) + 1);
+      return next(req);
+    });
+    return { calls, spy };
+  };
 
   it("is the default over HTTP/2, and refused over HTTP/1.1", () => {
     expect(h2client.streams).toBe(true);
@@ -454,11 +469,7 @@ describe("Worker in stream mode", () => {
   });
 
   it("takes jobs and sends outcomes on one stream: no Dequeue or Ack call", async () => {
-    const calls = new Map<string, number>();
-    const spy = overH2((next) => (req) => {
-      calls.set(req.method.name, (calls.get(req.method.name) ?? 0) + 1);
-      return next(req);
-    });
+    const { calls, spy } = countingH2Client();
     const { queue, errors } = await startWorker("one_stream", { client: spy, concurrency: 4, handler: async (job) => `done ${job.text()}` });
     const ids = await client.enqueueMany(Array.from({ length: 50 }, (_, i) => ({ queue, body: `${i}` })));
     await allSucceeded(queue, ids.length);
@@ -493,11 +504,7 @@ describe("Worker in stream mode", () => {
   });
 
   it("sends an ack on the stream when saturated, after the flush delay", async () => {
-    const calls = new Map<string, number>();
-    const spy = overH2((next) => (req) => {
-      calls.set(req.method.name, (calls.get(req.method.name) ?? 0) + 1);
-      return next(req);
-    });
+    const { calls, spy } = countingH2Client();
     const hold = gate();
     let fast = "";
     await startWorker("stream_saturated", {
