@@ -2,19 +2,27 @@
 // The runlater CLI. Runs the TypeScript sources through tsx's loader, so there is no
 // build step between a checkout and a running server. On a Node older than 22 it hands
 // over to scripts/runlater, which installs a local Node 24 first (see node-env.sh).
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 
 if (Number(process.versions.node.split(".")[0]) < 22) {
   const wrapper = fileURLToPath(new URL("../../scripts/runlater", import.meta.url));
-  const result = spawnSync("bash", [wrapper, ...process.argv.slice(2)], { stdio: "inherit" });
-  process.exit(result.status ?? 1);
+  const child = spawn("bash", [wrapper, ...process.argv.slice(2)], { stdio: "inherit" });
+  // A supervisor stops the process it started, this one: pass its SIGTERM on so the server
+  // shuts down gracefully and this process exits with it, rather than dying alone and
+  // leaving the server running. Ctrl-C already reaches both (one process group): SIGINT is
+  // not passed on again, which would make it a second, immediate one.
+  process.on("SIGTERM", () => child.kill("SIGTERM"));
+  process.on("SIGINT", () => {});
+  child.on("exit", (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+} else {
+  // A larger young generation: a job server allocates many short-lived objects per call;
+  // with V8's default 16 MiB semi-spaces scavenges run often enough to cost ~30% of
+  // throughput and add millisecond pauses (measured with npm run bench).
+  (await import("node:v8")).setFlagsFromString("--max-semi-space-size=32");
+  const { register } = await import("tsx/esm/api");
+  register();
+  const { main } = await import("../src/cli/main.ts");
+  await main(process.argv);
 }
-// A larger young generation: a job server allocates many short-lived objects per call;
-// with V8's default 16 MiB semi-spaces scavenges run often enough to cost ~30% of
-// throughput and add millisecond pauses (measured with npm run bench).
-(await import("node:v8")).setFlagsFromString("--max-semi-space-size=32");
-const { register } = await import("tsx/esm/api");
-register();
-const { main } = await import("../src/cli/main.ts");
-await main(process.argv);

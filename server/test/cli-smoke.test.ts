@@ -3,7 +3,7 @@
  * couple of cases, since each start costs about half a second; everything else runs
  * in-process (cli-*.test.ts).
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CliHarness, startHarness } from "./cli-harness.js";
@@ -63,4 +63,34 @@ describe("scripts/runlater", () => {
     expect(bogus.code).toBe(2);
     expect(bogus.stderr).toContain("Allowed choices are all, frontend, broker");
   });
+});
+
+/** The machine's own Node (older than 22 on these machines), which bin/runlater.js hands over from. */
+const SYSTEM_NODE = "/usr/bin/node";
+const systemNodeMajor = Number(execFileSync(SYSTEM_NODE, ["-p", "process.versions.node.split('.')[0]"]).toString().trim());
+
+describe("bin/runlater.js on a Node older than 22", () => {
+  it("has a Node older than 22 to try it with", () => {
+    // If this fails the machine changed: the hand-over below no longer happens anywhere.
+    expect(systemNodeMajor).toBeLessThan(22);
+  });
+
+  it("passes a SIGTERM on to the server it started, which shuts down and takes the wrapper with it", async () => {
+    const bin = fileURLToPath(new URL("../bin/runlater.js", import.meta.url));
+    const wrapper = spawn(SYSTEM_NODE, [bin, "serve", "--port", "0", "--log-level", "warn"], { stdio: ["ignore", "pipe", "inherit"] });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => wrapper.on("exit", (code, signal) => resolve({ code, signal })));
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      wrapper.stdout.on("data", (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /listening on (\S+)/.exec(seen);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then(() => reject(new Error(`exited before listening: ${seen}`)));
+    });
+    wrapper.kill("SIGTERM");
+    expect(await exited).toEqual({ code: 0, signal: null });
+    // The server itself is gone too, not left running on its own.
+    await expect(fetch(`${url}/metrics`)).rejects.toThrow();
+  }, 20_000);
 });
