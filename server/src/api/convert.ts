@@ -3,8 +3,8 @@ import { create } from "@bufbuild/protobuf";
 import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type DequeuedJob, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
+import { type AckRequest, type DequeuedJob, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
+import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
 import { parseJobId } from "../engine/job-id.js";
 import type { JobRecord } from "../engine/job-record.js";
@@ -197,4 +197,19 @@ export function queueToProto(view: QueueView): Queue {
       oldestPendingAge: msToDuration(s.oldestPendingAgeMs),
     }),
   });
+}
+
+/** An Ack (or the ack riding on a Dequeue or a DequeueStream message) as the engine takes it. */
+export function ackFromProto(req: AckRequest): AckInput {
+  return {
+    queue: req.queue,
+    succeeded: req.succeeded.map((s) => ({ jobId: s.jobId, claimToken: s.claimToken, customStatus: s.customStatus })),
+    failed: req.failed.map((f, i) => ({
+      jobId: f.jobId,
+      claimToken: f.claimToken,
+      customStatus: f.customStatus,
+      retryDelayMs: durationToMs(f.retryDelay, `failed[${i}].retry_delay`),
+      noRetry: f.noRetry,
+    })),
+  };
 }

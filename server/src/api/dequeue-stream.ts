@@ -17,15 +17,14 @@ import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/
 import type { AckInput, Engine } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
 import { limits } from "../engine/limits.js";
-import { dequeuedToProto, outcomesToProto } from "./convert.js";
+import { ackFromProto, dequeuedToProto, outcomesToProto } from "./convert.js";
 
 export function dequeueStream(
   engine: Engine,
   requests: AsyncIterable<DequeueStreamRequest>,
   signal: AbortSignal,
-  ackFromProto: (ack: NonNullable<DequeueStreamRequest["ack"]>) => AckInput,
 ): AsyncIterable<DequeueStreamResponse> {
-  const stream = new StreamSession(engine, signal, ackFromProto);
+  const stream = new StreamSession(engine, signal);
   void stream.serve(requests);
   return stream.outbox;
 }
@@ -40,10 +39,12 @@ class StreamSession {
   private queue = "";
   /** Jobs the worker can still take: credits granted minus jobs sent. */
   private credits = 0;
-  /** Set once the stream is ending: later messages are not read (their acks are the worker's to send again). */
-  private closed = false;
-  /** Ends the hand-outs (the worker closed its side, an error, shutdown); acks still get answers. */
-  private readonly stopHandingOut = new AbortController();
+  /**
+   * The stream is ending (the worker closed its side, an error, shutdown): no more
+   * hand-outs, no more messages read (their acks are the worker's to send again); the acks
+   * already read still get their answers.
+   */
+  private readonly ending = new AbortController();
   private handingOut: Promise<void> | undefined;
   private wakeHandOut: (() => void) | undefined;
   /** Acks received and not yet answered. */
@@ -54,7 +55,6 @@ class StreamSession {
   constructor(
     private readonly engine: Engine,
     private readonly signal: AbortSignal,
-    private readonly ackFromProto: (ack: NonNullable<DequeueStreamRequest["ack"]>) => AckInput,
   ) {}
 
   async serve(requests: AsyncIterable<DequeueStreamRequest>): Promise<void> {
@@ -65,8 +65,7 @@ class StreamSession {
       this.signal.addEventListener("abort", () => resolve(), { once: true });
     });
     await Promise.race([this.read(requests), aborted]);
-    this.closed = true;
-    this.stopHandingOut.abort();
+    this.ending.abort();
     await this.handingOut;
     await this.lastAnswer;
     this.outbox.close();
@@ -75,7 +74,7 @@ class StreamSession {
   private async read(requests: AsyncIterable<DequeueStreamRequest>): Promise<void> {
     try {
       for await (const req of requests) {
-        if (this.closed) return;
+        if (this.ending.signal.aborted) return;
         if (this.handingOut === undefined) {
           await this.open(req);
           this.handingOut = this.handOut();
@@ -110,7 +109,7 @@ class StreamSession {
       this.credits = credits;
       this.wakeHandOut?.();
     }
-    if (req.ack) this.answer(this.ackFromProto(req.ack));
+    if (req.ack) this.answer(ackFromProto(req.ack));
   }
 
   /** Applies an ack now; its answer is written after those of the acks before it. */
@@ -131,7 +130,7 @@ class StreamSession {
   }
 
   private async handOut(): Promise<void> {
-    const stopped = this.stopHandingOut.signal;
+    const stopped = this.ending.signal;
     try {
       while (!stopped.aborted) {
         if (this.credits === 0) {
@@ -170,8 +169,7 @@ class StreamSession {
   }
 
   private fail(err: unknown): void {
-    this.closed = true;
-    this.stopHandingOut.abort();
+    this.ending.abort();
     this.outbox.fail(err);
   }
 }

@@ -5,11 +5,11 @@
 import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type AckRequest, WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { AckInput, Engine } from "../engine/engine.js";
+import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import type { Engine } from "../engine/engine.js";
 import { invalidArgument } from "../engine/errors.js";
 import { dequeueStream } from "./dequeue-stream.js";
-import { durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto, timestampToMs } from "./convert.js";
+import { ackFromProto, durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto, timestampToMs } from "./convert.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -46,7 +46,7 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
         };
       },
       dequeueStream(requests, ctx) {
-        return dequeueStream(engine, requests, ctx.signal, ackFromProto);
+        return dequeueStream(engine, requests, ctx.signal);
       },
       async ack(req) {
         if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
@@ -151,20 +151,6 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
         return { queue: queueToProto(await engine.getQueue(req.name)) };
       },
     });
-}
-
-function ackFromProto(req: AckRequest): AckInput {
-  return {
-    queue: req.queue,
-    succeeded: req.succeeded.map((s) => ({ jobId: s.jobId, claimToken: s.claimToken, customStatus: s.customStatus })),
-    failed: req.failed.map((f, i) => ({
-      jobId: f.jobId,
-      claimToken: f.claimToken,
-      customStatus: f.customStatus,
-      retryDelayMs: durationToMs(f.retryDelay, `failed[${i}].retry_delay`),
-      noRetry: f.noRetry,
-    })),
-  };
 }
 
 function deadlineLeft(ctx: HandlerContext): number {
