@@ -7,7 +7,7 @@
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import { untilEnd } from "./api/errors.js";
+import { onCallEnd } from "./api/call-end.js";
 import type { AckResult, JobCounters } from "./engine/counters.js";
 
 export interface BufferGauges {
@@ -64,22 +64,12 @@ export class Metrics implements JobCounters {
 
   /** Times every call; the code is "ok" or the Connect code's name (e.g. "not_found"). */
   interceptor(): Interceptor {
-    return (next) => async (req) => {
+    return (next) => (req) => {
       const end = this.rpcSeconds.startTimer({ method: req.method.name });
-      const settled = (err: unknown) => {
+      return onCallEnd(next(req), (err) => {
         end({ code: err === undefined ? "ok" : codeName(ConnectError.from(err).code) });
         return undefined;
-      };
-      let res;
-      try {
-        res = await next(req);
-      } catch (err) {
-        settled(err);
-        throw err;
-      }
-      if (res.stream) return { ...res, message: untilEnd(res.message, settled) };
-      settled(undefined);
-      return res;
+      });
     };
   }
 

@@ -8,6 +8,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import type { Logger } from "pino";
 import { type ErrorCode, RunlaterError } from "../engine/errors.js";
+import { onCallEnd } from "./call-end.js";
 
 const codes: Record<ErrorCode, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -47,9 +48,9 @@ function isStoreUnreachable(err: unknown): boolean {
 
 /** Maps errors (see toConnectError) and logs every call at debug level with its duration. */
 export function errorInterceptor(log: Logger): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const started = performance.now();
-    const settled = (err: unknown): ConnectError | undefined => {
+    return onCallEnd(next(req), (err) => {
       if (err === undefined) {
         if (log.isLevelEnabled("debug")) log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
         return undefined;
@@ -57,32 +58,6 @@ export function errorInterceptor(log: Logger): Interceptor {
       const connectError = toConnectError(err, log, req.method.name);
       log.debug({ procedure: req.method.name, ms: performance.now() - started, code: Code[connectError.code], message: connectError.rawMessage }, "call failed");
       return connectError;
-    };
-    let res;
-    try {
-      res = await next(req);
-    } catch (err) {
-      throw settled(err);
-    }
-    // A streaming call is settled when its messages end, not when the handler returns them.
-    if (res.stream) return { ...res, message: untilEnd(res.message, settled) };
-    settled(undefined);
-    return res;
+    });
   };
-}
-
-/**
- * Passes a stream's messages through and calls `settled` once when they end: with
- * undefined, or with the error, which it may replace by the one to throw.
- */
-export async function* untilEnd<T>(messages: AsyncIterable<T>, settled: (err: unknown) => unknown): AsyncGenerator<T> {
-  let failed = false;
-  try {
-    yield* messages;
-  } catch (err) {
-    failed = true;
-    throw settled(err) ?? err;
-  } finally {
-    if (!failed) settled(undefined);
-  }
 }
