@@ -142,7 +142,7 @@ export class Worker {
       throw new Error('dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2")');
     }
     if (mode === "stream") {
-      this.streamPuller = new StreamPuller({
+      const puller = new StreamPuller({
         queue: this.queue,
         workerId: this.workerId,
         worker: o.client.worker,
@@ -153,7 +153,8 @@ export class Worker {
         stopTimeoutMs: FINAL_DELIVERY_MS,
         onError: this.onError,
       });
-      this.acks.carrier = () => this.streamPuller?.carryAcks() ?? false;
+      this.acks.carrier = () => puller.carryAcks();
+      this.streamPuller = puller;
     }
     this.claims =
       (o.claimExtension ?? true)

@@ -42,7 +42,7 @@ type Request = MessageInitShape<typeof DequeueStreamRequestSchema>;
 
 export class StreamPuller {
   /** Credits granted on the open stream and not yet used: jobs that may be on their way. */
-  onTheWay = 0;
+  private onTheWay = 0;
   private requests: AsyncQueue<Request> | undefined;
   /** Acks sent on the open stream and not yet answered, oldest first. */
   private unanswered: AckRequest[] = [];
@@ -96,8 +96,8 @@ export class StreamPuller {
     try {
       const responses = this.o.worker.dequeueStream(requests, { signal: cutOff.signal });
       this.requests = requests;
-      this.onTheWay = 0;
-      requests.push({ queue: this.o.queue, workerId: this.o.workerId, credit: this.grant() });
+      this.onTheWay = this.freeCredit();
+      requests.push({ queue: this.o.queue, workerId: this.o.workerId, credit: this.onTheWay });
       for await (const res of responses) {
         brought = true;
         if (res.jobs.length > 0) {
@@ -125,20 +125,17 @@ export class StreamPuller {
   private send(ackDue: boolean): void {
     const requests = this.requests;
     if (!requests) return;
-    const free = this.o.freeSlots() - this.onTheWay;
-    const ackReady = ackDue || this.o.acks.size >= this.o.refillAt;
-    if (free < this.o.refillAt && !ackReady) return;
+    const credit = this.freeCredit();
+    if (credit < this.o.refillAt && !ackDue && this.o.acks.size < this.o.refillAt) return;
     const ack = this.o.acks.take();
-    const credit = this.grant();
     if (ack === undefined && credit === 0) return;
+    this.onTheWay += credit;
     if (ack) this.unanswered.push(ack);
     requests.push({ credit, ack });
   }
 
-  /** Takes every free slot not already spoken for as credit. */
-  private grant(): number {
-    const credit = Math.max(0, this.o.freeSlots() - this.onTheWay);
-    this.onTheWay += credit;
-    return credit;
+  /** Free slots not already spoken for by credits granted. */
+  private freeCredit(): number {
+    return Math.max(0, this.o.freeSlots() - this.onTheWay);
   }
 }
