@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { WireProtocol } from "./protocol.js";
+import type { WireProtocol } from "../protocol.js";
 
 export interface DriverSpec {
   sdk: string;

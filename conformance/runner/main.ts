@@ -16,7 +16,7 @@ import { type DriverSpec, drivers } from "./drivers.js";
 import { findKnownFailing, type KnownFailing, loadKnownFailing } from "./known-failing.js";
 import { type Context, match, normalize, prepare, show } from "./match.js";
 import { DriverProcess, type ServerHandle, startServer } from "./processes.js";
-import type { DriverRequest, WireProtocol } from "./protocol.js";
+import type { DriverRequest, WireProtocol } from "../protocol.js";
 import { type CaseResult, caseName, isFailure, printTable, writeReport } from "./report.js";
 import { loadScenarios, type Scenario } from "./scenario.js";
 

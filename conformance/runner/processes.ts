@@ -9,8 +9,8 @@ import { createInterface } from "node:readline";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { TestControlService } from "@runlater/sdk/gen/testing/control_pb.js";
-import type { DriverRequest, DriverResponse } from "./protocol.js";
+import { TestControlService } from "../../server/src/gen/runlater/testing/v1/control_pb.js";
+import type { DriverRequest, DriverResponse } from "../protocol.js";
 
 export interface ServerHandle {
   url: string;

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { parse } from "yaml";
-import { type SdkOp, sdkOps } from "./protocol.js";
+import { type SdkOp, sdkOps } from "../protocol.js";
 
 export interface Step {
   /** Index in the scenario (0-based), for messages. */

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { timestampDate, timestampFromMs, durationFromMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createRunlaterClient, errorInfo, ErrorReason, JobState, Outcome, type DequeuedJob, type Job, type JobOutcome, type Queue, type RunlaterClient } from "@runlater/sdk";
-import type { CheckpointJson, DriverRequest, DriverResponse, FailureJson, JobStateName, QueueConfigJson, SdkRequest, SuccessJson, WireProtocol } from "../../conformance/runner/protocol.js";
+import type { CheckpointJson, DriverRequest, DriverResponse, FailureJson, JobStateName, QueueConfigJson, SdkRequest, SuccessJson, WireProtocol } from "../../conformance/protocol.js";
 
 let target: { url: string; protocol: WireProtocol } | undefined;
 const actors = new Map<string, RunlaterClient>();

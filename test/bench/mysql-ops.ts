@@ -15,8 +15,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { createConnection } from "mysql2/promise";
 import mysql from "mysql2/promise";
-import { newJobId } from "../../server/src/engine/job-id.js";
-import { resolveQueueConfig } from "../../server/src/engine/queue-config.js";
+import { newJobId } from "../../server/src/domain/job-id.js";
+import { resolveQueueConfig } from "../../server/src/domain/queue-config.js";
 import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
 import { parseMysqlUrl } from "../../server/src/store/mysql/shard.js";
 

@@ -9,9 +9,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { newJobId } from "../../server/src/engine/job-id.js";
-import type { NewJob } from "../../server/src/engine/job-record.js";
-import { resolveQueueConfig } from "../../server/src/engine/queue-config.js";
+import { newJobId } from "../../server/src/domain/job-id.js";
+import type { NewJob } from "../../server/src/domain/job-record.js";
+import { resolveQueueConfig } from "../../server/src/domain/queue-config.js";
 import { openRedisStore } from "../../server/src/store/redis/redis-store.js";
 
 const url = process.argv[2] ?? process.env.RUNLATER_TEST_REDIS_URL;

@@ -15,8 +15,8 @@
  */
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
-import { newJobId } from "../../server/src/engine/job-id.js";
-import { resolveQueueConfig } from "../../server/src/engine/queue-config.js";
+import { newJobId } from "../../server/src/domain/job-id.js";
+import { resolveQueueConfig } from "../../server/src/domain/queue-config.js";
 import { openRedisStore } from "../../server/src/store/redis/redis-store.js";
 
 const { values: args } = parseArgs({

@@ -1,42 +1,17 @@
 /** Conversions between runlater.v1 messages and the engine's domain values. */
 import { create } from "@bufbuild/protobuf";
-import { type Duration, DurationSchema, type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type AckRequest, type DequeuedJob, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
+import { type AckRequest, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
-import { invalidArgument } from "../engine/errors.js";
-import { parseJobId } from "../engine/job-id.js";
-import type { JobRecord } from "../engine/job-record.js";
-import { visibleOrderingKey } from "../engine/ordering.js";
-import type { QueueConfigInput } from "../engine/queue-config.js";
-import { visibleState } from "../engine/transitions.js";
-import type { JobFilter } from "../store/store.js";
-
-export function durationToMs(d: Duration | undefined, field: string): number | undefined {
-  if (!d) return undefined;
-  const ms = Number(d.seconds) * 1000 + Math.trunc(d.nanos / 1_000_000);
-  if (!Number.isFinite(ms) || ms < 0) throw invalidArgument(field, `${field} must not be negative`);
-  return ms;
-}
-
-export function msToDuration(ms: number): Duration {
-  return create(DurationSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 });
-}
-
-export function timestampToMs(t: Timestamp | undefined): number | undefined {
-  return t ? Number(t.seconds) * 1000 + Math.trunc(t.nanos / 1_000_000) : undefined;
-}
-
-// The last timestamp made: a Dequeue answer's jobs share their claim expiry and often their
-// creation time (one enqueue batch), and messages are never changed once made.
-let lastTimestamp: { ms: number; message: Timestamp } | undefined;
-
-export function msToTimestamp(ms: number): Timestamp | undefined {
-  if (ms <= 0) return undefined;
-  if (lastTimestamp?.ms !== ms) lastTimestamp = { ms, message: create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 }) };
-  return lastTimestamp.message;
-}
+import { invalidArgument } from "../domain/errors.js";
+import type { JobRecord } from "../domain/job-record.js";
+import { visibleOrderingKey } from "../domain/ordering.js";
+import type { QueueConfigInput } from "../domain/queue-config.js";
+import { visibleState } from "../domain/transitions.js";
+import type { JobFilter } from "../domain/job-filter.js";
+import type { EveryField } from "../wire/every-field.js";
+import { durationToMs, msToDuration, msToTimestamp } from "../wire/time.js";
 
 const stateToProto = { pending: JobState.PENDING, running: JobState.RUNNING, succeeded: JobState.SUCCEEDED, failed: JobState.FAILED } as const;
 
@@ -74,60 +49,6 @@ export function jobToProto(job: JobRecord, includeBody: boolean): Job {
     finishedAt: msToTimestamp(job.finishedAt),
     orderingKey: visibleOrderingKey(job.orderingKey),
   });
-}
-
-/** Every field of a message type, optional ones too: a literal checked against it names them all. */
-type EveryField<M> = Record<Exclude<keyof M, "$unknown">, unknown>;
-
-/**
- * The message as a literal, not through create(): it runs for every job handed out, and
- * create() walks the schema for each (`satisfies` keeps every field of the type named).
- */
-export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
-  const message: DequeuedJob = {
-    $typeName: "runlater.v1.DequeuedJob" as const,
-    jobId: job.id,
-    body: job.body,
-    priority: job.priority,
-    attempt: dryRun ? job.attempt + 1 : job.attempt,
-    attemptsAllowed: job.attemptsAllowed,
-    claimToken: dryRun ? "" : job.claimToken,
-    claimExpiresAt: dryRun ? undefined : msToTimestamp(job.claimExpiresAt),
-    createdAt: msToTimestamp(job.createdAt),
-    customStatus: job.customStatus,
-  } satisfies EveryField<DequeuedJob>;
-  return message;
-}
-
-/**
- * A job handed out by another broker, as this node's engine needs it to answer (and, if
- * the caller is gone, to release it): the fields of dequeuedToProto, read back.
- */
-export function dequeuedFromProto(d: DequeuedJob): JobRecord {
-  const where = parseJobId(d.jobId);
-  return {
-    id: d.jobId,
-    queue: where?.queue ?? "",
-    partition: where?.partition ?? 0,
-    state: "running",
-    priority: d.priority,
-    body: d.body,
-    runAfter: 0,
-    attemptsAllowed: d.attemptsAllowed,
-    attemptsRemaining: d.attemptsAllowed - d.attempt,
-    attempt: d.attempt,
-    customStatus: d.customStatus,
-    createdAt: timestampToMs(d.createdAt) ?? 0,
-    updatedAt: 0,
-    finishedAt: 0,
-    claimToken: d.claimToken,
-    claimExpiresAt: timestampToMs(d.claimExpiresAt) ?? 0,
-    retryDelayMs: 0,
-    bufferEpoch: 0,
-    idempotencyKey: "",
-    orderingKey: "",
-    seq: 0,
-  };
 }
 
 const outcomeToProto = { acknowledged: Outcome.ACKNOWLEDGED, stale_claim: Outcome.STALE_CLAIM, not_found: Outcome.NOT_FOUND } as const;

@@ -6,18 +6,19 @@
  *    answers of the acks sent before it;
  *  - handing out: while credits are left, one engine.dequeue for all of them (up to the
  *    Dequeue limit), long-polling when nothing is due; its jobs go out as one message;
- *  - writing: those messages, in the order they were queued (an AsyncQueue).
+ *  - writing: those messages, in the order they were queued (a StreamOutbox).
  * The worker closing its side, the server shutting down or the client going away ends the
  * handing out (a long poll returns at once; jobs being started then are handed back by the
  * engine); the stream ends once every ack received has its answer written. An error ends
  * it too, after the jobs already handed out have been written: none is left unsent.
  */
-import { AsyncQueue } from "@runlater/sdk/async-queue.js";
 import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { AckInput, Engine } from "../engine/engine.js";
-import { invalidArgument } from "../engine/errors.js";
-import { limits } from "../engine/limits.js";
-import { ackFromProto, dequeuedToProto, outcomesToProto } from "./convert.js";
+import { invalidArgument } from "../domain/errors.js";
+import { limits } from "../domain/limits.js";
+import { dequeuedToProto } from "../wire/dequeued-job.js";
+import { ackFromProto, outcomesToProto } from "./convert.js";
+import { StreamOutbox } from "./stream-outbox.js";
 
 export function dequeueStream(
   engine: Engine,
@@ -35,7 +36,7 @@ const ACKS_APPLYING_MAX = 16;
 const WAITING_TO_BE_WRITTEN_MAX = 64;
 
 class StreamSession {
-  readonly outbox = new AsyncQueue<DequeueStreamResponse>();
+  readonly outbox = new StreamOutbox<DequeueStreamResponse>();
   private queue = "";
   /** Jobs the worker can still take: credits granted minus jobs sent. */
   private credits = 0;
@@ -83,7 +84,7 @@ class StreamSession {
         // Read no further while the worker is not reading our answers, or its acks pile
         // up unapplied: its messages then wait in HTTP/2 flow control, not in our memory.
         if (this.acksApplying > ACKS_APPLYING_MAX) await this.lastAnswer;
-        await this.outbox.below(WAITING_TO_BE_WRITTEN_MAX);
+        await this.outbox.waitBelow(WAITING_TO_BE_WRITTEN_MAX);
       }
     } catch (err) {
       this.fail(err);

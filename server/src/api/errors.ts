@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import type { Logger } from "pino";
-import { type ErrorCode, RunlaterError } from "../engine/errors.js";
+import { type ErrorCode, RunlaterError } from "../domain/errors.js";
 import { onCallEnd } from "./call-end.js";
 
 const codes: Record<ErrorCode, Code> = {

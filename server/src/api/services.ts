@@ -7,9 +7,12 @@ import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { Engine } from "../engine/engine.js";
-import { invalidArgument } from "../engine/errors.js";
+import { invalidArgument } from "../domain/errors.js";
 import { dequeueStream } from "./dequeue-stream.js";
-import { ackFromProto, durationToMs, dequeuedToProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto, timestampToMs } from "./convert.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
+import { dequeuedToProto } from "../wire/dequeued-job.js";
+import { durationToMs, timestampToMs } from "../wire/time.js";
+import { ackFromProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto } from "./convert.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -19,10 +22,6 @@ export interface ServedApis {
   frontend: boolean;
 }
 
-/** Set by a node forwarding Dequeue to the broker that owns the partitions (docs/cluster.md). */
-export const FORWARDED_HEADER = "runlater-forwarded";
-/** The forwarding node's id for the call, named again if it cancels the call (ClusterService.ReleaseForwarded). */
-export const FORWARDED_CALL_HEADER = "runlater-forwarded-call";
 /** Longest call id accepted (the router's are 12 characters); a longer one is ignored. */
 const CALL_ID_MAX_LENGTH = 64;
 

@@ -6,11 +6,11 @@
  */
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectRouter, ConnectError } from "@connectrpc/connect";
-import { TestControlService } from "@runlater/sdk/gen/testing/control_pb.js";
-import { type ManualClock, settle } from "../engine/clock.js";
+import { TestControlService } from "../gen/runlater/testing/v1/control_pb.js";
+import { type ManualClock, settle } from "../domain/clock.js";
 import type { Engine } from "../engine/engine.js";
 import type { Maintenance } from "../maintenance/maintenance.js";
-import { durationToMs } from "./convert.js";
+import { durationToMs } from "../wire/time.js";
 
 export interface TestControlDeps {
   clock: ManualClock;

@@ -14,15 +14,15 @@
  *   limit in proportion to the share of partitions it owns.
  */
 import type { Logger } from "pino";
-import { byteBudget } from "../engine/byte-budget.js";
-import type { Clock } from "../engine/clock.js";
-import { queueNotFound } from "../engine/errors.js";
-import { newClaimToken } from "../engine/job-id.js";
-import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
-import { limits } from "../engine/limits.js";
-import type { QueueConfig } from "../engine/queue-config.js";
-import { retryDelayMs } from "../engine/retry-policy.js";
-import { type HandOutPlan, handOut } from "../engine/transitions.js";
+import { byteBudget } from "../domain/byte-budget.js";
+import type { Clock } from "../domain/clock.js";
+import { queueNotFound } from "../domain/errors.js";
+import { newClaimToken } from "../domain/job-id.js";
+import { compareForDequeue, type JobRecord } from "../domain/job-record.js";
+import { limits } from "../domain/limits.js";
+import type { QueueConfig } from "../domain/queue-config.js";
+import { retryDelayMs } from "../domain/retry-policy.js";
+import { type HandOutPlan, handOut } from "../domain/transitions.js";
 import type { Store } from "../store/store.js";
 import { BufferMemory } from "./buffer-memory.js";
 import { PartitionBuffer } from "./partition-buffer.js";

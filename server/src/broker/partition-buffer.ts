@@ -1,4 +1,4 @@
-import { compareForDequeue, type JobRecord } from "../engine/job-record.js";
+import { compareForDequeue, type JobRecord } from "../domain/job-record.js";
 import type { BufferMemory } from "./buffer-memory.js";
 
 /**

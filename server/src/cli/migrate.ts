@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { invalidArgument } from "../engine/errors.js";
+import { invalidArgument } from "../domain/errors.js";
 import { migrateUrls } from "../store/mysql/migrate.js";
 import type { CliIo } from "./io.js";
 

@@ -8,7 +8,7 @@
  * live a few seconds: a cancellation follows its answer within the frontend's grace plus a
  * network delay. Only ids and claim tokens are kept, never bodies.
  */
-import type { Clock } from "../engine/clock.js";
+import type { Clock } from "../domain/clock.js";
 
 export interface HandedOut {
   id: string;

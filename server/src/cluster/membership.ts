@@ -8,7 +8,7 @@
  * broker cut off from the store cannot renew its leases anyway.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../engine/clock.js";
+import type { Clock } from "../domain/clock.js";
 import type { BrokerEntry, Store } from "../store/store.js";
 import { assignQueue } from "./assignment.js";
 

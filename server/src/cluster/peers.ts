@@ -11,11 +11,12 @@ import { Agent } from "node:http";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ClusterService, type NotifyRequestSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
+import { ClusterService, type NotifyRequestSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
-import { dequeuedFromProto, msToDuration } from "../api/convert.js";
-import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../api/services.js";
-import type { JobRecord } from "../engine/job-record.js";
+import { dequeuedFromProto } from "../wire/dequeued-job.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
+import { msToDuration } from "../wire/time.js";
+import type { JobRecord } from "../domain/job-record.js";
 
 /** Beyond the long poll itself, how long a forwarded Dequeue may take before it is given up. */
 const FORWARD_SLACK_MS = 10_000;

@@ -18,14 +18,14 @@
  */
 import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { NotifyRequest, PartitionDueSchema } from "@runlater/sdk/gen/cluster/cluster_pb.js";
+import type { NotifyRequest, PartitionDueSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
-import type { Clock } from "../engine/clock.js";
+import type { Clock } from "../domain/clock.js";
 import type { Dispatch, DispatchDequeue } from "../engine/dispatch.js";
-import { queueNotFound, RunlaterError } from "../engine/errors.js";
-import type { JobRecord } from "../engine/job-record.js";
-import type { QueueConfig } from "../engine/queue-config.js";
+import { queueNotFound, RunlaterError } from "../domain/errors.js";
+import type { JobRecord } from "../domain/job-record.js";
+import type { QueueConfig } from "../domain/queue-config.js";
 import type { Store } from "../store/store.js";
 import { ForwardedAnswers, type HandedOut } from "./forwarded-answers.js";
 import type { Membership } from "./membership.js";

@@ -4,8 +4,8 @@
  * Router (cluster/router.ts) does, sending each call to the broker that owns the
  * partition, this one or another.
  */
-import type { JobRecord } from "./job-record.js";
-import type { QueueConfig } from "./queue-config.js";
+import type { JobRecord } from "../domain/job-record.js";
+import type { QueueConfig } from "../domain/queue-config.js";
 
 export interface DispatchDequeue {
   queue: string;

@@ -3,18 +3,19 @@
  * The API layer calls it with domain values; it knows nothing about Connect.
  */
 import { createHash } from "node:crypto";
-import type { JobFilter, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store/store.js";
-import type { Clock } from "./clock.js";
-import { byteBudget } from "./byte-budget.js";
+import type { OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store/store.js";
+import type { Clock } from "../domain/clock.js";
+import { byteBudget } from "../domain/byte-budget.js";
 import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
-import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "./errors.js";
-import { newJobId, parseJobId } from "./job-id.js";
-import type { JobRecord, NewJob, Outcome } from "./job-record.js";
-import { limits } from "./limits.js";
-import { storedOrderingKey } from "./ordering.js";
-import { type QueueConfigInput, resolveQueueConfig, updateQueueConfig, validateQueueName, type QueueConfig } from "./queue-config.js";
-import { appendStatus } from "./transitions.js";
+import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound, RunlaterError } from "../domain/errors.js";
+import { newJobId, parseJobId } from "../domain/job-id.js";
+import type { JobRecord, NewJob, Outcome } from "../domain/job-record.js";
+import { limits } from "../domain/limits.js";
+import { storedOrderingKey } from "../domain/ordering.js";
+import { type QueueConfigInput, resolveQueueConfig, updateQueueConfig, validateQueueName, type QueueConfig } from "../domain/queue-config.js";
+import { appendStatus } from "../domain/transitions.js";
+import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
 
 export interface JobSpecInput {
   queue: string;

@@ -8,7 +8,7 @@
  * expiries would only multiply the store's work.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../engine/clock.js";
+import type { Clock } from "../domain/clock.js";
 import { type JobCounters, tally } from "../engine/counters.js";
 import type { Engine } from "../engine/engine.js";
 import type { Store } from "../store/store.js";

@@ -1,5 +1,5 @@
 /** Opens the store named by `--store` URLs. One URL per shard. */
-import { invalidArgument } from "../engine/errors.js";
+import { invalidArgument } from "../domain/errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { openMysqlStore } from "./mysql/mysql-store.js";
 import { openRedisStore } from "./redis/redis-store.js";

@@ -19,9 +19,10 @@
  *   Whatever ends the head (complete, fail, claim expiry to failed, delete) promotes the
  *   next one in the same atomic step. Jobs without a key pay nothing for this.
  */
-import type { JobRecord, NewJob, Outcome } from "../engine/job-record.js";
-import type { QueueConfig } from "../engine/queue-config.js";
-import type { CheckpointInput, FailureInput, HandOutPlan } from "../engine/transitions.js";
+import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
+import type { JobRecord, NewJob, Outcome } from "../domain/job-record.js";
+import type { QueueConfig } from "../domain/queue-config.js";
+import type { CheckpointInput, FailureInput, HandOutPlan } from "../domain/transitions.js";
 
 export interface QueueRecord {
   name: string;
@@ -37,20 +38,6 @@ export interface QueueStatsRecord {
   failed: number;
   /** now − run_after of the oldest due pending job; 0 when none is due. */
   oldestPendingAgeMs: number;
-}
-
-/** Filters shared by scan, count and delete. Unset fields match everything. */
-export interface JobFilter {
-  state?: "pending" | "running" | "succeeded" | "failed";
-  priority?: number;
-  /** true: run_after > now; false: run_after ≤ now. */
-  future?: boolean;
-  bodyRegex?: RegExp;
-}
-
-export interface ScanCursor {
-  runAfter: number;
-  id: string;
 }
 
 export interface OutcomeResult {

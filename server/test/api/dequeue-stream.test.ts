@@ -6,7 +6,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { AsyncQueue } from "@runlater/sdk/async-queue.js";
+import { StreamOutbox } from "../../src/api/stream-outbox.js";
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
@@ -26,7 +26,7 @@ type Request = MessageInitShape<typeof DequeueStreamRequestSchema>;
 
 /** One open stream: send() messages, next() the server's, end() our side. */
 function open(transport: Transport) {
-  const requests = new AsyncQueue<Request>();
+  const requests = new StreamOutbox<Request>();
   const responses = createClient(WorkerService, transport).dequeueStream(requests)[Symbol.asyncIterator]();
   return {
     send: (req: Request) => requests.push(req),

@@ -9,7 +9,7 @@ import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/engine/clock.js";
+import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 

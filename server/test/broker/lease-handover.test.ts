@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Broker } from "../../src/broker/broker.js";
-import { ManualClock } from "../../src/engine/clock.js";
-import { newJobId } from "../../src/engine/job-id.js";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { ManualClock } from "../../src/domain/clock.js";
+import { newJobId } from "../../src/domain/job-id.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { silentLogger } from "../../src/log.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 

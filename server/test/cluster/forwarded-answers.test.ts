@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FORWARDED_MEMORY_MS, ForwardedAnswers, type HandedOut } from "../../src/cluster/forwarded-answers.js";
-import { ManualClock } from "../../src/engine/clock.js";
+import { ManualClock } from "../../src/domain/clock.js";
 
 function answers() {
   const clock = new ManualClock();

@@ -5,13 +5,13 @@
  */
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { ClusterService } from "@runlater/sdk/gen/cluster/cluster_pb.js";
+import { ClusterService } from "../../src/gen/runlater/cluster/v1/cluster_pb.js";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { afterEach, expect, it } from "vitest";
-import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../../src/api/services.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../../src/wire/forwarding.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 

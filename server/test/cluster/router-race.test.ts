@@ -9,8 +9,8 @@ import pino from "pino";
 import { describe, expect, it } from "vitest";
 import type { HandedOut } from "../../src/cluster/forwarded-answers.js";
 import { Router } from "../../src/cluster/router.js";
-import type { JobRecord } from "../../src/engine/job-record.js";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 
 const job = (id: string) => ({ id }) as JobRecord;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { settle } from "../../src/engine/clock.js";
+import { settle } from "../../src/domain/clock.js";
 import { setup } from "./harness.js";
 
 describe("dequeue order and eligibility", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newClaimToken, newJobId, parseJobId } from "../../src/engine/job-id.js";
+import { newClaimToken, newJobId, parseJobId } from "../../src/domain/job-id.js";
 
 describe("job ids and claim tokens", () => {
   it("gives job ids that name their queue and partition and never repeat", () => {

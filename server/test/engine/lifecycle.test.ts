@@ -1,8 +1,8 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { RunlaterError } from "../../src/engine/errors.js";
-import type { JobRecord } from "../../src/engine/job-record.js";
-import { defaultRetryPolicy, retryDelayMs } from "../../src/engine/retry-policy.js";
+import { RunlaterError } from "../../src/domain/errors.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
+import { defaultRetryPolicy, retryDelayMs } from "../../src/domain/retry-policy.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { QueueRecord } from "../../src/store/store.js";
 import { setup } from "./harness.js";

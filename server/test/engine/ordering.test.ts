@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { jobToProto } from "../../src/api/convert.js";
-import { RunlaterError } from "../../src/engine/errors.js";
-import { FIFO_ORDERING_KEY } from "../../src/engine/ordering.js";
+import { RunlaterError } from "../../src/domain/errors.js";
+import { FIFO_ORDERING_KEY } from "../../src/domain/ordering.js";
 import { setup } from "./harness.js";
 
 const bodies = (jobs: Array<{ body: Uint8Array }>) => jobs.map((j) => new TextDecoder().decode(j.body));

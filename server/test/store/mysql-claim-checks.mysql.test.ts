@@ -8,8 +8,8 @@
  * as the time to look again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
-import type { HandOutPlan } from "../../src/engine/transitions.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
+import type { HandOutPlan } from "../../src/domain/transitions.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
 import { newJob, T0 } from "../../src/store/storetest/fixtures.js";

@@ -8,7 +8,7 @@
  * of a claim.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { RESCAN_EVERY_MS } from "../../src/store/mysql/held-jobs.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { Shard } from "../../src/store/mysql/shard.js";

@@ -4,8 +4,8 @@
  * epochs outlive a queue's deletion.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JobRecord } from "../../src/engine/job-record.js";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { addClaimChecks } from "../../src/store/mysql/claim-checks.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import * as sql from "../../src/store/mysql/queries.js";

@@ -5,7 +5,7 @@
  */
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { shardOf } from "../../src/store/redis/keys.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";

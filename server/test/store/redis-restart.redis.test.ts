@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
 import { handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
 import { redisUrl } from "../services.js";

@@ -6,7 +6,7 @@
  * The store-specific files supply how to open and how to look inside a shard.
  */
 import { expect, it } from "vitest";
-import { resolveQueueConfig } from "../../src/engine/queue-config.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { formulaShard, placePartitions } from "../../src/store/placement.js";
 import { createQueue, handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";

@@ -13,14 +13,15 @@
  *   are in no pending heap, so claims and peeks never see them.
  * Scan, count and stats iterate the queue's jobs: admin calls, O(jobs in the queue).
  */
-import { byteBudget } from "../../engine/byte-budget.js";
-import { queueNotFound } from "../../engine/errors.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../engine/job-record.js";
-import * as transitions from "../../engine/transitions.js";
-import type { JobPatch } from "../../engine/transitions.js";
-import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { byteBudget } from "../../domain/byte-budget.js";
+import { queueNotFound } from "../../domain/errors.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../domain/job-record.js";
+import * as transitions from "../../domain/transitions.js";
+import type { JobPatch } from "../../domain/transitions.js";
+import type { BrokerEntry, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store.js";
 import { KeySequences } from "./key-sequences.js";
 import { OrderedIndex } from "./ordered-index.js";
+import { type JobFilter, type ScanCursor, matchesFilter } from "../../domain/job-filter.js";
 
 interface Slot {
   job: JobRecord;
@@ -556,14 +557,6 @@ export class MemoryStore implements Store {
       if (matchesFilter(slot.job, filter, now)) yield slot;
     }
   }
-}
-
-export function matchesFilter(job: JobRecord, filter: JobFilter, now: number): boolean {
-  if (filter.state !== undefined && transitions.visibleState(job.state) !== filter.state) return false;
-  if (filter.priority !== undefined && job.priority !== filter.priority) return false;
-  if (filter.future !== undefined && job.runAfter > now !== filter.future) return false;
-  if (filter.bodyRegex && !filter.bodyRegex.test(Buffer.from(job.body).toString("utf8"))) return false;
-  return true;
 }
 
 function cloneQueue(record: QueueRecord): QueueRecord {

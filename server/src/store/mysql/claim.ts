@@ -4,9 +4,9 @@
  * cursor, or from its start when the level holds nothing or needs a rescan, and the jobs it
  * returns are held in memory until the broker starts or releases them.
  */
-import { byteBudget } from "../../engine/byte-budget.js";
-import type { JobRecord } from "../../engine/job-record.js";
-import { limits } from "../../engine/limits.js";
+import { byteBudget } from "../../domain/byte-budget.js";
+import type { JobRecord } from "../../domain/job-record.js";
+import { limits } from "../../domain/limits.js";
 import type { HeldLevel, HeldPartition, Position } from "./held-jobs.js";
 import * as sql from "./queries.js";
 import { type JobRow, toRecord } from "./rows.js";

@@ -16,8 +16,8 @@
  * any other: users see both as PENDING. A new lease epoch starts from nothing: what an older
  * epoch held was never written, so a new owner finds those jobs pending.
  */
-import { parseJobId } from "../../engine/job-id.js";
-import type { JobRecord } from "../../engine/job-record.js";
+import { parseJobId } from "../../domain/job-id.js";
+import type { JobRecord } from "../../domain/job-record.js";
 
 /** How often a claim rereads a level from its start while it holds jobs of it: how late a job queued behind the cursor by another process can be. */
 export const RESCAN_EVERY_MS = 1000;

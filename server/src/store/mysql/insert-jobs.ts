@@ -3,9 +3,9 @@
  * then multi-row INSERTs. Runs inside a transaction the caller owns (see
  * MysqlStore.jobInsertMany).
  */
-import type { NewJob } from "../../engine/job-record.js";
-import { limits } from "../../engine/limits.js";
-import { arrivalState } from "../../engine/transitions.js";
+import type { NewJob } from "../../domain/job-record.js";
+import { limits } from "../../domain/limits.js";
+import { arrivalState } from "../../domain/transitions.js";
 import { joinSequences } from "./ordering.js";
 import * as sql from "./queries.js";
 import { insertValues } from "./rows.js";

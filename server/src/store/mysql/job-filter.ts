@@ -7,11 +7,10 @@
  * bounded pages of rows (PAGE rows at a time), so every store agrees on what matches
  * and no user text ever becomes SQL.
  */
-import type { JobRecord } from "../../engine/job-record.js";
-import type { JobFilter, ScanCursor } from "../store.js";
-import { matchesFilter } from "../memory/memory-store.js";
+import type { JobRecord } from "../../domain/job-record.js";
 import { ALL_COLUMNS, type JobRow, META_AND_SIZE, toRecord } from "./rows.js";
 import { type Conn, type Param, select } from "./shard.js";
+import { type JobFilter, type ScanCursor, matchesFilter } from "../../domain/job-filter.js";
 
 /** Rows read per round trip while a body regex filters in JavaScript. */
 export const REGEX_PAGE = 500;

@@ -28,14 +28,14 @@
  *   or retried, and leaves it, promoting the next, in the same transaction that ends or
  *   deletes it. Jobs without a key skip all of it.
  */
-import { queueNotFound } from "../../engine/errors.js";
-import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../engine/job-record.js";
-import type { QueueConfig } from "../../engine/queue-config.js";
-import * as transitions from "../../engine/transitions.js";
-import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../engine/transitions.js";
+import { queueNotFound } from "../../domain/errors.js";
+import { parseJobId } from "../../domain/job-id.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type StoredState, withoutBody } from "../../domain/job-record.js";
+import type { QueueConfig } from "../../domain/queue-config.js";
+import * as transitions from "../../domain/transitions.js";
+import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../domain/transitions.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
-import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import type { BrokerEntry, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store.js";
 import { claimDue, nextDueAt } from "./claim.js";
 import { addClaimChecks, nextClaimCheck, takeDueChecks } from "./claim-checks.js";
 import { HeldJobs } from "./held-jobs.js";
@@ -48,6 +48,7 @@ import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js"
 import { type Conn, type Param, run, select, Shard } from "./shard.js";
 import { checkShards } from "./shard-map.js";
 import { duplicateKeyIndex } from "./transient.js";
+import type { JobFilter, ScanCursor } from "../../domain/job-filter.js";
 
 export interface MysqlStoreOptions {
   /** How long a statement keeps retrying transient errors (deadlock, lost connection, restart). */

@@ -10,8 +10,8 @@
  *   ended, in order; the first is the head, the only one not 'waiting'.
  * These run inside the caller's transaction, after it locked or wrote the jobs.
  */
-import type { NewJob } from "../../engine/job-record.js";
-import * as transitions from "../../engine/transitions.js";
+import type { NewJob } from "../../domain/job-record.js";
+import * as transitions from "../../domain/transitions.js";
 import * as sql from "./queries.js";
 import { keyBytes, setClause } from "./rows.js";
 import { type Conn, type Param, run, select } from "./shard.js";

@@ -3,7 +3,7 @@
  * list's length varies: they only repeat `?`). docs/mysql.md shows the EXPLAIN of the
  * hot ones. Every value is a bound parameter.
  */
-import { limits } from "../../engine/limits.js";
+import { limits } from "../../domain/limits.js";
 import { ALL_COLUMNS, INSERT_COLUMNS, INSERT_ROW, META_AND_SIZE, META_COLUMNS } from "./rows.js";
 import { placeholders } from "./shard.js";
 

@@ -2,8 +2,8 @@
  * The jobs table row ↔ JobRecord, and a transition's patch → SQL. Column names come from
  * the fixed map below, never from input; every value is a bound parameter.
  */
-import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js";
-import type { JobPatch } from "../../engine/transitions.js";
+import type { JobRecord, NewJob, StoredState } from "../../domain/job-record.js";
+import type { JobPatch } from "../../domain/transitions.js";
 import { type Param, placeholders } from "./shard.js";
 
 /** A stored field of JobRecord (bodySize is derived from the body, never written). */

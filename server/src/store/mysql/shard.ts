@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { createConnection, createPool, type Pool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from "mysql2/promise";
-import { invalidArgument } from "../../engine/errors.js";
+import { invalidArgument } from "../../domain/errors.js";
 import { isBrokenConnection, isTransient } from "./transient.js";
 
 export type Conn = PoolConnection;

@@ -6,10 +6,10 @@
  * each a 4-byte length and its bytes), then the body. The claim sends ids and stored
  * strings apart.
  */
-import { parseJobId } from "../../engine/job-id.js";
-import { limits } from "../../engine/limits.js";
-import type { JobRecord, NewJob, StoredState } from "../../engine/job-record.js";
-import type { Outcome } from "../../engine/job-record.js";
+import { parseJobId } from "../../domain/job-id.js";
+import { limits } from "../../domain/limits.js";
+import type { JobRecord, NewJob, StoredState } from "../../domain/job-record.js";
+import type { Outcome } from "../../domain/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };

@@ -18,18 +18,19 @@
  * is a silently lost job. See docs/redis.md for durability settings.
  */
 import { Redis } from "ioredis";
-import { queueNotFound } from "../../engine/errors.js";
-import { parseJobId } from "../../engine/job-id.js";
-import { compareForDequeue, compareForScan, type JobRecord, type NewJob, withoutBody } from "../../engine/job-record.js";
-import type { QueueConfig } from "../../engine/queue-config.js";
-import { type CheckpointInput, claimIntoBuffer, type FailureInput, type HandOutPlan } from "../../engine/transitions.js";
-import type { BrokerEntry, JobFilter, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, ScanCursor, Store } from "../store.js";
+import { queueNotFound } from "../../domain/errors.js";
+import { parseJobId } from "../../domain/job-id.js";
+import { compareForDequeue, compareForScan, type JobRecord, type NewJob, withoutBody } from "../../domain/job-record.js";
+import type { QueueConfig } from "../../domain/queue-config.js";
+import { type CheckpointInput, claimIntoBuffer, type FailureInput, type HandOutPlan } from "../../domain/transitions.js";
+import type { BrokerEntry, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store.js";
 import { decodeJob, decodeJobs, decodeOutcomes, decodeStored, encodeNewJob, text } from "./codec.js";
 import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
 import { checkShards, connect } from "./shard-check.js";
-import { CHUNK, filterArgs, matchesBody, type PartitionScript, walk } from "./walk.js";
+import { CHUNK, filterArgs, type PartitionScript, walk } from "./walk.js";
+import { type JobFilter, type ScanCursor, matchesBody } from "../../domain/job-filter.js";
 
 export interface RedisStoreOptions {
   /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. */

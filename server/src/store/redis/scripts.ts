@@ -9,7 +9,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
-import { limits } from "../../engine/limits.js";
+import { limits } from "../../domain/limits.js";
 
 const dir = new URL("./lua/", import.meta.url);
 

@@ -4,10 +4,10 @@
  * for long and none loads a whole queue. The body regex runs here: JS regexes do not run
  * in Lua.
  */
-import type { JobRecord } from "../../engine/job-record.js";
-import type { JobFilter, ScanCursor } from "../store.js";
+import type { JobRecord } from "../../domain/job-record.js";
 import { decodeJobs, text } from "./codec.js";
 import type { ScriptArg } from "./scripts.js";
+import type { JobFilter, ScanCursor } from "../../domain/job-filter.js";
 
 /** Jobs examined per admin script call: bounds how long one call holds Redis. */
 export const CHUNK = 1000;
@@ -54,8 +54,4 @@ export async function walk(
 /** The filter as job_scan.lua and job_delete_ids.lua take it: state, priority, future. */
 export function filterArgs(f: JobFilter): ScriptArg[] {
   return [f.state ? stateCodes[f.state] : "", f.priority ?? 0, f.future === undefined ? "" : f.future ? "1" : "0"];
-}
-
-export function matchesBody(job: JobRecord, f: JobFilter): boolean {
-  return !f.bodyRegex || f.bodyRegex.test(Buffer.from(job.body).toString("utf8"));
 }

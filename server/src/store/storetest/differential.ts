@@ -7,9 +7,9 @@
  * server/test/store/redis-differential.redis.test.ts so every store can run it.
  */
 import { expect } from "vitest";
-import { newJobId } from "../../engine/job-id.js";
-import type { JobRecord, NewJob } from "../../engine/job-record.js";
-import { resolveQueueConfig } from "../../engine/queue-config.js";
+import { newJobId } from "../../domain/job-id.js";
+import type { JobRecord, NewJob } from "../../domain/job-record.js";
+import { resolveQueueConfig } from "../../domain/queue-config.js";
 import { MemoryStore } from "../memory/memory-store.js";
 import type { Store } from "../store.js";
 import { T0 } from "./fixtures.js";

@@ -1,8 +1,8 @@
 /** Helpers for the shared store suite: build jobs, take leases, hand jobs out. */
 import { expect } from "vitest";
-import { newJobId } from "../../engine/job-id.js";
-import type { JobRecord, NewJob } from "../../engine/job-record.js";
-import { resolveQueueConfig, type QueueConfigInput } from "../../engine/queue-config.js";
+import { newJobId } from "../../domain/job-id.js";
+import type { JobRecord, NewJob } from "../../domain/job-record.js";
+import { resolveQueueConfig, type QueueConfigInput } from "../../domain/queue-config.js";
 import type { Store } from "../store.js";
 
 export const T0 = Date.UTC(2030, 0, 1);

@@ -4,11 +4,11 @@
  * ends or deletes the head promotes the next, at its own run_after.
  */
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../engine/clock.js";
+import { ManualClock } from "../../domain/clock.js";
 import { Engine } from "../../engine/engine.js";
-import type { JobRecord } from "../../engine/job-record.js";
-import { FIFO_ORDERING_KEY } from "../../engine/ordering.js";
-import { resolveQueueConfig } from "../../engine/queue-config.js";
+import type { JobRecord } from "../../domain/job-record.js";
+import { FIFO_ORDERING_KEY } from "../../domain/ordering.js";
+import { resolveQueueConfig } from "../../domain/queue-config.js";
 import type { Store } from "../store.js";
 import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";

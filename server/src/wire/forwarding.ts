@@ -1,0 +1,6 @@
+/** Headers of a Dequeue one node forwards to the broker that owns the partitions (docs/cluster.md). */
+
+/** Set by a node forwarding Dequeue to the broker that owns the partitions. */
+export const FORWARDED_HEADER = "runlater-forwarded";
+/** The forwarding node's id for the call, named again if it cancels the call (ClusterService.ReleaseForwarded). */
+export const FORWARDED_CALL_HEADER = "runlater-forwarded-call";
