@@ -38,7 +38,7 @@ fi
 
 check "buf lint" npx buf lint
 check "buf format" npx buf format -d --exit-code
-check "generated TypeScript is current" bash -c 'npx buf generate && test -z "$(git status --porcelain -- sdk-ts/src/gen)" || { git status --short -- sdk-ts/src/gen; false; }'
+check "generated TypeScript is current" bash -c 'npx buf generate && test -z "$(git status --porcelain -- sdk-ts/src/gen server/src/gen)" || { git status --short -- sdk-ts/src/gen server/src/gen; false; }'
 check "typecheck" npx tsc -p tsconfig.json
 
 step "TypeScript suites (vitest)"
