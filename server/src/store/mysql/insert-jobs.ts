@@ -5,6 +5,7 @@
  */
 import type { NewJob } from "../../domain/job-record.js";
 import { limits } from "../../domain/limits.js";
+import type { Located } from "../shard-router.js";
 import { arrivalState } from "../../domain/transitions.js";
 import { joinSequences } from "./ordering.js";
 import * as sql from "./queries.js";
@@ -14,12 +15,6 @@ import { type Conn, run, select } from "./shard.js";
 /** Bytes of bodies per INSERT statement; larger batches take several statements in one transaction. */
 const INSERT_BYTES = 4 * 1024 * 1024;
 
-/** An item and its place in the caller's batch. */
-export interface Keyed<T> {
-  index: number;
-  item: T;
-}
-
 /**
  * One shard's part of an enqueue, inside its transaction: resolve idempotency keys
  * against live jobs (and earlier jobs of the batch), append jobs with an ordering key to
@@ -27,7 +22,7 @@ export interface Keyed<T> {
  * INSERTs. On a replay (`replay`: an earlier attempt may have committed) it first looks
  * its ids up.
  */
-export async function insertOnShard(c: Conn, items: Array<Keyed<NewJob>>, now: number, replay: boolean): Promise<string[]> {
+export async function insertOnShard(c: Conn, items: Array<Located<NewJob>>, now: number, replay: boolean): Promise<string[]> {
   const live = new Map<string, string>(); // queue \0 key → id
   const keyOf = (job: NewJob) => `${job.queue}\u0000${job.idempotencyKey}`;
   const keysByQueue = new Map<string, Set<string>>();

@@ -34,12 +34,13 @@ import { compareForDequeue, compareForScan, type JobRecord, type NewJob, type St
 import type { QueueConfig } from "../../domain/queue-config.js";
 import * as transitions from "../../domain/transitions.js";
 import type { CheckpointInput, FailureInput, HandOutPlan, JobPatch } from "../../domain/transitions.js";
-import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
+import { decodePlacement, encodePlacement, placePartitions, type StoredQueuePlacement } from "../placement.js";
+import { type Located, partitionOfId, ShardRouter } from "../shard-router.js";
 import type { BrokerEntry, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store.js";
 import { claimDue, nextDueAt } from "./claim.js";
 import { addClaimChecks, nextClaimCheck, takeDueChecks } from "./claim-checks.js";
 import { HeldJobs } from "./held-jobs.js";
-import { insertOnShard, type Keyed } from "./insert-jobs.js";
+import { insertOnShard } from "./insert-jobs.js";
 import { filterWhere, matchingJobs, scanPage } from "./job-filter.js";
 import { migrate } from "./migrate.js";
 import { joinSequences, leaveSequences, type SequenceJob } from "./ordering.js";
@@ -89,8 +90,8 @@ export class MysqlStore implements Store {
   /** Claims of 1,000: measured 4–25 % more jobs/s end to end than claims of 250 (docs/benchmarks.md). */
   readonly defaultBufferSize = 4000;
 
-  /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
-  private readonly placement: PlacementCache;
+  /** Which shard holds each partition (../shard-router.ts): a cache hit on the hot path. */
+  private readonly router: ShardRouter<Shard>;
   /** What this process's brokers claimed and have not started: the buffered state (held-jobs.ts). */
   private readonly held = new HeldJobs();
 
@@ -99,7 +100,7 @@ export class MysqlStore implements Store {
     private readonly shards: Shard[],
     legacyShards: number = shards.length,
   ) {
-    this.placement = new PlacementCache((queues) => this.loadPlacement(queues), legacyShards, shards.length);
+    this.router = new ShardRouter(shards, (queues) => this.loadPlacement(queues), legacyShards);
   }
 
   // ---- broker registry (shard 0)
@@ -123,7 +124,7 @@ export class MysqlStore implements Store {
   // ---- leases
 
   async leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
-    const shard = await this.shardOf(p.queue, p.partition);
+    const shard = await this.router.shardOf(p.queue, p.partition);
     for (let tries = 0; ; tries++) {
       try {
         return await shard.transaction(async (c) => {
@@ -146,7 +147,7 @@ export class MysqlStore implements Store {
   async leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
     // The broker has released what it held; forget the partition's cursors with it.
     this.held.dropBelow(p.queue, p.partition, p.epoch + 1);
-    await (await this.shardOf(p.queue, p.partition)).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
+    await (await this.router.shardOf(p.queue, p.partition)).session((c) => run(c, sql.LEASE_RELEASE, [p.queue, p.partition, p.owner, p.epoch]));
   }
 
   // ---- jobs
@@ -179,7 +180,7 @@ export class MysqlStore implements Store {
   }
 
   async jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
-    const shard = await this.shardOf(p.queue, p.partition);
+    const shard = await this.router.shardOf(p.queue, p.partition);
     // A read and nothing else (docs/mysql.md, "The claim writes nothing"): the jobs stay
     // pending in the table and are held in memory until the broker starts or releases them.
     const claimed = await shard.session(async (c) => {
@@ -285,9 +286,9 @@ export class MysqlStore implements Store {
   async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
     const found = new Map<string, JobRecord>();
     await Promise.all(
-      [...(await this.groupByShard(p.ids.map((id) => ({ id }))))].map(([shard, items]) =>
+      [...(await this.router.groupByShard(p.ids, partitionOfId))].map(([shard, items]) =>
         shard.session(async (c) => {
-          const ids = [...new Set(items.map((k) => k.item.id))];
+          const ids = [...new Set(items.map((k) => k.item))];
           for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids)) found.set(row.id, this.held.overlay(toRecord(row)));
         }),
       ),
@@ -312,7 +313,7 @@ export class MysqlStore implements Store {
   }
 
   async jobNextDueAt(p: { queue: string; partition: number }): Promise<number | undefined> {
-    const shard = await this.shardOf(p.queue, p.partition);
+    const shard = await this.router.shardOf(p.queue, p.partition);
     return shard.session((c) => nextDueAt(c, this.held.get(p.queue, p.partition), p.queue, p.partition));
   }
 
@@ -336,7 +337,7 @@ export class MysqlStore implements Store {
     if (p.belowEpoch === undefined) return 0;
     let released = this.held.dropBelow(p.queue, p.partition, p.belowEpoch);
     // Rows an earlier runlater marked buffered (its claim wrote the state): after an upgrade.
-    const shard = await this.shardOf(p.queue, p.partition);
+    const shard = await this.router.shardOf(p.queue, p.partition);
     const set = setClause(transitions.unbuffer());
     for (;;) {
       const n = await shard.session((c) => run(c, sql.releaseBufferedBelow(set.sql), [...set.params, p.queue, p.partition, p.belowEpoch!, CHUNK]));
@@ -414,7 +415,7 @@ export class MysqlStore implements Store {
 
   /** The start's writes: the ids started, or undefined when the lease is no longer at `epoch`. */
   private async startHeld(p: { queue: string; partition: number; epoch: number; now: number }, plans: HandOutPlan[]): Promise<Set<string> | undefined> {
-    const shard = await this.shardOf(p.queue, p.partition);
+    const shard = await this.router.shardOf(p.queue, p.partition);
     const groups = startGroups(plans);
     if (groups) {
       // Fast path: one epoch-fenced UPDATE per group of equal hand-out values, no read.
@@ -449,7 +450,7 @@ export class MysqlStore implements Store {
   // ---- queues
 
   async queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     try {
       // The row and its placement in one transaction: a queue never exists without its map.
       // Placed over the current shard count, so a queue created after shards were added uses them.
@@ -476,7 +477,7 @@ export class MysqlStore implements Store {
       await run(c, sql.PLACEMENT_DELETE, [p.name]);
       return n > 0;
     });
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     this.held.dropQueue(p.name);
     for (const shard of this.shards) {
       // Always, even when the row was gone: finishes a delete that crashed half-way.
@@ -519,7 +520,7 @@ export class MysqlStore implements Store {
       const [current] = await select<{ config: string; shards: string | null }>(c, sql.QUEUE_PLACEMENT_LOCK, [p.name]);
       if (!current) return undefined;
       const stored: StoredQueuePlacement = { partitions: (JSON.parse(current.config) as QueueConfig).partitions, map: current.shards === null ? undefined : decodePlacement(current.shards) };
-      const map = this.placement.resolveStored(p.name, stored);
+      const map = this.router.placement.resolveStored(p.name, stored);
       if (p.config.partitions > map.length) {
         // Added partitions are placed over the current shard count (so they can use added
         // shards); the existing ones stay where they are. Maps never shrink.
@@ -530,7 +531,7 @@ export class MysqlStore implements Store {
       const [row] = await select<QueueRow>(c, sql.QUEUE_SELECT, [p.name]);
       return row ? toQueue(row) : undefined;
     });
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     return updated;
   }
 
@@ -543,7 +544,7 @@ export class MysqlStore implements Store {
   /** One enqueue attempt; `replay`: an earlier attempt may have committed on some shard. */
   private async insertOnce(jobs: NewJob[], now: number, replay: boolean): Promise<string[]> {
     const ids: string[] = new Array(jobs.length);
-    const byShard = await this.groupByShard(jobs);
+    const byShard = await this.router.groupByShard(jobs, (j) => j);
     const shard0 = this.shards[0]!;
     // Shard 0 holds the queue rows: lock them (shared) until every shard has committed.
     await shard0.transaction(
@@ -579,7 +580,7 @@ export class MysqlStore implements Store {
   ): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
-      [...(await this.groupByShard(items))].map(async ([shard, keyed]) => {
+      [...(await this.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, keyed]) => {
         if (fast && (await this.applyByToken(shard, keyed, fast))) {
           for (const { index } of keyed) results[index] = { outcome: "acknowledged" };
           return;
@@ -635,7 +636,7 @@ export class MysqlStore implements Store {
    * whole fence (running, that token, no ordering key to promote). True when every item was
    * acknowledged; otherwise nothing was written (rolled back) and the caller decides exactly.
    */
-  private async applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Keyed<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
+  private async applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Located<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
     const groups = new Map<string, { token: string; patch: JobPatch; set: { sql: string; params: Param[] }; ids: string[] }>();
     // `fast` usually returns one patch object for every item: its SET clause and key part are made once.
     const clauses = new Map<JobPatch, { set: { sql: string; params: Param[] }; key: string }>();
@@ -723,32 +724,12 @@ export class MysqlStore implements Store {
   }
 
   /** The shard of a partition (a cache hit on the hot path). */
-  private async shardOf(queue: string, partition: number): Promise<Shard> {
-    return this.shards[await this.placement.shardOf(queue, partition)]!;
-  }
-
   /** Placement of queues on shard 0 (one query): their partition counts and stored maps. */
   private async loadPlacement(queues: string[]): Promise<Map<string, StoredQueuePlacement>> {
     const rows = await this.shards[0]!.session((c) => select<{ name: string; config: string; shards: string | null }>(c, sql.queuePlacements(queues.length), queues));
     return new Map(
       rows.map((r) => [r.name, { partitions: (JSON.parse(r.config) as QueueConfig).partitions, map: r.shards === null ? undefined : decodePlacement(r.shards) }]),
     );
-  }
-
-  /** Items by the shard their job id (or queue and partition) names, by cached placements; ids that name nothing are left out. */
-  private async groupByShard<T extends { id: string; queue?: string; partition?: number }>(items: T[]): Promise<Map<Shard, Array<Keyed<T>>>> {
-    const located = items.map((item) => (item.queue !== undefined && item.partition !== undefined ? { queue: item.queue, partition: item.partition } : parseJobId(item.id)));
-    const maps = await this.placement.maps(highestPartitions(located.filter((w) => w !== undefined)));
-    const groups = new Map<Shard, Array<Keyed<T>>>();
-    for (const [index, item] of items.entries()) {
-      const where = located[index];
-      if (!where) continue;
-      const shard = this.shards[this.placement.shardIn(maps.get(where.queue), where.queue, where.partition)]!;
-      let group = groups.get(shard);
-      if (!group) groups.set(shard, (group = []));
-      group.push({ index, item });
-    }
-    return groups;
   }
 }
 

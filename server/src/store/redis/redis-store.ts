@@ -19,13 +19,13 @@
  */
 import { Redis } from "ioredis";
 import { queueNotFound } from "../../domain/errors.js";
-import { parseJobId } from "../../domain/job-id.js";
 import { compareForDequeue, compareForScan, type JobRecord, type NewJob, withoutBody } from "../../domain/job-record.js";
 import type { QueueConfig } from "../../domain/queue-config.js";
 import { type CheckpointInput, claimIntoBuffer, type FailureInput, type HandOutPlan } from "../../domain/transitions.js";
 import type { BrokerEntry, Lease, OutcomeResult, QueueRecord, QueueStatsRecord, Store } from "../store.js";
 import { decodeJob, decodeJobs, decodeOutcomes, decodeStored, encodeNewJob, text } from "./codec.js";
-import { decodePlacement, encodePlacement, highestPartitions, PlacementCache, placePartitions, type StoredQueuePlacement } from "../placement.js";
+import { decodePlacement, encodePlacement, placePartitions, type StoredQueuePlacement } from "../placement.js";
+import { partitionOfId, ShardRouter } from "../shard-router.js";
 import { Keys } from "./keys.js";
 import { defineScripts, runScript, type ScriptArg, type ScriptName } from "./scripts.js";
 import { checkShards, connect } from "./shard-check.js";
@@ -41,11 +41,6 @@ export interface RedisStoreOptions {
   requireNoEviction?: boolean;
   /** Told about connection errors of shard `shard` (ioredis reconnects by itself). */
   onError?: (err: Error, shard: number) => void;
-}
-
-interface Located<T> {
-  item: T;
-  index: number;
 }
 
 export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> {
@@ -83,8 +78,8 @@ export class RedisStore implements Store {
   /** job_scan.lua on a partition, for the admin walks (walk.ts). */
   private readonly scan: PartitionScript = (queue, partition, name, args) => this.run(queue, partition, name, [this.keys.all(queue, partition)], args);
 
-  /** Each queue's shard per partition (../placement.ts): routing is a cache hit on the hot path. */
-  private readonly placement: PlacementCache;
+  /** Which shard holds each partition (../shard-router.ts): a cache hit on the hot path. */
+  private readonly router: ShardRouter<Redis>;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(
@@ -92,7 +87,7 @@ export class RedisStore implements Store {
     private readonly keys: Keys,
     legacyShards: number = shards.length,
   ) {
-    this.placement = new PlacementCache((queues) => this.loadPlacement(queues), legacyShards, shards.length);
+    this.router = new ShardRouter(shards, (queues) => this.loadPlacement(queues), legacyShards);
   }
 
   // ---- broker registry (shard 0: one hash, broker id → JSON {url, expiresAt})
@@ -208,10 +203,10 @@ export class RedisStore implements Store {
 
   async jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
     let deleted = 0;
-    for (const [shard, partitions] of await this.byShard(p.queue, await this.partitions(p.queue))) {
+    for (const [shard, partitions] of await this.router.byShard(p.queue, await this.partitions(p.queue))) {
       if (deleted >= p.limit) break;
       const args = [this.keys.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitions];
-      deleted += (await runScript(this.shards[shard]!, "job_delete_finished", [this.keys.claimChecks()], args)) as number;
+      deleted += (await runScript(shard, "job_delete_finished", [this.keys.claimChecks()], args)) as number;
     }
     return deleted;
   }
@@ -241,9 +236,9 @@ export class RedisStore implements Store {
   async jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
     const found: Array<JobRecord | undefined> = p.ids.map(() => undefined);
     await Promise.all(
-      [...(await this.groupByShard(p.ids, (id) => id))].map(async ([shard, located]) => {
+      [...(await this.router.groupByShard(p.ids, partitionOfId))].map(async ([shard, located]) => {
         const args = [this.keys.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
-        const replies = (await runScript(this.shards[shard]!, "job_get_many", [this.keys.claimChecks()], args)) as unknown[];
+        const replies = (await runScript(shard, "job_get_many", [this.keys.claimChecks()], args)) as unknown[];
         replies.forEach((reply, k) => {
           if (reply) found[located[k]!.index] = decodeJob(reply, p.bodies === false);
         });
@@ -253,7 +248,7 @@ export class RedisStore implements Store {
   }
 
   async jobInsertMany(p: { jobs: NewJob[]; now: number }): Promise<string[]> {
-    const groups = await this.groupByShard(p.jobs, (j) => j.id);
+    const groups = await this.router.groupByShard(p.jobs, (j) => j);
     if (groups.size > 1) {
       // All or nothing across shards: check every queue before any shard writes. (Each
       // script checks its partitions again, atomically with its writes.)
@@ -269,7 +264,7 @@ export class RedisStore implements Store {
         for (const { item: j } of located) args.push(j.id, encodeNewJob(j, p.now), j.body);
         let notInserted: Buffer[];
         try {
-          notInserted = (await runScript(this.shards[shard]!, "job_insert_many", [this.keys.claimChecks()], args)) as Buffer[];
+          notInserted = (await runScript(shard, "job_insert_many", [this.keys.claimChecks()], args)) as Buffer[];
         } catch (err) {
           const match = /QUEUE_NOT_FOUND (\w+)/.exec(err instanceof Error ? err.message : "");
           if (match) throw queueNotFound(match[1]!);
@@ -289,8 +284,8 @@ export class RedisStore implements Store {
 
   async jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
     const replies = await Promise.all(
-      [...(await this.byShard(p.queue, await this.partitions(p.queue)))].map(([shard, partitions]) =>
-        runScript(this.shards[shard]!, "job_peek_many", [this.keys.claimChecks()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
+      [...(await this.router.byShard(p.queue, await this.partitions(p.queue)))].map(([shard, partitions]) =>
+        runScript(shard, "job_peek_many", [this.keys.claimChecks()], [this.keys.prefix, p.queue, p.limit, p.now, ...partitions]),
       ),
     );
     return replies.flatMap((reply) => decodeJobs(reply)).sort(compareForDequeue).slice(0, p.limit);
@@ -363,8 +358,8 @@ export class RedisStore implements Store {
     // a half-done create writes them again; they are idempotent). An existing queue keeps
     // its own partition count and placement; a new one is placed over the current shard count.
     const existing = await this.queueGet({ name: p.name });
-    this.placement.forget(p.name);
-    const stored = existing && (await this.placement.maps(new Map([[p.name, existing.config.partitions - 1]]))).get(p.name);
+    this.router.placement.forget(p.name);
+    const stored = existing && (await this.router.placement.maps(new Map([[p.name, existing.config.partitions - 1]]))).get(p.name);
     const map = stored ?? placePartitions(p.name, 0, p.config.partitions, this.shards.length);
     await this.writeMarkers(p.name, map, Array.from({ length: (existing ?? p).config.partitions }, (_, i) => i));
     const [created, config, createdAt] = (await runScript(this.shards[0]!, "queue_create", [this.keys.queues(), this.keys.queueCreated(), this.keys.placement()], [
@@ -376,7 +371,7 @@ export class RedisStore implements Store {
     ])) as [number, Buffer, Buffer, unknown];
     // If another server created it first (perhaps over another shard count), its placement
     // won, and its markers were written before its record: read it on next use.
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     return { queue: { name: p.name, config: JSON.parse(text(config)) as QueueConfig, createdAt: Number(text(createdAt)) }, created: created === 1 };
   }
 
@@ -384,7 +379,7 @@ export class RedisStore implements Store {
     const record = await this.queueGet(p);
     if (!record) return false;
     // The map as stored now, not as cached: the queue may have been re-created elsewhere.
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     // Partitions first, the record and its placement last: an interrupted delete can be repeated.
     await Promise.all(
       Array.from({ length: record.config.partitions }, async (_, partition) => {
@@ -393,7 +388,7 @@ export class RedisStore implements Store {
       }),
     );
     await this.shards[0]!.multi().hdel(this.keys.queues(), p.name).hdel(this.keys.queueCreated(), p.name).hdel(this.keys.placement(), p.name).exec();
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     return true;
   }
 
@@ -423,8 +418,8 @@ export class RedisStore implements Store {
     if (p.config.partitions > current.config.partitions) {
       // Added partitions are placed over the current shard count (so they can use added
       // shards); the existing ones stay where they are.
-      this.placement.forget(p.name);
-      const map = (await this.placement.maps(new Map([[p.name, current.config.partitions - 1]]))).get(p.name)?.slice(0, current.config.partitions);
+      this.router.placement.forget(p.name);
+      const map = (await this.router.placement.maps(new Map([[p.name, current.config.partitions - 1]]))).get(p.name)?.slice(0, current.config.partitions);
       if (!map) return undefined;
       map.push(...placePartitions(p.name, map.length, p.config.partitions, this.shards.length));
       placement = encodePlacement(map);
@@ -438,7 +433,7 @@ export class RedisStore implements Store {
       JSON.stringify(p.config),
       placement,
     ]);
-    this.placement.forget(p.name);
+    this.router.placement.forget(p.name);
     if (createdAt === null) return undefined;
     return { name: p.name, config: p.config, createdAt: Number(text(createdAt)) };
   }
@@ -468,8 +463,8 @@ export class RedisStore implements Store {
 
   private async writeMarkers(queue: string, map: number[], partitions: number[]): Promise<void> {
     await Promise.all(
-      [...groupPartitions(partitions, (partition) => this.placement.shardIn(map, queue, partition))].map(([shard, list]) => {
-        const multi = this.shards[shard]!.multi();
+      [...this.router.byShardIn(map, queue, partitions)].map(([shard, list]) => {
+        const multi = shard.multi();
         for (const partition of list) multi.set(this.keys.marker(queue, partition), "1");
         return multi.exec();
       }),
@@ -484,41 +479,15 @@ export class RedisStore implements Store {
   private async acknowledge<T extends { id: string }>(name: ScriptName, items: T[], now: number, encode: (items: T[]) => ScriptArg[]): Promise<OutcomeResult[]> {
     const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
     await Promise.all(
-      [...(await this.groupByShard(items, (i) => i.id))].map(async ([shard, located]) => {
+      [...(await this.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, located]) => {
         const sent = located.filter(({ item }) => joinable(item.id));
         if (sent.length === 0) return;
         const args: ScriptArg[] = [this.keys.prefix, now, ...encode(sent.map(({ item }) => item))];
-        const outcomes = decodeOutcomes((await runScript(this.shards[shard]!, name, [this.keys.claimChecks()], args)) as Buffer);
+        const outcomes = decodeOutcomes((await runScript(shard, name, [this.keys.claimChecks()], args)) as Buffer);
         outcomes.forEach((outcome, k) => (results[sent[k]!.index] = outcome));
       }),
     );
     return results;
-  }
-
-  /** Partitions grouped by the shard that holds them. */
-  private async byShard(queue: string, partitions: number[]): Promise<Map<number, number[]>> {
-    if (partitions.length === 0) return new Map();
-    const map = (await this.placement.maps(new Map([[queue, Math.max(...partitions)]]))).get(queue);
-    return groupPartitions(partitions, (partition) => this.placement.shardIn(map, queue, partition));
-  }
-
-  /** Items grouped by the shard their job id names (cached placements: no round trip on a hit); malformed ids are left out (with several shards). */
-  private async groupByShard<T>(items: T[], idOf: (item: T) => string): Promise<Map<number, Array<Located<T>>>> {
-    // One shard holds everything: no id to parse (the scripts find nothing under a malformed one either).
-    if (items.length === 0) return new Map();
-    if (this.shards.length === 1) return new Map([[0, items.map((item, index) => ({ item, index }))]]);
-    const located = items.map((item) => parseJobId(idOf(item)));
-    const maps = await this.placement.maps(highestPartitions(located.filter((w) => w !== undefined)));
-    const groups = new Map<number, Array<Located<T>>>();
-    items.forEach((item, index) => {
-      const where = located[index];
-      if (!where) return;
-      const shard = this.placement.shardIn(maps.get(where.queue), where.queue, where.partition);
-      let list = groups.get(shard);
-      if (!list) groups.set(shard, (list = []));
-      list.push({ item, index });
-    });
-    return groups;
   }
 
   /** The queue's partition numbers (none for an unknown queue). */
@@ -529,7 +498,7 @@ export class RedisStore implements Store {
 
   /** Runs a partition's script on its shard; ARGV starts with the prefix. */
   private async run(queue: string, partition: number, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
-    return runScript(this.shards[await this.placement.shardOf(queue, partition)]!, name, keys, [this.keys.prefix, ...args]);
+    return runScript(await this.router.shardOf(queue, partition), name, keys, [this.keys.prefix, ...args]);
   }
 
   private async stats(queue: string, now: number): Promise<QueueStatsRecord | undefined> {
@@ -537,8 +506,8 @@ export class RedisStore implements Store {
     if (!record) return undefined;
     const partitions = Array.from({ length: record.config.partitions }, (_, i) => i);
     const replies = await Promise.all(
-      [...(await this.byShard(queue, partitions))].map(async ([shard, list]) =>
-        (await runScript(this.shards[shard]!, "queue_stats", [this.keys.claimChecks()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
+      [...(await this.router.byShard(queue, partitions))].map(async ([shard, list]) =>
+        (await runScript(shard, "queue_stats", [this.keys.claimChecks()], [this.keys.prefix, queue, now, ...list])) as [number, number, number, number, number, number, Buffer],
       ),
     );
     const total = { pending: 0, scheduled: 0, running: 0, succeeded: 0, failed: 0, oldestPendingAgeMs: 0 };
@@ -572,14 +541,4 @@ function runsOf<T>(items: T[], same: (a: T, b: T) => boolean): T[][] {
     else runs.push([item]);
   }
   return runs;
-}
-
-/** Partitions grouped by shard. */
-function groupPartitions(partitions: number[], shardOf: (partition: number) => number): Map<number, number[]> {
-  const groups = new Map<number, number[]>();
-  for (const partition of partitions) {
-    const shard = shardOf(partition);
-    groups.set(shard, [...(groups.get(shard) ?? []), partition]);
-  }
-  return groups;
 }
