@@ -4,7 +4,7 @@
  * Inside a store a job is pending, waiting (behind an earlier job of its ordering key:
  * not claimable; shown to users as PENDING), buffered (claimed into a broker's memory
  * under a partition lease epoch, not yet handed out; shown as PENDING), running,
- * succeeded or failed. Only engine/transitions.ts decides how a job moves between them.
+ * succeeded or failed. Only domain/transitions.ts decides how a job moves between them.
  */
 export type StoredState = "pending" | "waiting" | "buffered" | "running" | "succeeded" | "failed";
 
@@ -34,7 +34,7 @@ export interface JobRecord {
   idempotencyKey: string;
   /**
    * Jobs of a partition sharing a non-empty ordering key run one at a time, in enqueue
-   * order ("" = none). FIFO queues give every job FIFO_ORDERING_KEY (engine/ordering.ts).
+   * order ("" = none). FIFO queues give every job FIFO_ORDERING_KEY (domain/ordering.ts).
    */
   orderingKey: string;
   /** Enqueue order within the store: the tie-break after priority and run_after. */

@@ -16,7 +16,7 @@
  * Each function takes the job as the store holds it and returns the fields to change.
  * The memory store applies them directly; the Redis and MySQL stores implement the same
  * rules inside their single atomic script/statement, and the shared store suite
- * (server/src/store/storetest) pins that they agree.
+ * (server/test/storetest) pins that they agree.
  */
 import { limits } from "./limits.js";
 import type { JobRecord, Outcome, StoredState } from "./job-record.js";

@@ -2,9 +2,9 @@
  * The store seam. @internal: this interface is not stable and not meant to be
  * implemented outside this repository; it changes as the in-tree stores evolve.
  *
- * Rules every store follows (pinned by the shared suite in ./storetest):
+ * Rules every store follows (pinned by the shared suite in server/test/storetest):
  * - Stores persist; they never decide. Every state change is one of the transitions in
- *   engine/transitions.ts, applied atomically per job.
+ *   domain/transitions.ts, applied atomically per job.
  * - Batch first: each method takes many items and is one round trip / script / statement
  *   per shard where the backend allows it.
  * - Every write made because of partition ownership (claim, start, release) is

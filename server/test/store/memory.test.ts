@@ -1,4 +1,4 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { exerciseStore } from "../../src/store/storetest/index.js";
+import { exerciseStore } from "../storetest/index.js";
 
 exerciseStore("memory", async () => new MemoryStore());

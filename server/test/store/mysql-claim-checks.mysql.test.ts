@@ -12,7 +12,7 @@ import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import type { HandOutPlan } from "../../src/domain/transitions.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
-import { newJob, T0 } from "../../src/store/storetest/fixtures.js";
+import { newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const url = freshDatabaseUrl("checks");

@@ -7,7 +7,7 @@
 import { afterAll, describe, it } from "vitest";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { Shard } from "../../src/store/mysql/shard.js";
-import { runDifferential } from "../../src/store/storetest/differential.js";
+import { runDifferential } from "../storetest/differential.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const urls = [freshDatabaseUrl("diff"), freshDatabaseUrl("diff")];

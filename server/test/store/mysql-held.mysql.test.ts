@@ -12,7 +12,7 @@ import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { RESCAN_EVERY_MS } from "../../src/store/mysql/held-jobs.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { Shard } from "../../src/store/mysql/shard.js";
-import { newJob, T0 } from "../../src/store/storetest/fixtures.js";
+import { newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 /** Runs once, right after the next claim read of rows returns (set by a test); may throw to fail the claim there. */

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadMigrations, migrate } from "../../src/store/mysql/migrate.js";
 import { openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
-import { newJob } from "../../src/store/storetest/fixtures.js";
+import { newJob } from "../storetest/fixtures.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { handOut, newJob, T0 } from "../../src/store/storetest/fixtures.js";
+import { handOut, newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const url = freshDatabaseUrl("ordering");

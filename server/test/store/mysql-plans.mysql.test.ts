@@ -11,7 +11,7 @@ import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-sto
 import * as sql from "../../src/store/mysql/queries.js";
 import { keyBytes } from "../../src/store/mysql/rows.js";
 import { select, Shard } from "../../src/store/mysql/shard.js";
-import { newJob, T0 } from "../../src/store/storetest/fixtures.js";
+import { newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const url = freshDatabaseUrl("plans");

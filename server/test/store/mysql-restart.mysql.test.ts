@@ -14,7 +14,7 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
-import { newJob } from "../../src/store/storetest/fixtures.js";
+import { newJob } from "../storetest/fixtures.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { mysqlUrl } from "../services.js";
 

@@ -1,6 +1,6 @@
 import { afterAll } from "vitest";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { exerciseStore } from "../../src/store/storetest/index.js";
+import { exerciseStore } from "../storetest/index.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 // One database for this file; each open() is a new store (its own pool) on it. The suite

@@ -5,7 +5,7 @@
  * claim-timeout sweep sees only its own jobs.
  */
 import { afterAll, describe, it } from "vitest";
-import { runDifferential } from "../../src/store/storetest/differential.js";
+import { runDifferential } from "../storetest/differential.js";
 import { cleanup, openTestStore } from "./redis-helpers.js";
 
 afterAll(cleanup);

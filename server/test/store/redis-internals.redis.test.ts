@@ -9,7 +9,7 @@ import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { shardOf } from "../../src/store/redis/keys.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { createQueue, get, handOut, insert, lease, T0 } from "../../src/store/storetest/fixtures.js";
+import { createQueue, get, handOut, insert, lease, T0 } from "../storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";
 import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
 

@@ -14,7 +14,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
+import { handOut, insert, T0 } from "../storetest/fixtures.js";
 import { redisUrl } from "../services.js";
 
 const dirs: string[] = [];

@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { exerciseStore } from "../../src/store/storetest/index.js";
+import { exerciseStore } from "../storetest/index.js";
 import { cleanup, openTestStore } from "./redis-helpers.js";
 
 exerciseStore("redis", () => openTestStore(1));

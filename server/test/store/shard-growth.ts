@@ -8,7 +8,7 @@
 import { expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { formulaShard, placePartitions } from "../../src/store/placement.js";
-import { createQueue, handOut, insert, T0 } from "../../src/store/storetest/fixtures.js";
+import { createQueue, handOut, insert, T0 } from "../storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";
 
 export interface GrowthHarness {

@@ -3,7 +3,7 @@
  * the schema, why each index exists and the plans of the hot queries.
  *
  * How it keeps the store's rules:
- * - Every job change is a patch from engine/transitions.ts. Job-independent transitions
+ * - Every job change is a patch from domain/transitions.ts. Job-independent transitions
  *   (retryFailed, and unbuffer for rows an earlier runlater marked buffered) become one
  *   UPDATE; job-dependent ones
  *   (handOut, succeed, fail, expireClaim, checkpoint) run as one short transaction: lock

@@ -5,7 +5,7 @@
  *
  * Two expansions happen at load time: a `--@include <name>` line is replaced by
  * lua/include/<name>.lua (the shared helpers), and `{{name}}` by a value from
- * engine/limits.ts, so the scripts and the engine share one set of numbers.
+ * domain/limits.ts, so the scripts and the engine share one set of numbers.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Redis } from "ioredis";

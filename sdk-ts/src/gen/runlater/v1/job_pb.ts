@@ -209,7 +209,7 @@ export const JobSchema: GenMessage<Job> = /*@__PURE__*/
 
 /**
  * JobState is the state of a job as users see it. The transitions are decided in one
- * place, server/src/engine/transitions.ts; docs/state-machine.md draws them.
+ * place, server/src/domain/transitions.ts; docs/state-machine.md draws them.
  *
  * @generated from enum runlater.v1.JobState
  */

@@ -7,7 +7,7 @@
                          claim count, which numbers buffer batches)
   ARGV     prefix, queue, partition, epoch, limit, now, maxBytes ("" for no bound: else the
            claim stops before the job whose body would take the claimed bodies past it,
-           claiming the first whatever its size: engine/byte-budget.ts's rule)
+           claiming the first whatever its size: domain/byte-budget.ts's rule)
   Returns  { "id id …", stored, ... }: the claimed jobs' ids joined by spaces, then each
            one's stored string as it was read (pending: codec.ts applies the claim's patch,
            claimIntoBuffer, to its copy); {} for a stale epoch.

@@ -42,7 +42,7 @@ local function tagOf(queue, partition)
   return PREFIX .. ":{q:" .. queue .. ":" .. partition .. "}"
 end
 
--- A job id is <queue>.<partition>.<unique> (engine/job-id.ts): it names its partition.
+-- A job id is <queue>.<partition>.<unique> (domain/job-id.ts): it names its partition.
 -- A batch's ids mostly share one partition: the last match's "<queue>.<partition>." is
 -- tried first (a plain find at the start), so the pattern match and the tag's
 -- concatenation happen once per partition rather than once per id.

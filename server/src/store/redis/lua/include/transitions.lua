@@ -1,5 +1,5 @@
 --[[
-  The state machine of server/src/engine/transitions.ts, rule for rule: each function
+  The state machine of server/src/domain/transitions.ts, rule for rule: each function
   takes the job as loaded by loadJob and returns the fields to change. The shared store
   suite pins that both agree; change them together. Included before job.lua (whose
   apply() promotes with promote()), so it uses nothing of job.lua's.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { JobRecord } from "../../domain/job-record.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
 import { createQueue, handOut, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
-import type { ScanCursor } from "../../domain/job-filter.js";
+import type { ScanCursor } from "../../src/domain/job-filter.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
 

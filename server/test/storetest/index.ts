@@ -3,7 +3,7 @@
  * (server/test/store/<store>.test.ts). Changing a store means extending this suite.
  */
 import { describe } from "vitest";
-import type { Store } from "../store.js";
+import type { Store } from "../../src/store/store.js";
 import { exerciseJobAck } from "./job-ack.js";
 import { exerciseJobBulk } from "./job-bulk.js";
 import { exerciseJobCheckpoint } from "./job-checkpoint.js";

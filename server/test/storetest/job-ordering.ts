@@ -4,12 +4,12 @@
  * ends or deletes the head promotes the next, at its own run_after.
  */
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../domain/clock.js";
-import { Engine } from "../../engine/engine.js";
-import type { JobRecord } from "../../domain/job-record.js";
-import { FIFO_ORDERING_KEY } from "../../domain/ordering.js";
-import { resolveQueueConfig } from "../../domain/queue-config.js";
-import type { Store } from "../store.js";
+import { ManualClock } from "../../src/domain/clock.js";
+import { Engine } from "../../src/engine/engine.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
+import { FIFO_ORDERING_KEY } from "../../src/domain/ordering.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
+import type { Store } from "../../src/store/store.js";
 import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 

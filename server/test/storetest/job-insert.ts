@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RunlaterError } from "../../domain/errors.js";
+import { RunlaterError } from "../../src/domain/errors.js";
 import { createQueue, get, insert, newJob, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 

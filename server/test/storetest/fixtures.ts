@@ -1,9 +1,9 @@
 /** Helpers for the shared store suite: build jobs, take leases, hand jobs out. */
 import { expect } from "vitest";
-import { newJobId } from "../../domain/job-id.js";
-import type { JobRecord, NewJob } from "../../domain/job-record.js";
-import { resolveQueueConfig, type QueueConfigInput } from "../../domain/queue-config.js";
-import type { Store } from "../store.js";
+import { newJobId } from "../../src/domain/job-id.js";
+import type { JobRecord, NewJob } from "../../src/domain/job-record.js";
+import { resolveQueueConfig, type QueueConfigInput } from "../../src/domain/queue-config.js";
+import type { Store } from "../../src/store/store.js";
 
 export const T0 = Date.UTC(2030, 0, 1);
 export const OWNER = "broker-a";

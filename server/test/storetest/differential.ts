@@ -7,11 +7,11 @@
  * server/test/store/redis-differential.redis.test.ts so every store can run it.
  */
 import { expect } from "vitest";
-import { newJobId } from "../../domain/job-id.js";
-import type { JobRecord, NewJob } from "../../domain/job-record.js";
-import { resolveQueueConfig } from "../../domain/queue-config.js";
-import { MemoryStore } from "../memory/memory-store.js";
-import type { Store } from "../store.js";
+import { newJobId } from "../../src/domain/job-id.js";
+import type { JobRecord, NewJob } from "../../src/domain/job-record.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
+import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import type { Store } from "../../src/store/store.js";
 import { T0 } from "./fixtures.js";
 
 /** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */

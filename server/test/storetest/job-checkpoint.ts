@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { CheckpointInput } from "../../domain/transitions.js";
+import type { CheckpointInput } from "../../src/domain/transitions.js";
 import { createQueue, get, handOut, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveQueueConfig } from "../../domain/queue-config.js";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { createQueue, get, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
