@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
 import { type AckRequest, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/engine.js";
+import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/inputs.js";
 import { invalidArgument } from "../domain/errors.js";
 import type { JobRecord } from "../domain/job-record.js";
 import { visibleOrderingKey } from "../domain/ordering.js";

@@ -13,7 +13,8 @@
  * it too, after the jobs already handed out have been written: none is left unsent.
  */
 import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { AckInput, Engine } from "../engine/engine.js";
+import type { Engine } from "../engine/engine.js";
+import type { AckInput } from "../engine/inputs.js";
 import { invalidArgument } from "../domain/errors.js";
 import { limits } from "../domain/limits.js";
 import { dequeuedToProto } from "../wire/dequeued-job.js";

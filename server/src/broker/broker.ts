@@ -28,6 +28,8 @@ import { BufferMemory } from "./buffer-memory.js";
 import { PartitionBuffer } from "./partition-buffer.js";
 import { RateLimiter } from "./rate-limiter.js";
 import { Waiters } from "./waiters.js";
+import { PartitionLeases } from "./partition-leases.js";
+import type { QueueState } from "./queue-state.js";
 
 export interface BrokerOptions {
   store: Store;
@@ -75,30 +77,25 @@ export interface DequeueParams {
   signal?: AbortSignal;
 }
 
-interface QueueState {
-  name: string;
-  config: QueueConfig;
-  partitions: PartitionBuffer[];
-  limiter: RateLimiter;
-  waiters: Waiters;
-  /** Counts due announcements (markDue), so a Dequeue can tell one arrived while it looked. */
-  announced: number;
-  /** Dropped (queue deleted): claims still in flight put their jobs straight back. */
-  retired: boolean;
-}
-
 export class Broker {
   private readonly queues = new Map<string, Promise<QueueState>>();
   private cancelRenewal: (() => void) | undefined;
   private stopped = false;
   private readonly ownership: Ownership;
   private readonly memory: BufferMemory;
+  private readonly leases: PartitionLeases;
   /** Claim queries made and those that came back empty (docs/benchmarks.md reports the share). */
   readonly claimStats = { queries: 0, empty: 0 };
 
   constructor(private readonly o: BrokerOptions) {
     this.ownership = o.ownership ?? everything;
     this.memory = new BufferMemory(o.bufferBytesTotal);
+    this.leases = new PartitionLeases({
+      ...o,
+      owns: (q, b) => this.owns(q, b),
+      stopped: () => this.stopped,
+      retry: (q, b) => this.markDue(q, b, 0, true),
+    });
   }
 
   start(): void {
@@ -194,7 +191,7 @@ export class Broker {
       if (this.owns(q, b)) {
         if (b.epoch === undefined) this.markDue(q, b, 0);
       } else if (b.epoch !== undefined) {
-        await this.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
+        await this.leases.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
       }
     }
     q.waiters.wakeAll();
@@ -211,7 +208,7 @@ export class Broker {
         b.cancelLeaseRetry?.();
         // Nothing to release if the queue is really gone; if a stale notice retired a
         // queue that still exists, its buffered jobs must not stay BUFFERED.
-        await this.release(b, b.drain()).catch((err) => this.o.log.warn({ err, queue: name }, "release failed"));
+        await this.leases.release(b, b.drain()).catch((err) => this.o.log.warn({ err, queue: name }, "release failed"));
       }
     }, () => {});
   }
@@ -227,7 +224,7 @@ export class Broker {
       for (const buffer of s.value.partitions) {
         buffer.cancelDueTimer?.();
         buffer.cancelLeaseRetry?.();
-        await this.giveUp(buffer);
+        await this.leases.giveUp(buffer);
       }
     }
     this.queues.clear();
@@ -374,13 +371,13 @@ export class Broker {
   private async doRefill(q: QueueState, b: PartitionBuffer): Promise<void> {
     const now = this.o.clock.now();
     if (!this.owns(q, b)) return;
-    if (!(await this.ensureLease(q, b, now))) return;
+    if (!(await this.leases.ensure(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
     const full = b.size >= this.o.bufferSize || (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes) || this.memory.room() === 0;
     if (full && dirty < b.worstPriority()) {
       // Full (in jobs or in bytes, its own or the broker's) of worse jobs while better ones wait in the store: make room for them.
-      await this.release(b, b.removeWorseThan(dirty));
+      await this.leases.release(b, b.removeWorseThan(dirty));
     }
     // A refill claims at most a quarter of the buffer at a time (more only when the buffer
     // is empty): one big claim would hold the event loop for milliseconds, and every
@@ -400,7 +397,7 @@ export class Broker {
     this.claimStats.queries++;
     if (claimed.length === 0) this.claimStats.empty++;
     if (q.retired) {
-      await this.release(b, claimed);
+      await this.leases.release(b, claimed);
       return;
     }
     // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
@@ -440,97 +437,6 @@ export class Broker {
     });
   }
 
-  /** Makes sure this broker holds the partition's lease; a new epoch resets old buffers. */
-  private ensureLease(q: QueueState, b: PartitionBuffer, now: number): Promise<boolean> {
-    if (b.epoch !== undefined && !this.renewalDue(b, now)) return Promise.resolve(true);
-    return this.leaseOp(b, () => this.acquire(q, b));
-  }
-
-  /**
-   * Renew once a third of the lease has passed. The renewal timer ticks every third, so
-   * a tick always finds the lease with between a third and two thirds left: a renewal
-   * is never the last moment before expiry, even when the store is slow to answer.
-   */
-  private renewalDue(b: PartitionBuffer, now: number): boolean {
-    return b.leaseExpiresAt - now <= (2 * this.o.leaseTtlMs) / 3;
-  }
-
-  /**
-   * Lease changes of one partition run one at a time: a renewal racing a release could
-   * otherwise land after it (on another store connection) and take a fresh epoch for a
-   * partition this broker no longer serves, keeping everyone else out.
-   */
-  private leaseOp<T>(b: PartitionBuffer, op: () => Promise<T>): Promise<T> {
-    const run = b.leaseOps.then(op, op);
-    b.leaseOps = run.then(
-      () => {},
-      () => {},
-    );
-    return run;
-  }
-
-  private async acquire(q: QueueState, b: PartitionBuffer): Promise<boolean> {
-    const now = this.o.clock.now();
-    if (b.epoch !== undefined && !this.renewalDue(b, now)) return true; // renewed while we queued
-    if (!this.owns(q, b) || q.retired || this.stopped) return false;
-    const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
-    if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
-      // Someone else holds it, or held it since our last renewal: what we buffered under
-      // the old epoch is theirs to release; our late writes are refused by the fence.
-      if (b.epoch !== undefined) this.o.log.warn({ queue: b.queue, partition: b.partition, epoch: b.epoch }, "lease lost");
-      b.epoch = undefined;
-      b.drain();
-    }
-    if (!lease) {
-      // The previous owner has not let go yet (it has not seen the new assignment, or it
-      // died and its lease has not expired): try again soon.
-      this.armLeaseRetry(q, b);
-      return false;
-    }
-    if (!this.owns(q, b) || q.retired || this.stopped) {
-      // The assignment moved while we asked: let go at once rather than keep others out.
-      // (Any buffered jobs are ours under this very epoch: a different one was drained above.)
-      b.epoch = lease.epoch;
-      await this.letGo(b);
-      return false;
-    }
-    if (lease.epoch !== b.epoch) {
-      // Invariant 4: a new owner first returns what older epochs buffered, charging nothing.
-      // A fresh buffer holds nothing, so jobs buffered under our own epoch are orphans too
-      // (an earlier buffer of this partition in this process was dropped): return them.
-      const belowEpoch = b.epoch === undefined ? lease.epoch + 1 : lease.epoch;
-      const released = await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, belowEpoch });
-      this.o.log.info({ queue: b.queue, partition: b.partition, epoch: lease.epoch, released }, "partition acquired");
-    }
-    b.epoch = lease.epoch;
-    b.leaseExpiresAt = lease.expiresAt;
-    return true;
-  }
-
-  private armLeaseRetry(q: QueueState, b: PartitionBuffer): void {
-    if (b.cancelLeaseRetry || this.stopped) return;
-    b.cancelLeaseRetry = this.o.clock.setTimer(Math.min(1000, this.o.leaseTtlMs / 4), () => {
-      b.cancelLeaseRetry = undefined;
-      if (this.owns(q, b)) this.markDue(q, b, 0, true);
-    });
-  }
-
-  /** Lets go of a partition this broker should no longer own (or at stop). */
-  private async giveUp(b: PartitionBuffer): Promise<void> {
-    await b.refilling?.catch(() => {});
-    await this.leaseOp(b, () => this.letGo(b));
-  }
-
-  /** Inside a lease op: buffered jobs back to pending first (that release is fenced by the lease), then the lease. */
-  private async letGo(b: PartitionBuffer): Promise<void> {
-    const epoch = b.epoch;
-    if (epoch === undefined) return;
-    await this.release(b, b.drain());
-    b.epoch = undefined;
-    await this.o.store.leaseRelease({ queue: b.queue, partition: b.partition, owner: this.o.owner, epoch });
-    this.o.log.info({ queue: b.queue, partition: b.partition, epoch }, "partition released");
-  }
-
   private async renewLeases(): Promise<void> {
     for (const state of [...this.queues.values()]) {
       const q = await state.catch(() => undefined);
@@ -540,7 +446,7 @@ export class Broker {
       await Promise.all(
         q.partitions.map((b) => {
           if (b.epoch === undefined) return undefined;
-          const renewing = this.owns(q, b) ? this.ensureLease(q, b, this.o.clock.now()) : this.giveUp(b);
+          const renewing = this.owns(q, b) ? this.leases.ensure(q, b, this.o.clock.now()) : this.leases.giveUp(b);
           return renewing.catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
         }),
       );
@@ -554,8 +460,5 @@ export class Broker {
     }
   }
 
-  private async release(b: PartitionBuffer, jobs: JobRecord[]): Promise<void> {
-    if (jobs.length === 0 || b.epoch === undefined) return;
-    await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, epoch: b.epoch, ids: jobs.map((j) => j.id) });
-  }
+
 }

@@ -1,7 +1,8 @@
 /** An engine on the memory store with a manual clock: no HTTP, no sleeps. */
 import { Broker } from "../../src/broker/broker.js";
 import { ManualClock, settle } from "../../src/domain/clock.js";
-import { Engine, type JobSpecInput } from "../../src/engine/engine.js";
+import { Engine } from "../../src/engine/engine.js";
+import type { JobSpecInput } from "../../src/engine/inputs.js";
 import type { QueueConfigInput } from "../../src/domain/queue-config.js";
 import { type Logger, silentLogger } from "../../src/log.js";
 import { Maintenance } from "../../src/maintenance/maintenance.js";

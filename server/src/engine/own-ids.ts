@@ -1,0 +1,29 @@
+import { parseJobId } from "../domain/job-id.js";
+import type { OutcomeResult } from "../store/store.js";
+import type { JobOutcome } from "./inputs.js";
+
+/**
+ * Splits a batch into the items whose job id belongs to `queue` (sent to the store) and
+ * the rest, which are answered not_found; merge puts the store's answers back in the
+ * batch's order.
+ */
+export function ownIds<T extends { jobId: string }>(queue: string, items: T[]) {
+  const mine: T[] = [];
+  const positions: number[] = [];
+  items.forEach((item, i) => {
+    if (parseJobId(item.jobId)?.queue === queue) {
+      mine.push(item);
+      positions.push(i);
+    }
+  });
+  return {
+    mine,
+    merge(results: OutcomeResult[]): JobOutcome[] {
+      const outcomes: JobOutcome[] = items.map((item) => ({ jobId: item.jobId, outcome: "not_found" }));
+      results.forEach((r, k) => {
+        outcomes[positions[k]!]!.outcome = r.outcome;
+      });
+      return outcomes;
+    },
+  };
+}

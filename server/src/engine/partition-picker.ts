@@ -1,0 +1,22 @@
+import { createHash } from "node:crypto";
+import type { QueueConfig } from "../domain/queue-config.js";
+
+/**
+ * Which partition a new job goes to. Jobs sharing an ordering key share a partition,
+ * where the store keeps their sequence; so do jobs sharing an idempotency key, so the
+ * store can dedupe them. `key` is the ordering key when there is one, else the
+ * idempotency key: with both, idempotency dedupes among the jobs that land on the
+ * ordering key's partition. Jobs without a key go round-robin.
+ */
+export class PartitionPicker {
+  private readonly roundRobin = new Map<string, number>();
+
+  pick(queue: string, key: string, config: QueueConfig): number {
+    if (config.partitions === 1) return 0;
+    // Over the partitions the queue was created with: growing a queue never splits a key's jobs.
+    if (key !== "") return createHash("sha1").update(key).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
+    const next = ((this.roundRobin.get(queue) ?? -1) + 1) % config.partitions;
+    this.roundRobin.set(queue, next);
+    return next;
+  }
+}

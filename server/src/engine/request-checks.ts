@@ -1,0 +1,64 @@
+/**
+ * Checks of request values against a queue's config and the server's limits, each
+ * throwing the RunlaterError a client gets (the field named, the bound stated), and the
+ * small conversions of request values the engine needs before it calls the store.
+ */
+import { byteBudget } from "../domain/byte-budget.js";
+import { invalidArgument, RunlaterError } from "../domain/errors.js";
+import type { JobFilter } from "../domain/job-filter.js";
+import { limits } from "../domain/limits.js";
+import type { QueueConfig } from "../domain/queue-config.js";
+import { appendStatus } from "../domain/transitions.js";
+import type { FilterInput } from "./inputs.js";
+
+export function checkPriority(priority: number, config: QueueConfig, field: string, zeroMeansAll: boolean): void {
+  if (zeroMeansAll && priority === 0) return;
+  if (!Number.isInteger(priority) || priority < 1 || priority > config.priorities) {
+    throw new RunlaterError(
+      "invalid_argument",
+      "INVALID_PRIORITY",
+      `${field} is ${priority}; this queue has priorities 1 (highest) to ${config.priorities}`,
+      field,
+    );
+  }
+}
+
+export function checkAttempts(attempts: number, field: string): void {
+  if (attempts < 0 || attempts > limits.attemptsMax) throw invalidArgument(field, `${field} must be 0 (the default) to ${limits.attemptsMax}`);
+}
+
+export function bodyTooLarge(field: string, size: number, max: number): RunlaterError {
+  return new RunlaterError("resource_exhausted", "BODY_TOO_LARGE", `${field} is ${size} bytes; this queue accepts at most ${max} (max_body_bytes)`, field);
+}
+
+export function boundedLimit(value: number, fallback: number, max: number, field: string): number {
+  if (value === 0) return fallback;
+  if (value > max) {
+    throw new RunlaterError("resource_exhausted", "BATCH_TOO_LARGE", `${field} ${value} is above the maximum ${max}: ask for ${max} or fewer`, field);
+  }
+  return value;
+}
+
+export function truncateStatus(status: string): string {
+  return appendStatus("", status);
+}
+
+export function toFilter(input: FilterInput): JobFilter {
+  let bodyRegex: RegExp | undefined;
+  if (input.bodyRegex !== "") {
+    if (input.bodyRegex.length > limits.bodyRegexMaxLength) throw invalidArgument("body_regex", `body_regex is longer than ${limits.bodyRegexMaxLength} characters`);
+    try {
+      bodyRegex = new RegExp(input.bodyRegex, "u");
+    } catch (err) {
+      throw invalidArgument("body_regex", `body_regex is not a valid regular expression: ${(err as Error).message}`);
+    }
+  }
+  return { state: input.state, priority: input.priority || undefined, future: input.future, bodyRegex };
+}
+
+/** How many bodies of these sizes, from the first, fit `maxBytes`; at least one (if any). */
+export function fitting(sizes: number[], maxBytes: number): number {
+  const fits = byteBudget(maxBytes);
+  const first = sizes.findIndex((size) => !fits(size));
+  return first === -1 ? sizes.length : first;
+}
