@@ -19,6 +19,7 @@ import {
   Outcome,
   type WorkerService,
 } from "../gen/runlater/v1/worker_service_pb.js";
+import { timerDelay } from "./timer-delay.js";
 import { deliver } from "./deliver.js";
 import type { WorkerErrorHandler } from "./types.js";
 
@@ -127,7 +128,7 @@ export class AckBatcher {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (!this.carrier?.()) void this.flush();
-    }, this.o.flushDelayMs);
+    }, timerDelay(this.o.flushDelayMs));
   }
 
   private clearTimer(): void {

@@ -3,6 +3,7 @@
  * jittered exponential backoff (so a fleet of workers does not hammer a server that is
  * coming back up in lockstep).
  */
+import { timerDelay } from "./timer-delay.js";
 
 /** Resolves after ms, or early (without throwing) when the signal aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -13,7 +14,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, timerDelay(ms));
     signal?.addEventListener("abort", done, { once: true });
   });
 }

@@ -14,6 +14,7 @@
 import type { Client } from "@connectrpc/connect";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Outcome, type WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
+import { timerDelay } from "./timer-delay.js";
 import type { WorkerErrorHandler } from "./types.js";
 
 export interface ClaimKeeperOptions {
@@ -65,7 +66,7 @@ export class ClaimKeeper {
     if (at >= this.timerAt) return;
     this.disarm();
     this.timerAt = at;
-    this.timer = setTimeout(() => void this.renewDue(), Math.max(MIN_RENEW_DELAY_MS, at - Date.now()));
+    this.timer = setTimeout(() => void this.renewDue(), timerDelay(Math.max(MIN_RENEW_DELAY_MS, at - Date.now())));
   }
 
   private disarm(): void {

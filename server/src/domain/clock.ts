@@ -8,11 +8,24 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): () => void;
 }
 
+/**
+ * Node's timers hold at most 2^31 − 1 ms (~24.8 days); a longer delay fires after 1 ms
+ * (with a TimeoutOverflowWarning). A job due in a month would then wake the broker every
+ * millisecond. Longer delays are waited in steps of at most this, so a timer never fires early.
+ */
+export const TIMER_STEP_MAX_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    handle.unref?.();
+    const due = Date.now() + Math.max(0, ms);
+    let handle: NodeJS.Timeout;
+    const arm = () => {
+      const left = due - Date.now();
+      handle = setTimeout(left > TIMER_STEP_MAX_MS ? arm : fn, Math.min(Math.max(0, left), TIMER_STEP_MAX_MS));
+      handle.unref?.();
+    };
+    arm();
     return () => clearTimeout(handle);
   },
 };

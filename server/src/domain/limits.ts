@@ -1,4 +1,6 @@
-/** Hard limits enforced at the edge. Documented in docs/configuration.md. */
+const DAY_MS = 86_400_000;
+
+/** Hard limits enforced at the edge. Documented in docs/configuration.md and docs/limits.md. */
 export const limits = {
   queueNameMaxLength: 64,
   enqueueBatchMax: 1000,
@@ -34,6 +36,14 @@ export const limits = {
   partitionsMax: 256,
   attemptsMax: 1000,
   claimTimeoutMinMs: 100,
+  /** Longest claim: a queue's claim_timeout and a checkpoint's extend_claim_by. */
+  claimTimeoutMaxMs: 7 * DAY_MS,
+  /** Longest retry delay: an ACK's retry_delay and a retry policy's delays. */
+  retryDelayMaxMs: 365 * DAY_MS,
+  /** How far ahead of now a run_after may be (enqueue, checkpoint, retry of failed jobs). */
+  runAfterAheadMaxMs: 10 * 365 * DAY_MS,
+  /** Longest retention of finished jobs (succeeded_retention, failed_retention). */
+  retentionMaxMs: 10 * 365 * DAY_MS,
   maxBodyBytesMax: 16 * 1024 * 1024,
   /** Claim tokens are stored in a fixed-width slot (Redis) or column (MySQL CHAR(64)); the broker's are 16 characters. */
   claimTokenMaxBytes: 64,

@@ -1,4 +1,5 @@
 import { invalidArgument, RunlaterError } from "./errors.js";
+import { formatDuration } from "./duration.js";
 import { limits } from "./limits.js";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry-policy.js";
 
@@ -179,12 +180,18 @@ function validateQueueConfig(c: QueueConfig): void {
     if (!ok) throw invalidArgument(`config.${field}`, message);
   };
   check(Number.isInteger(c.priorities) && c.priorities >= 1 && c.priorities <= limits.prioritiesMax, "priorities", `priorities must be 1 to ${limits.prioritiesMax}`);
-  check(c.claimTimeoutMs >= limits.claimTimeoutMinMs, "claim_timeout", `claim_timeout must be at least ${limits.claimTimeoutMinMs} ms`);
+  check(
+    c.claimTimeoutMs >= limits.claimTimeoutMinMs && c.claimTimeoutMs <= limits.claimTimeoutMaxMs,
+    "claim_timeout",
+    `claim_timeout must be ${limits.claimTimeoutMinMs} ms to ${formatDuration(limits.claimTimeoutMaxMs)}`,
+  );
   check(c.defaultAttemptsAllowed >= 1 && c.defaultAttemptsAllowed <= limits.attemptsMax, "default_attempts_allowed", `default_attempts_allowed must be 1 to ${limits.attemptsMax}`);
   check(Number.isFinite(c.maxDequeuePerSecond) && c.maxDequeuePerSecond >= 0, "max_dequeue_per_second", "max_dequeue_per_second must be 0 (unlimited) or positive");
-  check(c.succeededRetentionMs > 0, "succeeded_retention", "succeeded_retention must be positive");
-  check(c.failedRetentionMs > 0, "failed_retention", "failed_retention must be positive");
+  const retention = `must be positive and at most ${formatDuration(limits.retentionMaxMs)}`;
+  check(c.succeededRetentionMs > 0 && c.succeededRetentionMs <= limits.retentionMaxMs, "succeeded_retention", `succeeded_retention ${retention}`);
+  check(c.failedRetentionMs > 0 && c.failedRetentionMs <= limits.retentionMaxMs, "failed_retention", `failed_retention ${retention}`);
   check(Number.isInteger(c.partitions) && c.partitions >= 1 && c.partitions <= limits.partitionsMax, "partitions", `partitions must be 1 to ${limits.partitionsMax}`);
   check(c.maxBodyBytes >= 1 && c.maxBodyBytes <= limits.maxBodyBytesMax, "max_body_bytes", `max_body_bytes must be 1 to ${limits.maxBodyBytesMax}`);
   check(c.retryPolicy.initialDelayMs >= 0 && c.retryPolicy.maxDelayMs >= c.retryPolicy.initialDelayMs, "retry_policy", "retry_policy.max_delay must be at least initial_delay");
+  check(c.retryPolicy.maxDelayMs <= limits.retryDelayMaxMs, "retry_policy", `retry_policy delays must be at most ${formatDuration(limits.retryDelayMaxMs)}`);
 }

@@ -18,7 +18,17 @@ import { ownIds } from "./own-ids.js";
 import { decodeCursor, encodeCursor } from "./page-token.js";
 import { PartitionPicker } from "./partition-picker.js";
 import { QueueCache } from "./queue-cache.js";
-import { bodyTooLarge, boundedLimit, checkAttempts, checkPriority, fitting, toFilter, truncateStatus } from "./request-checks.js";
+import {
+  bodyTooLarge,
+  boundedLimit,
+  checkAttempts,
+  checkDuration,
+  checkPriority,
+  checkRunAfter,
+  fitting,
+  toFilter,
+  truncateStatus,
+} from "./request-checks.js";
 
 export interface EngineOptions {
   store: Store;
@@ -165,6 +175,7 @@ export class Engine {
     checkPriority(p.priority, config, "priority", true);
     checkAttempts(p.attemptsAllowed, "attempts_allowed");
     const now = this.clock.now();
+    checkRunAfter(p.runAfter, now, "run_after");
     const runAfter = Math.max(now, p.runAfter ?? now);
     const count = await this.store.jobRetryFailed({
       queue: p.queue,
@@ -240,9 +251,7 @@ export class Engine {
     validateQueueName(p.queue);
     const total = p.succeeded.length + p.failed.length;
     if (total > limits.ackBatchMax) throw batchTooLarge("succeeded+failed", total, limits.ackBatchMax);
-    for (const [i, f] of p.failed.entries()) {
-      if (f.retryDelayMs !== undefined && f.retryDelayMs < 0) throw invalidArgument(`failed[${i}].retry_delay`, "retry_delay must not be negative");
-    }
+    for (const [i, f] of p.failed.entries()) checkDuration(f.retryDelayMs, limits.retryDelayMaxMs, `failed[${i}].retry_delay`);
     await this.queues.get(p.queue, "queue");
     const now = this.clock.now();
     const succeeded = ownIds(p.queue, p.succeeded);
@@ -272,12 +281,13 @@ export class Engine {
     validateQueueName(p.queue);
     if (p.items.length > limits.checkpointBatchMax) throw batchTooLarge("checkpoints", p.items.length, limits.checkpointBatchMax);
     const { config } = await this.queues.get(p.queue, "queue");
+    const now = this.clock.now();
     for (const [i, c] of p.items.entries()) {
-      if (c.extendClaimByMs !== undefined && c.extendClaimByMs < 0) throw invalidArgument(`checkpoints[${i}].extend_claim_by`, "extend_claim_by must not be negative");
+      checkDuration(c.extendClaimByMs, limits.claimTimeoutMaxMs, `checkpoints[${i}].extend_claim_by`);
+      checkRunAfter(c.runAfter, now, `checkpoints[${i}].run_after`);
       if (c.newBody && c.newBody.length > config.maxBodyBytes) throw bodyTooLarge(`checkpoints[${i}].new_body`, c.newBody.length, config.maxBodyBytes);
       checkAttempts(c.attemptsAllowed, `checkpoints[${i}].attempts_allowed`);
     }
-    const now = this.clock.now();
     const items = ownIds(p.queue, p.items);
     const results = await this.store.jobCheckpointMany({
       items: items.mine.map((c) => ({
@@ -330,6 +340,7 @@ export class Engine {
     checkPriority(priority, config, `jobs[${i}].priority`, false);
     if (spec.body.length > config.maxBodyBytes) throw bodyTooLarge(`jobs[${i}].body`, spec.body.length, config.maxBodyBytes);
     checkAttempts(spec.attemptsAllowed, `jobs[${i}].attempts_allowed`);
+    checkRunAfter(spec.runAfter, now, `jobs[${i}].run_after`);
     if (spec.idempotencyKey.length > limits.idempotencyKeyMaxLength) {
       throw invalidArgument(`jobs[${i}].idempotency_key`, `idempotency_key is longer than ${limits.idempotencyKeyMaxLength} characters`);
     }

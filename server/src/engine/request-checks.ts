@@ -4,6 +4,7 @@
  * small conversions of request values the engine needs before it calls the store.
  */
 import { byteBudget } from "../domain/byte-budget.js";
+import { formatDuration } from "../domain/duration.js";
 import { invalidArgument, RunlaterError } from "../domain/errors.js";
 import type { JobFilter } from "../domain/job-filter.js";
 import { limits } from "../domain/limits.js";
@@ -37,6 +38,19 @@ export function boundedLimit(value: number, fallback: number, max: number, field
     throw new RunlaterError("resource_exhausted", "BATCH_TOO_LARGE", `${field} ${value} is above the maximum ${max}: ask for ${max} or fewer`, field);
   }
   return value;
+}
+
+/** A duration the request gives (a delay, an extension): not negative, at most `max`. */
+export function checkDuration(ms: number | undefined, max: number, field: string): void {
+  if (ms === undefined) return;
+  if (ms < 0) throw invalidArgument(field, `${field} must not be negative`);
+  if (ms > max) throw invalidArgument(field, `${field} is ${formatDuration(ms)}; the longest allowed is ${formatDuration(max)}`);
+}
+
+/** A run_after the request gives: any time in the past means now; at most limits.runAfterAheadMaxMs ahead. */
+export function checkRunAfter(at: number | undefined, now: number, field: string): void {
+  if (at === undefined || at - now <= limits.runAfterAheadMaxMs) return;
+  throw invalidArgument(field, `${field} is ${new Date(Math.min(at, 8.64e15)).toISOString()}, more than ${formatDuration(limits.runAfterAheadMaxMs)} ahead; schedule it closer`);
 }
 
 export function truncateStatus(status: string): string {

@@ -1,0 +1,68 @@
+/**
+ * The adversarial suite's setup: a real server (one process, the HTTP port, every
+ * protocol) on a chosen store, with every store call counted, and `rpc`, a Connect JSON
+ * call made the way curl makes it (so answers are seen exactly as a client sees them).
+ */
+import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
+import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
+import { type RunningServer, startServer } from "../../server/src/server.js";
+import type { Store } from "../../server/src/store/store.js";
+import { freshDatabaseUrl, dropDatabases } from "../../server/test/store/mysql-harness.js";
+import { cleanup as redisCleanup, openTestStore } from "../../server/test/store/redis-helpers.js";
+
+export type StoreKind = "memory" | "redis" | "mysql";
+
+/** Every store kind the suite runs on; tests that concern only the API layer take the first. */
+export const storeKinds: StoreKind[] = ["memory", "redis", "mysql"];
+
+export interface Target {
+  server: RunningServer;
+  /** Calls made to the store so far, by method name. */
+  calls: Map<string, number>;
+  rpc(method: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  stop(): Promise<void>;
+}
+
+/** A fresh store; `cleanup` removes what the test left (the server closes the store itself when it stops). */
+async function openStore(kind: StoreKind): Promise<{ store: Store; cleanup(): Promise<void> }> {
+  if (kind === "memory") return { store: new MemoryStore(), cleanup: async () => {} };
+  if (kind === "redis") return { store: await openTestStore(), cleanup: () => redisCleanup() };
+  const store = await openMysqlStore([freshDatabaseUrl("adversarial")]);
+  return { store, cleanup: () => dropDatabases() };
+}
+
+/** A store whose every method call is counted in `calls`. */
+function counted(store: Store, calls: Map<string, number>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
+        return value.apply(target, args);
+      };
+    },
+  });
+}
+
+export async function serve(kind: StoreKind): Promise<Target> {
+  const opened = await openStore(kind);
+  const calls = new Map<string, number>();
+  const server = await startServer({ store: counted(opened.store, calls), port: 0 });
+  return {
+    server,
+    calls,
+    async rpc(method, body) {
+      const res = await fetch(`${server.url}/runlater.v1.${method}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
+    async stop() {
+      await server.stop();
+      await opened.cleanup();
+    },
+  };
+}
