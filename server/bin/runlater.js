@@ -6,6 +6,23 @@ import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 
+/**
+ * npm (`npx runlater serve`, `npm run …`) does not pass a SIGTERM on to the command it
+ * runs: it exits and leaves the command behind, re-parented, still holding its port. So
+ * under npm, losing the parent counts as being told to stop. (Started any other way, a
+ * server outlives its parent as daemons do: nohup, a shell that exits.)
+ */
+function stopWhenOrphaned(stop) {
+  if (!process.env.npm_command) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop();
+  }, 500);
+  watch.unref();
+}
+
 if (Number(process.versions.node.split(".")[0]) < 22) {
   const wrapper = fileURLToPath(new URL("../../scripts/runlater", import.meta.url));
   const child = spawn("bash", [wrapper, ...process.argv.slice(2)], { stdio: "inherit" });
@@ -16,11 +33,13 @@ if (Number(process.versions.node.split(".")[0]) < 22) {
   process.on("SIGTERM", () => child.kill("SIGTERM"));
   process.on("SIGINT", () => {});
   child.on("exit", (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+  stopWhenOrphaned(() => child.kill("SIGTERM"));
 } else {
   // A larger young generation: a job server allocates many short-lived objects per call;
   // with V8's default 16 MiB semi-spaces scavenges run often enough to cost ~30% of
   // throughput and add millisecond pauses (measured with npm run bench).
   (await import("node:v8")).setFlagsFromString("--max-semi-space-size=32");
+  stopWhenOrphaned(() => process.kill(process.pid, "SIGTERM"));
   const { register } = await import("tsx/esm/api");
   register();
   const { main } = await import("../src/cli/main.ts");

@@ -94,3 +94,52 @@ describe("bin/runlater.js on a Node older than 22", () => {
     await expect(fetch(`${url}/metrics`)).rejects.toThrow();
   }, 20_000);
 });
+
+describe("npx runlater serve", () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  // npm does not pass a SIGTERM on: it exits, leaving what it ran re-parented. The server
+  // must notice and stop, through the machine's Node 20 (which hands over to Node 24 through
+  // a wrapper) and through Node 24 (which runs the server itself).
+  const variants = [
+    { name: "the machine's npx (Node < 22, through the wrapper)", npx: "/usr/bin/npx", path: `/usr/bin:${process.env.PATH}` },
+    { name: "Node 24's npx", npx: "npx", path: process.env.PATH ?? "" },
+  ];
+  it.each(variants)("stops when a SIGTERM stops npx: $name", async ({ npx, path }) => {
+    const child = spawn(npx, ["--no-install", "runlater", "serve", "--port", "0", "--store", "memory", "--log-level", "warn"], {
+      cwd: root,
+      env: { ...process.env, PATH: path },
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true, // its own process group: whatever is left can be killed after the test
+    });
+    try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /listening on (\S+)/.exec(seen);
+        if (match) resolve(match[1]!);
+      });
+      child.on("exit", () => reject(new Error(`npx exited before the server listened: ${seen}`)));
+    });
+    expect((await fetch(`${url}/metrics`)).status).toBe(200);
+    child.kill("SIGTERM");
+    // The server notices within its half-second watch and shuts down gracefully.
+    const deadline = Date.now() + 8_000;
+    let stopped = false;
+    while (!stopped && Date.now() < deadline) {
+      stopped = await fetch(`${url}/metrics`).then(
+        () => false,
+        () => true,
+      );
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(stopped).toBe(true);
+    } finally {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group is gone already, as it should be
+      }
+    }
+  }, 30_000);
+});
