@@ -9,7 +9,7 @@
  *   hand-out batch, an ACK batch. Claims are O(k log n): sorted sets per partition and
  *   priority, scored by run_after, members ordered by a zero-padded seq.
  * - Sweeps cost O(work): the claim sweep reads a per-shard zset of claim checks (one per
- *   hand-out with running jobs left, lua/include/job.lua) by due time; retention reads
+ *   hand-out with running jobs left, lua/include/ledgers.lua) by due time; retention reads
  *   per-partition lists of succeeded jobs (one entry per ACK batch) and zsets of failed
  *   jobs by finishing time.
  * - Admin calls (scan, count, delete, retry) walk a per-partition index in bounded chunks.
