@@ -2,8 +2,8 @@
  * The memory store's state and the primitives that keep its indexes true: every job change
  * goes through apply() (a transition's patch, then the job re-indexed for its new state and,
  * when it ends, out of its ordering key's sequence) or remove(). memory-store.ts makes one
- * per store and passes it to the module of each concern (queue-admin.ts, leases.ts,
- * insert-jobs.ts, hand-out.ts, running-writes.ts, bulk-admin.ts, job-reads.ts).
+ * per store; each Store method hands it to the module function of its concern
+ * (../delegating-store.ts).
  */
 import type { StoredState } from "../../domain/job-record.js";
 import { type JobFilter, matchesFilter } from "../../domain/job-filter.js";

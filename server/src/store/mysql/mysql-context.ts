@@ -1,8 +1,8 @@
 /**
  * What the MySQL store's modules share: the shards, the routing over them and the jobs this
- * process holds. mysql-store.ts makes one per store and passes it to the module of each
- * concern (queue-admin.ts, leases.ts, insert-jobs.ts, hand-out.ts, running-writes.ts,
- * bulk-admin.ts, job-reads.ts), so they work on one set of state without a class each.
+ * process holds. mysql-store.ts makes one per store; each Store method hands it to the
+ * module function of its concern (../delegating-store.ts), so the modules work on one set
+ * of state without a class each.
  */
 import type { ShardRouter } from "../shard-router.js";
 import type { HeldJobs } from "./held-jobs.js";

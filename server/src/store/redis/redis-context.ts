@@ -1,9 +1,8 @@
 /**
  * What the Redis store's modules share: the shards, the key layout, the routing over the
- * shards, and how a partition's script runs on its shard. redis-store.ts makes one per store
- * and passes it to the module of each concern (queue-admin.ts, leases.ts, insert-jobs.ts,
- * hand-out.ts, running-writes.ts, bulk-admin.ts, job-reads.ts), so they work on one set of
- * state without a class each.
+ * shards, and how a partition's script runs on its shard. redis-store.ts makes one per store;
+ * each Store method hands it to the module function of its concern (../delegating-store.ts),
+ * so the modules work on one set of state without a class each.
  */
 import type { Redis } from "ioredis";
 import type { ShardRouter } from "../shard-router.js";
