@@ -1,8 +1,9 @@
 /**
  * The memory store's data model: a job's slot, the index entries that point at it, and per
- * queue and partition the indexes memory-store.ts describes. Index entries are never
- * removed in place: each carries its job's generation and is skipped once the job has
- * changed since (MemoryState.liveSlot), which keeps every write O(1) or O(log n).
+ * queue and partition the indexes memory-store.ts describes. An entry of the ordered
+ * indexes and finished logs is not removed when its job changes: it carries the job's
+ * generation and is skipped once the job has changed since (MemoryState.liveSlot), so a
+ * change never searches an index.
  */
 import type { JobRecord, StoredState } from "../../domain/job-record.js";
 import type { QueueRecord } from "../store.js";

@@ -1,7 +1,8 @@
 /**
  * Partition leases on MySQL (table leases, on the partition's shard): who owns a partition
- * and under which epoch. The epoch fences every ownership write: the start checks it here
- * (holdsLease) under a shared lock on the lease row, so a takeover waits for it to commit.
+ * and under which epoch. The start, the one ownership write, is fenced by it under a shared
+ * lock on the lease row (holdsLease; the fast start joins the row in its UPDATE), so a
+ * takeover waits for the start to commit.
  */
 import type { Lease } from "../store.js";
 import type { MysqlContext } from "./mysql-context.js";
