@@ -1,19 +1,65 @@
 /**
- * Enqueue, one shard's part: resolve idempotency keys, join ordering keys' sequences,
- * then multi-row INSERTs. Runs inside a transaction the caller owns (see
- * MysqlStore.jobInsertMany).
+ * Enqueue on MySQL: jobInsertMany writes a batch across the shards its jobs' partitions are
+ * on, all or nothing, while shard 0 holds the queue rows under a shared lock; each shard's
+ * part (insertOnShard) resolves idempotency keys, joins ordering keys' sequences, then
+ * runs multi-row INSERTs, inside a transaction jobInsertMany owns.
  */
+import { queueNotFound } from "../../domain/errors.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { limits } from "../../domain/limits.js";
 import type { Located } from "../shard-router.js";
 import { arrivalState } from "../../domain/transitions.js";
+import type { MysqlContext } from "./mysql-context.js";
 import { joinSequences } from "./ordering.js";
 import * as sql from "./queries.js";
 import { insertValues } from "./rows.js";
 import { type Conn, run, select } from "./shard.js";
+import { duplicateKeyIndex } from "./transient.js";
 
 /** Bytes of bodies per INSERT statement; larger batches take several statements in one transaction. */
 const INSERT_BYTES = 4 * 1024 * 1024;
+
+export async function jobInsertMany(ctx: MysqlContext, p: { jobs: NewJob[]; now: number }): Promise<string[]> {
+  if (p.jobs.length === 0) return [];
+  for (let tries = 0; ; tries++) {
+    try {
+      const ids = await insertOnce(ctx, p.jobs, p.now, tries > 0);
+      // A job due before a claim's cursor would be passed over: held-jobs.ts looks again.
+      if (!ctx.held.empty) for (const job of p.jobs) ctx.held.get(job.queue, job.partition)?.note(job.priority, job.runAfter);
+      return ids;
+    } catch (err) {
+      // A concurrent enqueue took one of our idempotency keys between our lookup and our
+      // INSERT: run again, and the lookup now finds its job. Bounded: each race needs a new key.
+      if (duplicateKeyIndex(err) !== "jobs_idempotency" || tries >= 10) throw err;
+    }
+  }
+}
+
+/** One enqueue attempt; `replay`: an earlier attempt may have committed on some shard. */
+async function insertOnce(ctx: MysqlContext, jobs: NewJob[], now: number, replay: boolean): Promise<string[]> {
+  const ids: string[] = new Array(jobs.length);
+  const byShard = await ctx.router.groupByShard(jobs, (j) => j);
+  const shard0 = ctx.shards[0]!;
+  // Shard 0 holds the queue rows: lock them (shared) until every shard has committed.
+  await shard0.transaction(
+    async (c0, attempt) => {
+      const names = [...new Set(jobs.map((j) => j.queue))];
+      const present = new Set((await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name));
+      const missing = jobs.find((j) => !present.has(j.queue));
+      if (missing) throw queueNotFound(missing.queue);
+      await Promise.all(
+        [...byShard].map(async ([shard, items]) => {
+          const write = (c: Conn, retry: number) => insertOnShard(c, items, now, replay || attempt > 0 || retry > 0);
+          const resolved = shard === shard0 ? await write(c0, 0) : await shard.transaction(write, { retryAmbiguousCommit: true });
+          for (const [i, k] of items.entries()) ids[k.index] = resolved[i]!;
+        }),
+      );
+    },
+    // insertOnShard looks its ids up before writing again, so a replay is harmless.
+    { retryAmbiguousCommit: true },
+  );
+  return ids;
+}
 
 /**
  * One shard's part of an enqueue, inside its transaction: resolve idempotency keys

@@ -1,6 +1,6 @@
 /**
  * Decodes the scripts' replies. A job comes back as one Buffer (packRecord in
- * lua/include/job.lua): its id, a space, then the stored job: the packed attributes (META
+ * lua/include/job_record.lua): its id, a space, then the stored job: the packed attributes (META
  * there: the state as one byte, a little-endian double, a 4-byte counter, three doubles,
  * the claim token as a 1-byte length and TOKEN_WIDTH bytes, eight doubles, three texts
  * each a 4-byte length and its bytes), then the body. The claim sends ids and stored
@@ -15,10 +15,10 @@ import type { OutcomeResult } from "../store.js";
 const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
 const SPACE = 0x20;
 const PENDING = 0x70; // "p"
-/** TOKEN_WIDTH of lua/include/job.lua: the claim token's fixed width in the packed attributes. */
+/** TOKEN_WIDTH of lua/include/job_record.lua: the claim token's fixed width in the packed attributes. */
 export const TOKEN_WIDTH = limits.claimTokenMaxBytes;
 
-/** With `withoutBody` the record is one recordWithoutBody made (lua/include/job.lua): the body's length instead of the body. */
+/** With `withoutBody` the record is one recordWithoutBody made (lua/include/job_record.lua): the body's length instead of the body. */
 export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
   const b = reply as Buffer;
   const space = b.indexOf(SPACE);
@@ -26,7 +26,7 @@ export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
   return decodeStored(b.toString("latin1", 0, space), b, space + 1, withoutBody);
 }
 
-// Where each attribute sits from the start of a stored job (META in lua/include/job.lua):
+// Where each attribute sits from the start of a stored job (META in lua/include/job_record.lua):
 // the state byte, doubles and the token slot have fixed places; three texts follow.
 const BE = 1; // buffer epoch; the buffer batch (4 bytes, this store's own) follows at 9
 const CE = 13;
@@ -89,7 +89,7 @@ function readText(b: Buffer, at: number): string {
 }
 
 /**
- * A new job's stored prefix (META in lua/include/job.lua), as decodeStored reads it:
+ * A new job's stored prefix (META in lua/include/job_record.lua), as decodeStored reads it:
  * pending, updated `now`, never buffered, claimed or finished, no attempt yet, seq 0 (the
  * insert script numbers the job and writes its seq and, for a job behind its ordering key,
  * its state over these bytes). Packing it here rather than in Lua took a seventh of Redis's

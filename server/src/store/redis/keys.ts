@@ -70,7 +70,7 @@ export class Keys {
     return `${this.prefix}:{meta}:queues`;
   }
 
-  /** Per shard: the claim checks of every queue's running jobs by due time, for the global claim sweep (lua/include/job.lua). */
+  /** Per shard: the claim checks of every queue's running jobs by due time, for the global claim sweep (lua/include/ledgers.lua). */
   claimChecks(): string {
     return `${this.prefix}:{shard}:checks`;
   }

@@ -5,7 +5,9 @@
  *
  * Two expansions happen at load time: a `--@include <name>` line is replaced by
  * lua/include/<name>.lua (the shared helpers), and `{{name}}` by a value from
- * domain/limits.ts, so the scripts and the engine share one set of numbers.
+ * domain/limits.ts, so the scripts and the engine share one set of numbers. Includes are
+ * expanded in one pass (an include names none of its own), so a script lists each one it
+ * needs, in order: each include's header says which must come before it.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Redis } from "ioredis";

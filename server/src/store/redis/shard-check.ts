@@ -34,7 +34,7 @@ if tonumber(ARGV[1]) > v then redis.call("SET", KEYS[1], ARGV[1]) end
 return 1`;
 
 /**
- * The layout of a job's keys (lua/include/job.lua). 1: a hash with a field per attribute
+ * The layout of a job's keys (lua/include/job_record.lua). 1: a hash with a field per attribute
  * (before 2026-11-22, never released); 2: one string, packed attributes then the body;
  * 3 (2026-11-23): the same, the attributes reordered so the hot path's lie in one head.
  */

@@ -1,6 +1,6 @@
 --[[
   jobClaimExpire (one shard): applies expireClaim to up to `limit` running jobs whose
-  claim expired, found through the shard's claim checks (job.lua): each due check names
+  claim expired, found through the shard's claim checks (ledgers.lua): each due check names
   the jobs of one hand-out; those still running under it (same claim token and expiry)
   have expired, the others left. O(jobs of due checks): a check whose jobs all left is
   gone before it comes due. Touches the partitions of the expired jobs (several slots): a
@@ -11,7 +11,11 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local now, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
 local out = { "" }
 local count = 0

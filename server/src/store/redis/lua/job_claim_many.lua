@@ -12,21 +12,23 @@
            one's stored string as it was read (pending: codec.ts applies the claim's patch,
            claimIntoBuffer, to its copy); {} for a stale epoch.
   One GET and one 13-byte SETRANGE per job: nothing is unpacked or packed (the lean path,
-  see job.lua) but, under a byte bound, the three lengths that say where the body starts.
-  The jobs are recorded as one buffer batch (job.lua's ledgers), not one by one.
+  see lean_paths.lua) but, under a byte bound, the three lengths that say where the body starts.
+  The jobs are recorded as one buffer batch (ledgers.lua), not one by one.
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
 -- Every claimed job gets the same patch, whose fields (st, be) lead the layout, and joins
--- this claim's buffer batch (bn, next to them: see the ledgers in job.lua): the claim's
+-- this claim's buffer batch (bn, next to them: see ledgers.lua): the claim's
 -- write is the same 13 bytes for every job, over the start of the string.
 local patch = claimIntoBuffer(epoch)
-patch.bn = redis.call("HINCRBY", KEYS[2], "claims", 1) % 4294967296 -- a 4-byte field (job.lua)
+patch.bn = redis.call("HINCRBY", KEYS[2], "claims", 1) % 4294967296 -- a 4-byte field (job_record.lua)
 local claimedHead = struct.pack("<c1dI4", patch.st, patch.be, patch.bn)
 local batch, buffer = batchName(patch), bufferLedger(tag)
 local PENDING = string.byte("p")

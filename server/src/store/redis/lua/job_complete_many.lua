@@ -10,7 +10,12 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
+--@include lean_paths
 local now = tonumber(ARGV[2])
 local out = {}
 local acked = {} -- per partition, jobs the lean path acknowledged (counted once at the end)
@@ -21,7 +26,7 @@ for r = 3, #ARGV, 3 do
     id, at = idAt(ids, at)
     local tag = tagOfId(id)
     local outcome = "n"
-    -- The lean path (job.lua's succeedRunning) for a succeed without a status; a job with an
+    -- The lean path (lean_paths.lua's succeedRunning) for a succeed without a status; a job with an
     -- ordering key or a status to append is loaded whole and goes through apply().
     if tag and status == "" then outcome = succeedRunning(tag, id, token, now) end
     if outcome == "a" then

@@ -1,7 +1,7 @@
 --[[
   jobDeleteFinished (one shard): retention GC, oldest first per partition: succeeded jobs
   through their list (entries "<finished_at> <id> …" in the order written, see
-  listSucceeded in job.lua), failed ones through their finished-by-time zset. O(examined),
+  listSucceeded in indexes.lua), failed ones through their finished-by-time zset. O(examined),
   never O(queue): at most `limit` listed ids are looked at per call.
   KEYS[1]  <prefix>:{shard}:checks   (routing only)
   ARGV     prefix, queue, succeededBefore, failedBefore, limit, partitions...
@@ -9,7 +9,11 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local queue, limit = ARGV[2], tonumber(ARGV[5])
 local succeededBefore, failedBefore = tonumber(ARGV[3]), ARGV[4]
 local deleted, examined = 0, 0

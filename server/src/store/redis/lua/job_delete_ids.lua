@@ -8,7 +8,12 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
+--@include job_filter
 local tag = tagOf(ARGV[2], ARGV[3])
 local now, state, priority, future = tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6]), ARGV[7]
 local deleted = 0

@@ -7,7 +7,11 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local now = tonumber(ARGV[2])
 local out = {}
 for i = 3, #ARGV, 5 do

@@ -5,7 +5,7 @@
   Returns  one per id: the record (packRecord) or false when absent.
 ]]
 --@include keys
---@include job
+--@include job_record
 local bodies = ARGV[2] == "1"
 local out = {}
 for i = 3, #ARGV do

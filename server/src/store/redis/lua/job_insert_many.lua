@@ -6,7 +6,7 @@
   ordering key joins the key's sequence at its seq; behind a job of the key that has not
   ended (or an earlier one of the batch) it is inserted waiting.
   KEYS[1]  <prefix>:{shard}:checks   (routing only: the partitions come from the job ids)
-  ARGV     prefix, then per job: id, its stored prefix (META in job.lua, packed by codec.ts
+  ARGV     prefix, then per job: id, its stored prefix (META in job_record.lua, packed by codec.ts
            encodeNewJob: pending, updated now, seq 0), body
   Returns  { position, liveId, ... }: the jobs not inserted (1-based positions in the
            request) and the live job each one's idempotency key named; {} when all were.
@@ -14,7 +14,10 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
 -- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
 -- call), and its highest priority so far: one read or write per partition, not per job.
 local parts, tags = {}, {}

@@ -7,7 +7,8 @@
   Returns  { record, ... }
 ]]
 --@include keys
---@include job
+--@include job_record
+--@include ledgers
 local queue, limit, now = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local out = {}
 for i = 5, #ARGV do

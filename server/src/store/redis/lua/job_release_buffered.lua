@@ -2,13 +2,17 @@
   jobReleaseBuffered: buffered jobs go back to pending, charging nothing. Fenced by the
   job's buffer epoch: the given ids only if buffered under `epoch`; with no ids, every
   job buffered under an epoch below `belowEpoch` (a new owner cleaning up).
-  KEYS[1]  <tag>:buf   the partition's buffer batches (job.lua's ledgers)
+  KEYS[1]  <tag>:buf   the partition's buffer batches (ledgers.lua)
   ARGV     prefix, queue, partition, epoch or "", belowEpoch or "", ids...
   Returns  the number released.
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, below = tonumber(ARGV[4]), tonumber(ARGV[5])
 local released = 0

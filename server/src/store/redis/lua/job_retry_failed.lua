@@ -10,7 +10,11 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local tag = tagOf(ARGV[2], ARGV[3])
 local now, priority, allowed, runAfter = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local offset, budget, want = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])

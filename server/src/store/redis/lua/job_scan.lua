@@ -12,7 +12,8 @@
            bodies, read with the job's head only).
 ]]
 --@include keys
---@include job
+--@include job_record
+--@include job_filter
 local all = KEYS[1]
 local tag = tagOf(ARGV[2], ARGV[3])
 local now, cursorRa, cursorId = tonumber(ARGV[4]), ARGV[5], ARGV[6]

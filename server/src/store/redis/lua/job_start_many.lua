@@ -12,7 +12,10 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include lean_paths
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return "" end
@@ -24,7 +27,7 @@ for r = 8, #ARGV, 2 do
   while at <= #ids do
     local id
     id, at = idAt(ids, at)
-    -- The lean path (job.lua's startBuffered): the hand-out changes head fields only.
+    -- The lean path (lean_paths.lua's startBuffered): the hand-out changes head fields only.
     if startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retryDelay, now) then
       out[#out + 1] = "1"
       started = started + 1

@@ -9,7 +9,11 @@
 ]]
 --@include keys
 --@include transitions
---@include job
+--@include job_record
+--@include ledgers
+--@include indexes
+--@include sequences
+--@include apply
 local tag = tagOf(ARGV[2], ARGV[3])
 redis.call("DEL", tag .. ":q", tag .. ":lease")
 for _, id in ipairs(redis.call("ZRANGE", KEYS[1], 0, tonumber(ARGV[4]) - 1)) do

@@ -7,7 +7,8 @@
   Returns  { pending, buffered, running, succeeded, failed, scheduled, oldestDue or "" }
 ]]
 --@include keys
---@include job
+--@include job_record
+--@include ledgers
 local queue, now = ARGV[2], tonumber(ARGV[3])
 local totals = { 0, 0, 0, 0, 0, 0 }
 local oldest

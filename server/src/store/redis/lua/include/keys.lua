@@ -5,7 +5,7 @@
     <tag>:q          marker: the partition exists (written by queueCreate)
     <tag>:n          hash: counters p w b r s f (jobs per stored state), seq, maxpr
     <tag>:lease      hash: owner, epoch, exp (epochs come from <prefix>:{shard}:epoch)
-    <tag>:j:<id>     string: one job (packed attributes, then the body; see job.lua)
+    <tag>:j:<id>     string: one job (packed attributes, then the body; see job_record.lua)
     <tag>:p:<prio>   zset: pending jobs of a priority, score run_after, member seq16..id
     <tag>:w          zset: waiting jobs (behind their ordering key's head), score run_after, member id
     <tag>:o:<key>    zset: an ordering key's jobs that have not ended, score position, member id
@@ -13,7 +13,7 @@
     <tag>:buf        zset: buffered jobs, score buffer epoch, member id
     <tag>:all        zset: every job, score run_after, member id (scan order)
     <tag>:done:s     list: succeeded jobs for retention, entries "<finished_at> <id> <id> …" in
-                     the order they were written (ids may be stale: see listSucceeded in job.lua)
+                     the order they were written (ids may be stale: see listSucceeded in indexes.lua)
     <tag>:done:f     zset: failed jobs, score finished_at, member id
     <tag>:idem       hash: idempotency key -> job id
   on shard 0 (queue metadata, one slot):

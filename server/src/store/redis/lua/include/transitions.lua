@@ -1,8 +1,8 @@
 --[[
   The state machine of server/src/domain/transitions.ts, rule for rule: each function
   takes the job as loaded by loadJob and returns the fields to change. The shared store
-  suite pins that both agree; change them together. Included before job.lua (whose
-  apply() promotes with promote()), so it uses nothing of job.lua's.
+  suite pins that both agree; change them together. Included before job_record.lua and
+  the includes built on it (apply.lua promotes with promote()), so it uses nothing of theirs.
 ]]
 local STATUS_MAX = {{customStatusMaxLength}}
 
@@ -38,7 +38,7 @@ local function appendStatus(existing, addition)
 end
 
 -- The ACK/checkpoint fence: "a" acknowledged, "s" stale claim, "n" not found.
--- (checkClaimValues: the same for a job's state and claim token, as job.lua's lean paths have them.)
+-- (checkClaimValues: the same for a job's state and claim token, as lean_paths.lua has them.)
 local function checkClaimValues(st, ct, token)
   if st ~= "r" or ct ~= token or token == "" then return "s" end
   return "a"
@@ -73,7 +73,7 @@ local function unbuffer()
   return { st = "p", be = 0 }
 end
 
--- The hand-out as values (st, be, ce, ua, at, ar, ct, rd), for job.lua's lean path, which
+-- The hand-out as values (st, be, ce, ua, at, ar, ct, rd), for lean_paths.lua, which
 -- builds no patch table per job; handOut() is the same rule as a patch.
 local function handOutValues(at, ar, token, expiresAt, retryDelay, now)
   return "r", 0, expiresAt, now, at + 1, math.max(0, ar - 1), token, retryDelay
@@ -84,7 +84,7 @@ local function handOut(job, token, expiresAt, retryDelay, now)
   return { st = st, at = at, ar = ar, ct = ct, ce = ce, rd = rd, be = be, ua = ua }
 end
 
--- A succeed as values (st, ce, ua, fa) when it appends no status, for job.lua's lean path;
+-- A succeed as values (st, ce, ua, fa) when it appends no status, for lean_paths.lua;
 -- succeed() is the same rule as a patch.
 local function succeedValues(now)
   return "s", 0, now, now
