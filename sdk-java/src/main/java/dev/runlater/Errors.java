@@ -11,8 +11,8 @@ final class Errors {
   private Errors() {}
 
   /**
-   * Reads the code and message from the gRPC status and, if the server attached one, the
-   * {@code runlater.v1.ErrorInfo} detail from the {@code grpc-status-details-bin} trailer.
+   * Reads the code and message from the gRPC status and, if the server attached one, the {@code
+   * runlater.v1.ErrorInfo} detail from the {@code grpc-status-details-bin} trailer.
    */
   static RunlaterException from(StatusRuntimeException e) {
     Status status = e.getStatus();

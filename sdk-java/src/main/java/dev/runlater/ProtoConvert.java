@@ -13,8 +13,8 @@ import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * Converts between the generated runlater.v1 messages and the SDK's records. Enum mappings are
- * switch expressions with no default, so a value added to the proto fails this file's
- * compilation instead of drifting silently.
+ * switch expressions with no default, so a value added to the proto fails this file's compilation
+ * instead of drifting silently.
  */
 final class ProtoConvert {
   private ProtoConvert() {}

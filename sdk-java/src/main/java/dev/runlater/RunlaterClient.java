@@ -78,8 +78,8 @@ public final class RunlaterClient implements AutoCloseable {
     }
 
     /**
-     * Runs {@code interceptor} around every call. Package-private on purpose: the tests use it
-     * to watch the worker's calls (see TestServer), and it is not part of the public API.
+     * Runs {@code interceptor} around every call. Package-private on purpose: the tests use it to
+     * watch the worker's calls (see TestServer), and it is not part of the public API.
      */
     Builder intercept(ClientInterceptor interceptor) {
       interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
@@ -92,7 +92,10 @@ public final class RunlaterClient implements AutoCloseable {
       // allow up to 16 MiB) and poison the connection for the calls after it; the server keeps
       // a Dequeue answer's bodies under 3 MiB unless one job alone is larger.
       return new RunlaterClient(
-          channelFor(target).maxInboundMessageSize(MAX_INBOUND_BYTES).intercept(interceptors).build(),
+          channelFor(target)
+              .maxInboundMessageSize(MAX_INBOUND_BYTES)
+              .intercept(interceptors)
+              .build(),
           defaultDeadline);
     }
 
@@ -119,11 +122,12 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Enqueues 1 to 1,000 jobs (possibly for several queues) and returns their ids in request
-   * order. The batch is validated as a whole: one bad job rejects it and nothing is written.
+   * Enqueues 1 to 1,000 jobs (possibly for several queues) and returns their ids in request order.
+   * The batch is validated as a whole: one bad job rejects it and nothing is written.
    */
   public List<String> enqueue(List<JobSpec> specs) {
-    JobServiceOuterClass.EnqueueRequest.Builder req = JobServiceOuterClass.EnqueueRequest.newBuilder();
+    JobServiceOuterClass.EnqueueRequest.Builder req =
+        JobServiceOuterClass.EnqueueRequest.newBuilder();
     for (JobSpec s : specs) {
       req.addJobs(ProtoConvert.jobSpec(s));
     }
@@ -186,7 +190,9 @@ public final class RunlaterClient implements AutoCloseable {
     return call(() -> jobs().countJobs(req.build()).getCount());
   }
 
-  /** Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts. */
+  /**
+   * Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts.
+   */
   public long retryFailedJobs(String queue) {
     return retryFailedJobs(queue, 0, 0, null, 0);
   }
@@ -310,9 +316,9 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit}
-   * due jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus
-   * the wait.
+   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit} due
+   * jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus the
+   * wait.
    *
    * @param queue queue to take jobs from
    * @param limit at most this many jobs (1 to 1,000)
@@ -358,8 +364,8 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Reports outcomes of jobs of one queue. Each job gets its own outcome (a stale claim never
-   * fails the batch): the successes first, then the failures, each in request order.
+   * Reports outcomes of jobs of one queue. Each job gets its own outcome (a stale claim never fails
+   * the batch): the successes first, then the failures, each in request order.
    */
   public List<JobOutcome> ack(String queue, List<Ack> acks) {
     WorkerServiceOuterClass.AckRequest req = ProtoConvert.ackRequest(queue, acks);

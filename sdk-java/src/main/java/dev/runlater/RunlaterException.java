@@ -3,9 +3,9 @@ package dev.runlater;
 import io.grpc.Status;
 
 /**
- * The one exception type the SDK throws for a failed call. It carries the status code and, when
- * the server attached a {@code runlater.v1.ErrorInfo} detail, its reason and field, so callers
- * can branch without parsing messages.
+ * The one exception type the SDK throws for a failed call. It carries the status code and, when the
+ * server attached a {@code runlater.v1.ErrorInfo} detail, its reason and field, so callers can
+ * branch without parsing messages.
  */
 public final class RunlaterException extends RuntimeException {
   private static final long serialVersionUID = 1L;

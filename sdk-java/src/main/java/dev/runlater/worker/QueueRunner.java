@@ -26,13 +26,13 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one registered queue: poller threads that long-poll Dequeue for as many jobs as there are
- * free slots, up to a batch (piggy-backing pending acks), handlers on the shared pool, and an
- * acker thread that batches acks no poller has carried yet.
+ * free slots, up to a batch (piggy-backing pending acks), handlers on the shared pool, and an acker
+ * thread that batches acks no poller has carried yet.
  *
- * <p>Slots: a job asked for by a Dequeue in flight, or handed out and not yet finished, holds
- * one of the queue's {@code concurrency} slots. A poller takes its slots before the call and
- * gives back those the answer did not fill, so all pollers together never ask for more jobs
- * than there is room for.
+ * <p>Slots: a job asked for by a Dequeue in flight, or handed out and not yet finished, holds one
+ * of the queue's {@code concurrency} slots. A poller takes its slots before the call and gives back
+ * those the answer did not fill, so all pollers together never ask for more jobs than there is room
+ * for.
  */
 final class QueueRunner {
   private static final System.Logger LOG = System.getLogger(QueueRunner.class.getName());
@@ -46,13 +46,16 @@ final class QueueRunner {
   private final int concurrency;
   private final Worker.Settings settings;
   private final ClaimKeeper claimKeeper;
+
   /** Most jobs one Dequeue asks for. */
   private final int batchSize;
+
   /** Dequeue calls kept in flight at once, one poller thread each. */
   private final int pollerCount;
 
   /** Guards {@link #freeSlots}; pollers wait on it for room (or for stop). */
   private final Object slotLock = new Object();
+
   /** Slots neither asked for by a call in flight nor held by a job; guarded by slotLock. */
   private int freeSlots;
 
@@ -60,18 +63,21 @@ final class QueueRunner {
   private final Map<String, InFlight> inFlight = new ConcurrentHashMap<>();
 
   /**
-   * Jobs whose ack is being sent again because the call carrying it failed. The first call may
-   * have applied it (Dequeue applies its piggy-backed ack before waiting), so a STALE_CLAIM
-   * answer for these is expected and not worth a warning.
+   * Jobs whose ack is being sent again because the call carrying it failed. The first call may have
+   * applied it (Dequeue applies its piggy-backed ack before waiting), so a STALE_CLAIM answer for
+   * these is expected and not worth a warning.
    */
   private final Set<String> resent = ConcurrentHashMap.newKeySet();
 
   private volatile boolean stopping;
   private volatile boolean ackerStopping;
+
   /** Every Dequeue runs in it: cancelling it at stop cuts short all the long polls at once. */
   private final Context.CancellableContext polls = Context.ROOT.withCancellation();
+
   /** Counted down at stop: ends a poller's backoff early (pollers are never interrupted). */
   private final CountDownLatch stopSignal = new CountDownLatch(1);
+
   private ExecutorService executor;
   private final List<Thread> pollers = new ArrayList<>();
   private Thread acker;
@@ -156,7 +162,10 @@ final class QueueRunner {
         } catch (InterruptedException ie) {
           break;
         }
-        backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+        backoff =
+            backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0
+                ? MAX_BACKOFF
+                : backoff.multipliedBy(2);
         continue;
       }
       backoff = Duration.ofMillis(100);
@@ -170,8 +179,8 @@ final class QueueRunner {
   }
 
   /**
-   * Takes the slots for the next Dequeue: waits until one is free, then takes as many free ones
-   * as a batch holds. Returns 0 once the runner is stopping.
+   * Takes the slots for the next Dequeue: waits until one is free, then takes as many free ones as
+   * a batch holds. Returns 0 once the runner is stopping.
    */
   private int takeSlots() throws InterruptedException {
     synchronized (slotLock) {
@@ -247,7 +256,8 @@ final class QueueRunner {
   }
 
   private Ack failure(DequeuedJob job, Throwable error) {
-    String status = truncate(error.getMessage() == null ? error.getClass().getName() : error.getMessage());
+    String status =
+        truncate(error.getMessage() == null ? error.getClass().getName() : error.getMessage());
     if (error instanceof RetryAfter r) {
       return Ack.failure(job, status, r.delay(), false);
     }
@@ -263,7 +273,8 @@ final class QueueRunner {
   private void snooze(DequeuedJob job, Duration delay) {
     try {
       List<JobOutcome> out =
-          client.checkpoint(queue, List.of(Checkpoint.moveToPending(job, Instant.now().plus(delay))));
+          client.checkpoint(
+              queue, List.of(Checkpoint.moveToPending(job, Instant.now().plus(delay))));
       logRefused("snooze", out);
     } catch (RunlaterException e) {
       // The claim will time out and the job will run again: at-least-once still holds.
@@ -313,7 +324,8 @@ final class QueueRunner {
       } catch (RunlaterException e) {
         if (ackerStopping) {
           // Giving up: these claims will time out and the jobs run again (at-least-once).
-          LOG.log(Level.WARNING, "dropping " + batch.size() + " acks of " + queue + " at shutdown", e);
+          LOG.log(
+              Level.WARNING, "dropping " + batch.size() + " acks of " + queue + " at shutdown", e);
           continue;
         }
         LOG.log(Level.WARNING, "ack to " + queue + " failed; retrying", e);
@@ -350,9 +362,9 @@ final class QueueRunner {
   // ------------------------------------------------------------ shutdown
 
   /**
-   * Stops taking jobs: cancels every long poll in flight (a call started later fails at once),
-   * and wakes pollers waiting for a slot or backing off. Pollers are not interrupted: one that
-   * just got jobs must still be able to release them.
+   * Stops taking jobs: cancels every long poll in flight (a call started later fails at once), and
+   * wakes pollers waiting for a slot or backing off. Pollers are not interrupted: one that just got
+   * jobs must still be able to release them.
    */
   void stopPolling() {
     synchronized (slotLock) {

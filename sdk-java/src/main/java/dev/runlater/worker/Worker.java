@@ -15,10 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs handlers for one or more queues: batched long-poll dequeue (several calls in flight
- * when a queue's concurrency holds several batches), a bounded thread pool, batched acks
- * (piggy-backed on the next Dequeue or sent in batches), automatic claim renewal, and graceful
- * shutdown.
+ * Runs handlers for one or more queues: batched long-poll dequeue (several calls in flight when a
+ * queue's concurrency holds several batches), a bounded thread pool, batched acks (piggy-backed on
+ * the next Dequeue or sent in batches), automatic claim renewal, and graceful shutdown.
  *
  * <pre>{@code
  * Worker worker = Worker.builder(client).concurrency(8).build();
@@ -100,13 +99,14 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Most jobs one Dequeue asks for (1 to 1,000); default: the queue's concurrency. A batch of
-     * half the concurrency or less keeps several Dequeue calls in flight (concurrency /
-     * batchSize of them, at most 4), each asking only for free slots. A batch larger than a
-     * queue's concurrency is cut to it: this worker does not prefetch.
+     * half the concurrency or less keeps several Dequeue calls in flight (concurrency / batchSize
+     * of them, at most 4), each asking only for free slots. A batch larger than a queue's
+     * concurrency is cut to it: this worker does not prefetch.
      */
     public Builder batchSize(int batchSize) {
       if (batchSize < 1 || batchSize > 1000) {
-        throw new IllegalArgumentException("batchSize must be 1 to 1000 (the server's Dequeue limit)");
+        throw new IllegalArgumentException(
+            "batchSize must be 1 to 1000 (the server's Dequeue limit)");
       }
       this.batchSize = batchSize;
       return this;
@@ -131,8 +131,8 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Delay for failures a handler throws (other than {@link RetryAfter} and {@link
-     * DoNotRetry}); default none, so the queue's own retry policy decides.
+     * Delay for failures a handler throws (other than {@link RetryAfter} and {@link DoNotRetry});
+     * default none, so the queue's own retry policy decides.
      */
     public Builder retryPolicy(RetryPolicy policy) {
       this.retryPolicy = policy;
@@ -218,7 +218,8 @@ public final class Worker implements AutoCloseable {
         r.stopAcker(Duration.ofSeconds(10));
       }
     } catch (InterruptedException e) {
-      LOG.log(Level.WARNING, "interrupted while closing; some jobs may wait for their claim timeout");
+      LOG.log(
+          Level.WARNING, "interrupted while closing; some jobs may wait for their claim timeout");
       handlers.shutdownNow();
       renewals.shutdownNow();
       Thread.currentThread().interrupt();

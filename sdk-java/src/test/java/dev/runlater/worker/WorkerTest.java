@@ -27,12 +27,15 @@ import org.junit.jupiter.api.Test;
 /** The worker framework end to end against a real server. */
 class WorkerTest extends ServerTest {
   private static final Duration WAIT = Duration.ofSeconds(15);
+
   private static String newQueue(QueueConfig config) {
     return newQueue("worker", config);
   }
 
   private static Worker.Builder worker() {
-    return Worker.builder(client).pollWait(Duration.ofSeconds(1)).shutdownGrace(Duration.ofSeconds(5));
+    return Worker.builder(client)
+        .pollWait(Duration.ofSeconds(1))
+        .shutdownGrace(Duration.ofSeconds(5));
   }
 
   private static Job job(String id) {
@@ -40,10 +43,13 @@ class WorkerTest extends ServerTest {
   }
 
   private static Job awaitState(String id, JobState state) {
-    return Await.value(WAIT, "job " + id + " to be " + state, () -> {
-      Job j = job(id);
-      return j.state() == state ? j : null;
-    });
+    return Await.value(
+        WAIT,
+        "job " + id + " to be " + state,
+        () -> {
+          Job j = job(id);
+          return j.state() == state ? j : null;
+        });
   }
 
   @Test
@@ -59,15 +65,19 @@ class WorkerTest extends ServerTest {
     Map<String, Integer> runs = new ConcurrentHashMap<>();
 
     try (Worker w = worker().concurrency(4).build()) {
-      w.register(q, job -> {
-        maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
-        runs.merge(job.jobId(), 1, Integer::sum);
-        Thread.sleep(20);
-        running.decrementAndGet();
-        return JobResult.success("ok " + job.bodyUtf8());
-      });
+      w.register(
+          q,
+          job -> {
+            maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+            runs.merge(job.jobId(), 1, Integer::sum);
+            Thread.sleep(20);
+            running.decrementAndGet();
+            return JobResult.success("ok " + job.bodyUtf8());
+          });
       w.start();
-      Await.until(WAIT, "all jobs to succeed",
+      Await.until(
+          WAIT,
+          "all jobs to succeed",
           () -> client.countJobs(JobFilter.queue(q).withState(JobState.SUCCEEDED)) == 40);
     }
     assertEquals(40, runs.size());
@@ -97,9 +107,11 @@ class WorkerTest extends ServerTest {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(1));
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        throw new IllegalStateException("disk full");
-      });
+      w.register(
+          q,
+          job -> {
+            throw new IllegalStateException("disk full");
+          });
       w.start();
       Job j = awaitState(id, JobState.FAILED);
       assertTrue(j.customStatus().contains("disk full"), j.customStatus());
@@ -108,21 +120,25 @@ class WorkerTest extends ServerTest {
 
   @Test
   void failedAttemptIsRetriedByQueuePolicy() {
-    String q = newQueue(QueueConfig.builder()
-        .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
-        .build());
+    String q =
+        newQueue(
+            QueueConfig.builder()
+                .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
+                .build());
     String id = client.enqueue(JobSpec.of(q, "flaky").withAttemptsAllowed(3));
     List<Integer> attempts = new ArrayList<>();
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        synchronized (attempts) {
-          attempts.add(job.attempt());
-        }
-        if (job.attempt() == 1) {
-          throw new RuntimeException("first time fails");
-        }
-        return JobResult.success();
-      });
+      w.register(
+          q,
+          job -> {
+            synchronized (attempts) {
+              attempts.add(job.attempt());
+            }
+            if (job.attempt() == 1) {
+              throw new RuntimeException("first time fails");
+            }
+            return JobResult.success();
+          });
       w.start();
       awaitState(id, JobState.SUCCEEDED);
     }
@@ -137,14 +153,20 @@ class WorkerTest extends ServerTest {
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
     Instant before = Instant.now();
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        throw new RetryAfter(Duration.ofSeconds(30), "rate limited");
-      });
+      w.register(
+          q,
+          job -> {
+            throw new RetryAfter(Duration.ofSeconds(30), "rate limited");
+          });
       w.start();
-      Job j = Await.value(WAIT, "the failure to be acked", () -> {
-        Job x = job(id);
-        return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
-      });
+      Job j =
+          Await.value(
+              WAIT,
+              "the failure to be acked",
+              () -> {
+                Job x = job(id);
+                return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
+              });
       assertTrue(j.runAfter().isAfter(before.plusSeconds(28)), "run_after " + j.runAfter());
       assertTrue(j.customStatus().contains("rate limited"));
     }
@@ -155,9 +177,11 @@ class WorkerTest extends ServerTest {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(5));
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        throw new DoNotRetry("invalid address");
-      });
+      w.register(
+          q,
+          job -> {
+            throw new DoNotRetry("invalid address");
+          });
       w.start();
       Job j = awaitState(id, JobState.FAILED);
       assertEquals(4, j.attemptsRemaining());
@@ -171,14 +195,20 @@ class WorkerTest extends ServerTest {
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
     Instant before = Instant.now();
     try (Worker w = worker().retryPolicy(RetryPolicy.constant(Duration.ofSeconds(120))).build()) {
-      w.register(q, job -> {
-        throw new RuntimeException("nope");
-      });
+      w.register(
+          q,
+          job -> {
+            throw new RuntimeException("nope");
+          });
       w.start();
-      Job j = Await.value(WAIT, "the failure to be acked", () -> {
-        Job x = job(id);
-        return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
-      });
+      Job j =
+          Await.value(
+              WAIT,
+              "the failure to be acked",
+              () -> {
+                Job x = job(id);
+                return x.state() == JobState.PENDING && x.attemptsRemaining() == 2 ? x : null;
+              });
       // The queue's default would be 5 s.
       assertTrue(j.runAfter().isAfter(before.plusSeconds(110)), "run_after " + j.runAfter());
     }
@@ -191,16 +221,22 @@ class WorkerTest extends ServerTest {
     Instant before = Instant.now();
     AtomicInteger calls = new AtomicInteger();
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        calls.incrementAndGet();
-        return JobResult.snooze(Duration.ofSeconds(60));
-      });
+      w.register(
+          q,
+          job -> {
+            calls.incrementAndGet();
+            return JobResult.snooze(Duration.ofSeconds(60));
+          });
       w.start();
       Await.until(WAIT, "the handler to run", () -> calls.get() == 1);
-      Job j = Await.value(WAIT, "the snooze", () -> {
-        Job x = job(id);
-        return x.state() == JobState.PENDING ? x : null;
-      });
+      Job j =
+          Await.value(
+              WAIT,
+              "the snooze",
+              () -> {
+                Job x = job(id);
+                return x.state() == JobState.PENDING ? x : null;
+              });
       assertEquals(2, j.attemptsRemaining());
       assertTrue(j.runAfter().isAfter(before.plusSeconds(55)), "run_after " + j.runAfter());
     }
@@ -208,18 +244,22 @@ class WorkerTest extends ServerTest {
 
   @Test
   void claimIsRenewedWhileAJobRunsLong() {
-    String q = newQueue(QueueConfig.builder()
-        .claimTimeout(Duration.ofMillis(300))
-        .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
-        .build());
+    String q =
+        newQueue(
+            QueueConfig.builder()
+                .claimTimeout(Duration.ofMillis(300))
+                .retryPolicy(new QueueRetryPolicy(Duration.ofMillis(100), 5, Duration.ofSeconds(1)))
+                .build());
     String id = client.enqueue(JobSpec.of(q, "long").withAttemptsAllowed(3));
     AtomicInteger calls = new AtomicInteger();
     try (Worker w = worker().build()) {
-      w.register(q, job -> {
-        calls.incrementAndGet();
-        Thread.sleep(1500); // five claim timeouts
-        return JobResult.success();
-      });
+      w.register(
+          q,
+          job -> {
+            calls.incrementAndGet();
+            Thread.sleep(1500); // five claim timeouts
+            return JobResult.success();
+          });
       w.start();
       Job j = awaitState(id, JobState.SUCCEEDED);
       assertEquals(2, j.attemptsRemaining(), "only one attempt was charged");
@@ -233,11 +273,13 @@ class WorkerTest extends ServerTest {
     String id = client.enqueue(JobSpec.of(q, "x"));
     CountDownLatch started = new CountDownLatch(1);
     Worker w = worker().shutdownGrace(Duration.ofSeconds(10)).build();
-    w.register(q, job -> {
-      started.countDown();
-      Thread.sleep(500);
-      return JobResult.success("finished");
-    });
+    w.register(
+        q,
+        job -> {
+          started.countDown();
+          Thread.sleep(500);
+          return JobResult.success("finished");
+        });
     w.start();
     assertTrue(started.await(10, TimeUnit.SECONDS));
     w.close();
@@ -254,21 +296,24 @@ class WorkerTest extends ServerTest {
     CountDownLatch started = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
     Worker w = worker().shutdownGrace(Duration.ofMillis(200)).build();
-    w.register(q, job -> {
-      started.countDown();
-      try {
-        Thread.sleep(60_000);
-      } catch (InterruptedException e) {
-        interrupted.set(true);
-        throw e;
-      }
-      return JobResult.success();
-    });
+    w.register(
+        q,
+        job -> {
+          started.countDown();
+          try {
+            Thread.sleep(60_000);
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+            throw e;
+          }
+          return JobResult.success();
+        });
     w.start();
     assertTrue(started.await(10, TimeUnit.SECONDS));
     long t0 = System.nanoTime();
     w.close();
-    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "close() did not wait for the job");
+    assertTrue(
+        System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(5), "close() did not wait for the job");
 
     Job j = job(id);
     assertEquals(JobState.PENDING, j.state(), "released back to PENDING");
@@ -298,8 +343,9 @@ class WorkerTest extends ServerTest {
     try (Worker w = worker().build()) {
       w.register(q, job -> null);
       w.start();
-      IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(
-          IllegalStateException.class, () -> w.register("other", job -> null));
+      IllegalStateException e =
+          org.junit.jupiter.api.Assertions.assertThrows(
+              IllegalStateException.class, () -> w.register("other", job -> null));
       assertFalse(e.getMessage().isEmpty());
     }
   }
