@@ -40,10 +40,7 @@ public final class TestServer {
         .build();
   }
 
-  /**
-   * A client for the test server whose calls all go through {@code interceptor}, to watch what a
-   * worker sends (the hook is package-private in {@link RunlaterClient}).
-   */
+  /** A client for the test server whose calls all go through {@code interceptor}. */
   public static RunlaterClient client(io.grpc.ClientInterceptor interceptor) {
     return RunlaterClient.builder(target())
         .defaultDeadline(java.time.Duration.ofSeconds(10))
