@@ -121,6 +121,9 @@ public final class DequeueStream {
 
   /** Cuts the stream off at once; acks not yet answered may or may not have been applied. */
   public void cancel() {
+    synchronized (this) {
+      sendClosed = true; // a cancelled call refuses messages
+    }
     requests.cancel("cancelled by the client", null);
   }
 

@@ -44,6 +44,7 @@ class WorkerPullersTest extends ServerTest {
     try (RunlaterClient spy = TestServer.client(tally);
         Worker w =
             Worker.builder(spy)
+                .dequeueMode(DequeueMode.POLL)
                 .concurrency(concurrency)
                 .batchSize(batchSize)
                 .pollWait(Duration.ofMillis(200))
@@ -123,6 +124,7 @@ class WorkerPullersTest extends ServerTest {
     try (RunlaterClient spy = TestServer.client(tally)) {
       Worker w =
           Worker.builder(spy)
+              .dequeueMode(DequeueMode.POLL)
               .concurrency(8)
               .batchSize(2) // four pollers
               .pollWait(Duration.ofSeconds(20)) // a long poll left running must be cut short

@@ -23,8 +23,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** The worker framework end to end against a real server. */
+/** The worker framework end to end against a real server, in both dequeue modes. */
 class WorkerTest extends ServerTest {
   private static final Duration WAIT = Duration.ofSeconds(15);
 
@@ -32,8 +34,9 @@ class WorkerTest extends ServerTest {
     return newQueue("worker", config);
   }
 
-  private static Worker.Builder worker() {
+  private static Worker.Builder worker(DequeueMode mode) {
     return Worker.builder(client)
+        .dequeueMode(mode)
         .pollWait(Duration.ofSeconds(1))
         .shutdownGrace(Duration.ofSeconds(5));
   }
@@ -52,8 +55,9 @@ class WorkerTest extends ServerTest {
         });
   }
 
-  @Test
-  void runsManyJobsConcurrentlyAndAcksThem() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void runsManyJobsConcurrentlyAndAcksThem(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     List<JobSpec> specs = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
@@ -64,7 +68,7 @@ class WorkerTest extends ServerTest {
     AtomicInteger maxRunning = new AtomicInteger();
     Map<String, Integer> runs = new ConcurrentHashMap<>();
 
-    try (Worker w = worker().concurrency(4).build()) {
+    try (Worker w = worker(mode).concurrency(4).build()) {
       w.register(
           q,
           job -> {
@@ -87,13 +91,14 @@ class WorkerTest extends ServerTest {
     assertTrue(job(ids.get(7)).customStatus().contains("ok job-7"));
   }
 
-  @Test
-  void servesSeveralQueuesWithTheirOwnHandlers() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void servesSeveralQueuesWithTheirOwnHandlers(DequeueMode mode) {
     String emails = newQueue(QueueConfig.defaults());
     String reports = newQueue(QueueConfig.defaults());
     String e = client.enqueue(JobSpec.of(emails, "e"));
     String r = client.enqueue(JobSpec.of(reports, "r"));
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(emails, job -> JobResult.success("email"));
       w.register(reports, 1, job -> JobResult.success("report"));
       w.start();
@@ -102,11 +107,12 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void exceptionFailsTheAttemptWithItsMessage() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void exceptionFailsTheAttemptWithItsMessage(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(1));
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -118,8 +124,9 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void failedAttemptIsRetriedByQueuePolicy() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void failedAttemptIsRetriedByQueuePolicy(DequeueMode mode) {
     String q =
         newQueue(
             QueueConfig.builder()
@@ -127,7 +134,7 @@ class WorkerTest extends ServerTest {
                 .build());
     String id = client.enqueue(JobSpec.of(q, "flaky").withAttemptsAllowed(3));
     List<Integer> attempts = new ArrayList<>();
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -147,12 +154,13 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void retryAfterSetsTheDelay() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void retryAfterSetsTheDelay(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
     Instant before = Instant.now();
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -172,11 +180,12 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void doNotRetryFailsForGood() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void doNotRetryFailsForGood(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(5));
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -189,12 +198,14 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void workerRetryPolicyOverridesTheQueues() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void workerRetryPolicyOverridesTheQueues(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x").withAttemptsAllowed(3));
     Instant before = Instant.now();
-    try (Worker w = worker().retryPolicy(RetryPolicy.constant(Duration.ofSeconds(120))).build()) {
+    try (Worker w =
+        worker(mode).retryPolicy(RetryPolicy.constant(Duration.ofSeconds(120))).build()) {
       w.register(
           q,
           job -> {
@@ -214,13 +225,14 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void snoozeReschedulesWithoutChargingAnAttempt() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void snoozeReschedulesWithoutChargingAnAttempt(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "cron").withAttemptsAllowed(2));
     Instant before = Instant.now();
     AtomicInteger calls = new AtomicInteger();
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -242,8 +254,9 @@ class WorkerTest extends ServerTest {
     }
   }
 
-  @Test
-  void claimIsRenewedWhileAJobRunsLong() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void claimIsRenewedWhileAJobRunsLong(DequeueMode mode) {
     String q =
         newQueue(
             QueueConfig.builder()
@@ -252,7 +265,7 @@ class WorkerTest extends ServerTest {
                 .build());
     String id = client.enqueue(JobSpec.of(q, "long").withAttemptsAllowed(3));
     AtomicInteger calls = new AtomicInteger();
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(mode).build()) {
       w.register(
           q,
           job -> {
@@ -267,12 +280,13 @@ class WorkerTest extends ServerTest {
     assertEquals(1, calls.get(), "the claim never lapsed, so the job ran once");
   }
 
-  @Test
-  void closeLetsARunningJobFinishWithinTheGracePeriod() throws Exception {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void closeLetsARunningJobFinishWithinTheGracePeriod(DequeueMode mode) throws Exception {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x"));
     CountDownLatch started = new CountDownLatch(1);
-    Worker w = worker().shutdownGrace(Duration.ofSeconds(10)).build();
+    Worker w = worker(mode).shutdownGrace(Duration.ofSeconds(10)).build();
     w.register(
         q,
         job -> {
@@ -289,13 +303,14 @@ class WorkerTest extends ServerTest {
     assertTrue(j.customStatus().contains("finished"));
   }
 
-  @Test
-  void closeReleasesAJobStillRunningAfterTheGracePeriod() throws Exception {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void closeReleasesAJobStillRunningAfterTheGracePeriod(DequeueMode mode) throws Exception {
     String q = newQueue(QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "stuck").withAttemptsAllowed(3));
     CountDownLatch started = new CountDownLatch(1);
     AtomicBoolean interrupted = new AtomicBoolean();
-    Worker w = worker().shutdownGrace(Duration.ofMillis(200)).build();
+    Worker w = worker(mode).shutdownGrace(Duration.ofMillis(200)).build();
     w.register(
         q,
         job -> {
@@ -323,10 +338,11 @@ class WorkerTest extends ServerTest {
     assertEquals(1, client.dequeue(q, 1, null).size());
   }
 
-  @Test
-  void closeStopsDequeuingPromptly() {
+  @ParameterizedTest
+  @EnumSource(DequeueMode.class)
+  void closeStopsDequeuingPromptly(DequeueMode mode) {
     String q = newQueue(QueueConfig.defaults());
-    Worker w = Worker.builder(client).pollWait(Duration.ofSeconds(30)).build();
+    Worker w = Worker.builder(client).dequeueMode(mode).pollWait(Duration.ofSeconds(30)).build();
     w.register(q, job -> JobResult.success());
     w.start();
     long t0 = System.nanoTime();
@@ -340,7 +356,7 @@ class WorkerTest extends ServerTest {
   @Test
   void registerAfterStartIsRefused() {
     String q = newQueue(QueueConfig.defaults());
-    try (Worker w = worker().build()) {
+    try (Worker w = worker(DequeueMode.STREAM).build()) {
       w.register(q, job -> null);
       w.start();
       IllegalStateException e =
