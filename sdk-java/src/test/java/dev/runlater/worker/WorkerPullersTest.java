@@ -25,8 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * Several Dequeue calls in flight when a queue's concurrency holds several batches, watched from
- * the client side by {@link DequeueTally}.
+ * Poll mode: several Dequeue calls in flight when a queue's concurrency holds several batches,
+ * watched from the client side by {@link DequeueTally}.
  */
 class WorkerPullersTest extends ServerTest {
   private static final Duration WAIT = Duration.ofSeconds(15);

@@ -137,7 +137,7 @@ class WorkerStreamTest extends ServerTest {
     String q = newQueue("nostream", QueueConfig.defaults());
     String id = client.enqueue(JobSpec.of(q, "x"));
     try (RunlaterClient c =
-            dev.runlater.RunlaterClient.builder(TestServer.target())
+            RunlaterClient.builder(TestServer.target())
                 .intercept(tally)
                 .intercept(noStream)
                 .build();
