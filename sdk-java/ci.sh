@@ -7,6 +7,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 rm -rf target/surefire-reports # so the summary below counts this run only
 mvn -B -q -Dstyle.color=never verify "$@"
 status=$?
+# Small files, one concept each: no hand-written Java file over 500 lines (generated code lives
+# in target/ and is not counted).
+for f in $(find src -name '*.java'); do
+  lines=$(wc -l <"$f")
+  if [ "$lines" -gt 500 ]; then
+    echo "sdk-java: $f has $lines lines; split it (500 at most)"
+    status=1
+  fi
+done
 echo # Maven 3.8 leaves colour-reset codes without a newline; start the summary on a fresh line.
 # -q hides Surefire's own summary, so print one from the XML reports.
 python3 - <<'PY' || true

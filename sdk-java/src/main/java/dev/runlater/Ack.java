@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The outcome of one attempt, to report with {@link RunlaterClient#ack} or piggy-backed on
- * {@link RunlaterClient#dequeue}. Build with {@link #success} or {@link #failure}.
+ * The outcome of one attempt, to report with {@link RunlaterClient#ack} or piggy-backed on {@link
+ * RunlaterClient#dequeue}. Build with {@link #success} or {@link #failure}.
  *
  * @param jobId the job's id
  * @param claimToken the claim token Dequeue gave

@@ -52,21 +52,39 @@ public record Checkpoint(
   /** This checkpoint, also replacing the job's body. */
   public Checkpoint withNewBody(byte[] newBody) {
     return new Checkpoint(
-        jobId, claimToken, extendClaimBy, newBody, moveToPending, runAfter, attemptsAllowed,
+        jobId,
+        claimToken,
+        extendClaimBy,
+        newBody,
+        moveToPending,
+        runAfter,
+        attemptsAllowed,
         customStatus);
   }
 
   /** This checkpoint, also resetting attempts allowed and remaining. */
   public Checkpoint withAttemptsAllowed(int attemptsAllowed) {
     return new Checkpoint(
-        jobId, claimToken, extendClaimBy, newBody, moveToPending, runAfter, attemptsAllowed,
+        jobId,
+        claimToken,
+        extendClaimBy,
+        newBody,
+        moveToPending,
+        runAfter,
+        attemptsAllowed,
         customStatus);
   }
 
   /** This checkpoint, also appending to the job's custom status. */
   public Checkpoint withCustomStatus(String customStatus) {
     return new Checkpoint(
-        jobId, claimToken, extendClaimBy, newBody, moveToPending, runAfter, attemptsAllowed,
+        jobId,
+        claimToken,
+        extendClaimBy,
+        newBody,
+        moveToPending,
+        runAfter,
+        attemptsAllowed,
         customStatus);
   }
 }

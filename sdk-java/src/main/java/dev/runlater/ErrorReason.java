@@ -1,6 +1,9 @@
 package dev.runlater;
 
-/** Machine-readable reason the server attaches to an error (mirrors {@code runlater.v1.ErrorReason}). */
+/**
+ * Machine-readable reason the server attaches to an error (mirrors {@code
+ * runlater.v1.ErrorReason}).
+ */
 public enum ErrorReason {
   /** No particular reason, or none was attached. */
   UNSPECIFIED,

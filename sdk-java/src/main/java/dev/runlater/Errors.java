@@ -3,22 +3,24 @@ package dev.runlater;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 
-/** Turns transport failures into {@link RunlaterException}. */
+/** Turns transport failures into {@link RunlaterException} and its family subclasses. */
 final class Errors {
   private Errors() {}
 
   /**
-   * Reads the code and message from the gRPC status and, if the server attached one, the
-   * {@code runlater.v1.ErrorInfo} detail from the {@code grpc-status-details-bin} trailer.
+   * Reads the code and message from the gRPC status of {@code t} and, if the server attached one,
+   * the {@code runlater.v1.ErrorInfo} detail from the {@code grpc-status-details-bin} trailer.
+   *
+   * @param target the server the call went to, named in UNAVAILABLE messages (which server could
+   *     not be reached is the first thing to know)
    */
-  static RunlaterException from(StatusRuntimeException e) {
-    Status status = e.getStatus();
+  static RunlaterException from(Throwable t, String target) {
+    Status status = Status.fromThrowable(t);
     ErrorReason reason = ErrorReason.UNSPECIFIED;
     String field = "";
-    com.google.rpc.Status details = StatusProto.fromThrowable(e);
+    com.google.rpc.Status details = StatusProto.fromThrowable(t);
     if (details != null) {
       for (Any any : details.getDetailsList()) {
         if (any.is(runlater.v1.Errors.ErrorInfo.class)) {
@@ -34,6 +36,38 @@ final class Errors {
       }
     }
     String message = status.getDescription() == null ? "" : status.getDescription();
-    return new RunlaterException(status.getCode(), reason, field, message, e);
+    if (status.getCode() == Status.Code.UNAVAILABLE) {
+      message = "runlater server " + target + " unavailable: " + message;
+    }
+    return of(status.getCode(), reason, field, message, t);
+  }
+
+  /** The family's exception: by reason (an exhaustive switch), else by status code. */
+  static RunlaterException of(
+      Status.Code code, ErrorReason reason, String field, String message, Throwable cause) {
+    return switch (reason) {
+      case QUEUE_NOT_FOUND -> new NotFoundException(code, reason, field, message, cause);
+      case INVALID_QUEUE_NAME, INVALID_PRIORITY, INVALID_ARGUMENT ->
+          new InvalidArgumentException(code, reason, field, message, cause);
+      case BODY_TOO_LARGE, BATCH_TOO_LARGE ->
+          new ResourceExhaustedException(code, reason, field, message, cause);
+      case SHUTTING_DOWN, NO_BROKER ->
+          new UnavailableException(code, reason, field, message, cause);
+      case UNSPECIFIED -> ofCode(code, field, message, cause);
+    };
+  }
+
+  private static RunlaterException ofCode(
+      Status.Code code, String field, String message, Throwable cause) {
+    ErrorReason none = ErrorReason.UNSPECIFIED;
+    return switch (code) {
+      case NOT_FOUND -> new NotFoundException(code, none, field, message, cause);
+      case INVALID_ARGUMENT, OUT_OF_RANGE ->
+          new InvalidArgumentException(code, none, field, message, cause);
+      case RESOURCE_EXHAUSTED -> new ResourceExhaustedException(code, none, field, message, cause);
+      case UNAVAILABLE -> new UnavailableException(code, none, field, message, cause);
+      case DEADLINE_EXCEEDED -> new DeadlineExceededException(code, none, field, message, cause);
+      default -> new RunlaterException(code, none, field, message, cause);
+    };
   }
 }

@@ -49,37 +49,85 @@ public record JobSpec(
 
   /** This job with another priority (1 is the highest). */
   public JobSpec withPriority(int priority) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 
   /** This job, not to run before {@code runAfter}. */
   public JobSpec withRunAfter(Instant runAfter) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 
   /** This job with {@code attemptsAllowed} attempts in all. */
   public JobSpec withAttemptsAllowed(int attemptsAllowed) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 
   /** This job with an idempotency key. */
   public JobSpec withIdempotencyKey(String idempotencyKey) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 
   /**
-   * This job with an ordering key. Jobs of a queue that share an ordering key run one at a time,
-   * in the order they were enqueued: the next one is handed out only after the one before it
-   * reached SUCCEEDED or FAILED (or was deleted), and stays PENDING until then. A job that fails
-   * and is retried keeps its place. Jobs with different keys run in parallel. At most 128
-   * characters. Ignored on FIFO queues, where the whole queue is one sequence.
+   * This job with an ordering key. Jobs of a queue that share an ordering key run one at a time, in
+   * the order they were enqueued: the next one is handed out only after the one before it reached
+   * SUCCEEDED or FAILED (or was deleted), and stays PENDING until then. A job that fails and is
+   * retried keeps its place. Jobs with different keys run in parallel. At most 128 characters.
+   * Ignored on FIFO queues, where the whole queue is one sequence.
    */
   public JobSpec withOrderingKey(String orderingKey) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 
   /** This job with an initial custom status. */
   public JobSpec withCustomStatus(String customStatus) {
-    return new JobSpec(queue, body, priority, runAfter, attemptsAllowed, idempotencyKey, customStatus, orderingKey);
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey);
   }
 }

@@ -8,13 +8,14 @@ import java.util.ArrayList;
 import java.util.List;
 import runlater.v1.Errors;
 import runlater.v1.JobOuterClass;
+import runlater.v1.JobServiceOuterClass;
 import runlater.v1.QueueServiceOuterClass;
 import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * Converts between the generated runlater.v1 messages and the SDK's records. Enum mappings are
- * switch expressions with no default, so a value added to the proto fails this file's
- * compilation instead of drifting silently.
+ * switch expressions with no default, so a value added to the proto fails this file's compilation
+ * instead of drifting silently.
  */
 final class ProtoConvert {
   private ProtoConvert() {}
@@ -178,6 +179,16 @@ final class ProtoConvert {
     return b.build();
   }
 
+  static WorkerServiceOuterClass.CheckpointRequest checkpointRequest(
+      String queue, List<Checkpoint> checkpoints) {
+    WorkerServiceOuterClass.CheckpointRequest.Builder req =
+        WorkerServiceOuterClass.CheckpointRequest.newBuilder().setQueue(queue);
+    for (Checkpoint c : checkpoints) {
+      req.addCheckpoints(checkpoint(c));
+    }
+    return req.build();
+  }
+
   static WorkerServiceOuterClass.JobCheckpoint checkpoint(Checkpoint c) {
     WorkerServiceOuterClass.JobCheckpoint.Builder b =
         WorkerServiceOuterClass.JobCheckpoint.newBuilder()
@@ -196,6 +207,56 @@ final class ProtoConvert {
       b.setRunAfter(timestamp(c.runAfter()));
     }
     return b.build();
+  }
+
+  // ---- requests and answers shared by the blocking and the async client ----
+
+  static JobServiceOuterClass.EnqueueRequest enqueueRequest(List<JobSpec> specs) {
+    JobServiceOuterClass.EnqueueRequest.Builder req =
+        JobServiceOuterClass.EnqueueRequest.newBuilder();
+    for (JobSpec s : specs) {
+      req.addJobs(jobSpec(s));
+    }
+    return req.build();
+  }
+
+  static JobServiceOuterClass.GetJobsRequest getJobsRequest(
+      List<String> jobIds, boolean includeBody) {
+    return JobServiceOuterClass.GetJobsRequest.newBuilder()
+        .addAllJobIds(jobIds)
+        .setIncludeBody(includeBody)
+        .build();
+  }
+
+  static List<Job> jobs(JobServiceOuterClass.GetJobsResponse resp) {
+    return resp.getJobsList().stream().map(ProtoConvert::job).toList();
+  }
+
+  static WorkerServiceOuterClass.DequeueRequest dequeueRequest(
+      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
+    WorkerServiceOuterClass.DequeueRequest.Builder req =
+        WorkerServiceOuterClass.DequeueRequest.newBuilder()
+            .setQueue(queue)
+            .setLimit(limit)
+            .setWorkerId(workerId == null ? "" : workerId);
+    if (wait != null && !wait.isZero()) {
+      req.setWait(duration(wait));
+    }
+    if (!acks.isEmpty()) {
+      // The piggy-backed ack may leave its queue empty: the request's queue is used.
+      req.setAck(ackRequest("", acks));
+    }
+    return req.build();
+  }
+
+  /** A long-polling Dequeue's deadline: the default one plus the wait. */
+  static Duration dequeueDeadline(Duration defaultDeadline, Duration wait) {
+    return wait == null ? defaultDeadline : defaultDeadline.plus(wait);
+  }
+
+  static DequeueResult dequeueResult(String queue, WorkerServiceOuterClass.DequeueResponse resp) {
+    List<DequeuedJob> jobs = resp.getJobsList().stream().map(j -> dequeuedJob(queue, j)).toList();
+    return new DequeueResult(jobs, outcomes(resp.getAck().getResultsList()));
   }
 
   // ---- queues ----

@@ -3,9 +3,9 @@ package dev.runlater;
 import java.time.Duration;
 
 /**
- * A queue's settings. Every field is nullable: in {@link RunlaterClient#createQueue} null takes
- * the server's default, in {@link RunlaterClient#updateQueue} only the non-null fields change.
- * Queues the server returns have every field filled in. Build with {@link #builder()}.
+ * A queue's settings. Every field is nullable: in {@link RunlaterClient#createQueue} null takes the
+ * server's default, in {@link RunlaterClient#updateQueue} only the non-null fields change. Queues
+ * the server returns have every field filled in. Build with {@link #builder()}.
  *
  * @param priorities priority levels, 1 (highest) to this; default 3, at most 10
  * @param claimTimeout how long a worker holds a job before the claim expires; default 5 min, at
@@ -129,8 +129,17 @@ public record QueueConfig(
     /** The config. */
     public QueueConfig build() {
       return new QueueConfig(
-          priorities, claimTimeout, retryPolicy, defaultAttemptsAllowed, maxDequeuePerSecond,
-          paused, succeededRetention, failedRetention, fifo, partitions, maxBodyBytes);
+          priorities,
+          claimTimeout,
+          retryPolicy,
+          defaultAttemptsAllowed,
+          maxDequeuePerSecond,
+          paused,
+          succeededRetention,
+          failedRetention,
+          fifo,
+          partitions,
+          maxBodyBytes);
     }
   }
 }

@@ -7,8 +7,8 @@ import java.time.Duration;
  * the worker's failure gave a delay. {@code initialDelay × n} for {@code n ≤ linearSteps}, then
  * {@code initialDelay × linearSteps × 2^(n − linearSteps)}, capped at {@code maxDelay}.
  *
- * <p>In a {@link QueueConfig} for CreateQueue, null or zero fields take the defaults (5 s, 5, 1
- * h), which give PinLater's production delays 5, 10, 15, 20, 25, 50, 100, 200, 400, 800 s.
+ * <p>In a {@link QueueConfig} for CreateQueue, null or zero fields take the defaults (5 s, 5, 1 h),
+ * which give PinLater's production delays 5, 10, 15, 20, 25, 50, 100, 200, 400, 800 s.
  *
  * @param initialDelay base delay
  * @param linearSteps how many retries grow linearly before growth turns exponential
@@ -22,11 +22,12 @@ public record QueueRetryPolicy(Duration initialDelay, int linearSteps, Duration 
   }
 
   /**
-   * The delay this policy gives after attempt {@code attempt} (from 1) failed, computed the way
-   * the proto comment says the server does. Null fields count as their defaults.
+   * The delay this policy gives after attempt {@code attempt} (from 1) failed, computed the way the
+   * proto comment says the server does. Null fields count as their defaults.
    */
   public Duration delayAfter(int attempt) {
-    Duration base = initialDelay == null || initialDelay.isZero() ? Duration.ofSeconds(5) : initialDelay;
+    Duration base =
+        initialDelay == null || initialDelay.isZero() ? Duration.ofSeconds(5) : initialDelay;
     Duration cap = maxDelay == null || maxDelay.isZero() ? Duration.ofHours(1) : maxDelay;
     int steps = linearSteps == 0 ? 5 : linearSteps;
     int n = Math.max(1, attempt);

@@ -13,5 +13,9 @@ import java.time.Duration;
  * @param oldestPendingAge how long the oldest due PENDING job has been due (zero when none is)
  */
 public record QueueStats(
-    long pending, long scheduled, long running, long succeeded, long failed,
+    long pending,
+    long scheduled,
+    long running,
+    long succeeded,
+    long failed,
     Duration oldestPendingAge) {}

@@ -1,6 +1,7 @@
 package dev.runlater;
 
 import com.google.protobuf.FieldMask;
+import io.grpc.CallCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
@@ -9,6 +10,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -33,21 +35,35 @@ import runlater.v1.WorkerServiceOuterClass;
  * }
  * }</pre>
  *
- * <p>Every failed call throws {@link RunlaterException}.
+ * <p>Every failed call throws {@link RunlaterException} (or the subclass of its family). {@link
+ * #async()} offers the main calls as {@link java.util.concurrent.CompletableFuture}s.
  */
 public final class RunlaterClient implements AutoCloseable {
   private final ManagedChannel channel;
+  private final String target;
   private final Duration defaultDeadline;
   private final JobServiceGrpc.JobServiceBlockingStub jobs;
   private final QueueServiceGrpc.QueueServiceBlockingStub queues;
   private final WorkerServiceGrpc.WorkerServiceBlockingStub workers;
+  private final WorkerServiceGrpc.WorkerServiceStub streams;
+  private final AsyncRunlaterClient async;
 
-  private RunlaterClient(ManagedChannel channel, Duration defaultDeadline) {
+  private RunlaterClient(
+      ManagedChannel channel, String target, Duration defaultDeadline, CallCredentials creds) {
     this.channel = channel;
+    this.target = target;
     this.defaultDeadline = defaultDeadline;
-    this.jobs = JobServiceGrpc.newBlockingStub(channel);
-    this.queues = QueueServiceGrpc.newBlockingStub(channel);
-    this.workers = WorkerServiceGrpc.newBlockingStub(channel);
+    // withCallCredentials(null) leaves a stub without credentials.
+    this.jobs = JobServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
+    this.queues = QueueServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
+    this.workers = WorkerServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
+    this.streams = WorkerServiceGrpc.newStub(channel).withCallCredentials(creds);
+    this.async =
+        new AsyncRunlaterClient(
+            JobServiceGrpc.newStub(channel).withCallCredentials(creds),
+            streams,
+            target,
+            defaultDeadline);
   }
 
   /**
@@ -66,6 +82,7 @@ public final class RunlaterClient implements AutoCloseable {
     private final String target;
     private Duration defaultDeadline = Duration.ofSeconds(30);
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
+    private CallCredentials callCredentials;
 
     private Builder(String target) {
       this.target = Objects.requireNonNull(target, "target");
@@ -78,11 +95,21 @@ public final class RunlaterClient implements AutoCloseable {
     }
 
     /**
-     * Runs {@code interceptor} around every call. Package-private on purpose: the tests use it
-     * to watch the worker's calls (see TestServer), and it is not part of the public API.
+     * Runs {@code interceptor} around every call, the worker's included (headers, tracing, metrics,
+     * ...). Of several, the first one added sees each call first.
      */
-    Builder intercept(ClientInterceptor interceptor) {
+    public Builder intercept(ClientInterceptor interceptor) {
       interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+      return this;
+    }
+
+    /**
+     * Attaches {@code credentials} to every call (for example a bearer token in a header). The
+     * channel is plaintext, so credentials that insist on a secure transport refuse to apply and
+     * their calls fail with UNAUTHENTICATED.
+     */
+    public Builder callCredentials(CallCredentials credentials) {
+      this.callCredentials = Objects.requireNonNull(credentials, "credentials");
       return this;
     }
 
@@ -91,9 +118,18 @@ public final class RunlaterClient implements AutoCloseable {
       // gRPC's default of 4 MiB per message would refuse a single job with a big body (queues
       // allow up to 16 MiB) and poison the connection for the calls after it; the server keeps
       // a Dequeue answer's bodies under 3 MiB unless one job alone is larger.
+      // The channel runs the interceptor added last first; reversed, the first one added sees
+      // each call first, as documented above.
+      List<ClientInterceptor> firstAddedFirst = new ArrayList<>(interceptors);
+      Collections.reverse(firstAddedFirst);
       return new RunlaterClient(
-          channelFor(target).maxInboundMessageSize(MAX_INBOUND_BYTES).intercept(interceptors).build(),
-          defaultDeadline);
+          channelFor(target)
+              .maxInboundMessageSize(MAX_INBOUND_BYTES)
+              .intercept(firstAddedFirst)
+              .build(),
+          target,
+          defaultDeadline,
+          callCredentials);
     }
 
     private static ManagedChannelBuilder<?> channelFor(String target) {
@@ -119,15 +155,12 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Enqueues 1 to 1,000 jobs (possibly for several queues) and returns their ids in request
-   * order. The batch is validated as a whole: one bad job rejects it and nothing is written.
+   * Enqueues 1 to 1,000 jobs (possibly for several queues) and returns their ids in request order.
+   * The batch is validated as a whole: one bad job rejects it and nothing is written.
    */
   public List<String> enqueue(List<JobSpec> specs) {
-    JobServiceOuterClass.EnqueueRequest.Builder req = JobServiceOuterClass.EnqueueRequest.newBuilder();
-    for (JobSpec s : specs) {
-      req.addJobs(ProtoConvert.jobSpec(s));
-    }
-    return call(() -> jobs().enqueue(req.build()).getJobIdsList());
+    JobServiceOuterClass.EnqueueRequest req = ProtoConvert.enqueueRequest(specs);
+    return call(() -> jobs().enqueue(req).getJobIdsList());
   }
 
   /** Looks one job up; empty if no such job exists (any more). */
@@ -138,12 +171,8 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Looks up to 1,000 jobs up; returns those found, in request order. */
   public List<Job> getJobs(List<String> jobIds, boolean includeBody) {
-    JobServiceOuterClass.GetJobsRequest req =
-        JobServiceOuterClass.GetJobsRequest.newBuilder()
-            .addAllJobIds(jobIds)
-            .setIncludeBody(includeBody)
-            .build();
-    return call(() -> jobs().getJobs(req).getJobsList().stream().map(ProtoConvert::job).toList());
+    JobServiceOuterClass.GetJobsRequest req = ProtoConvert.getJobsRequest(jobIds, includeBody);
+    return call(() -> ProtoConvert.jobs(jobs().getJobs(req)));
   }
 
   /**
@@ -186,7 +215,9 @@ public final class RunlaterClient implements AutoCloseable {
     return call(() -> jobs().countJobs(req.build()).getCount());
   }
 
-  /** Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts. */
+  /**
+   * Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts.
+   */
   public long retryFailedJobs(String queue) {
     return retryFailedJobs(queue, 0, 0, null, 0);
   }
@@ -310,9 +341,9 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit}
-   * due jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus
-   * the wait.
+   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit} due
+   * jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus the
+   * wait.
    *
    * @param queue queue to take jobs from
    * @param limit at most this many jobs (1 to 1,000)
@@ -322,26 +353,11 @@ public final class RunlaterClient implements AutoCloseable {
    */
   public DequeueResult dequeue(
       String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    WorkerServiceOuterClass.DequeueRequest.Builder req =
-        WorkerServiceOuterClass.DequeueRequest.newBuilder()
-            .setQueue(queue)
-            .setLimit(limit)
-            .setWorkerId(workerId == null ? "" : workerId);
-    Duration deadline = defaultDeadline;
-    if (wait != null && !wait.isZero()) {
-      req.setWait(ProtoConvert.duration(wait));
-      deadline = deadline.plus(wait);
-    }
-    if (!acks.isEmpty()) {
-      // The piggy-backed ack may leave its queue empty: the request's queue is used.
-      req.setAck(ProtoConvert.ackRequest("", acks));
-    }
-    Duration d = deadline;
-    WorkerServiceOuterClass.DequeueResponse resp =
-        call(() -> withDeadline(workers, d).dequeue(req.build()));
-    List<DequeuedJob> jobs =
-        resp.getJobsList().stream().map(j -> ProtoConvert.dequeuedJob(queue, j)).toList();
-    return new DequeueResult(jobs, ProtoConvert.outcomes(resp.getAck().getResultsList()));
+    WorkerServiceOuterClass.DequeueRequest req =
+        ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks);
+    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, wait);
+    return call(
+        () -> ProtoConvert.dequeueResult(queue, withDeadline(workers, deadline).dequeue(req)));
   }
 
   /** Returns up to {@code limit} due jobs, with bodies, without claiming them (a dry run). */
@@ -358,8 +374,8 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Reports outcomes of jobs of one queue. Each job gets its own outcome (a stale claim never
-   * fails the batch): the successes first, then the failures, each in request order.
+   * Reports outcomes of jobs of one queue. Each job gets its own outcome (a stale claim never fails
+   * the batch): the successes first, then the failures, each in request order.
    */
   public List<JobOutcome> ack(String queue, List<Ack> acks) {
     WorkerServiceOuterClass.AckRequest req = ProtoConvert.ackRequest(queue, acks);
@@ -368,12 +384,31 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Changes running jobs of one queue; one outcome per checkpoint, in request order. */
   public List<JobOutcome> checkpoint(String queue, List<Checkpoint> checkpoints) {
-    WorkerServiceOuterClass.CheckpointRequest.Builder req =
-        WorkerServiceOuterClass.CheckpointRequest.newBuilder().setQueue(queue);
-    for (Checkpoint c : checkpoints) {
-      req.addCheckpoints(ProtoConvert.checkpoint(c));
-    }
-    return ProtoConvert.outcomes(call(() -> workers().checkpoint(req.build())).getResultsList());
+    WorkerServiceOuterClass.CheckpointRequest req =
+        ProtoConvert.checkpointRequest(queue, checkpoints);
+    return ProtoConvert.outcomes(call(() -> workers().checkpoint(req)).getResultsList());
+  }
+
+  /**
+   * Opens a {@code WorkerService.DequeueStream} for {@code queue}: one long-lived stream that
+   * carries jobs to the caller (never more than the credits granted) and acks to the server. The
+   * first message names the queue and grants {@code credit}; grant more and send acks with {@link
+   * DequeueStream#send}. The {@link dev.runlater.worker.Worker} uses it by default; call it
+   * yourself only to write a worker of your own.
+   *
+   * @param queue the queue to take jobs from
+   * @param workerId free text naming the worker, for the server's logs
+   * @param credit jobs the caller can take now (0 to 10,000)
+   * @param listener told of jobs, ack answers and the stream's end, on a gRPC thread
+   */
+  public DequeueStream dequeueStream(
+      String queue, String workerId, int credit, DequeueStream.Listener listener) {
+    return DequeueStream.open(streams, target, queue, workerId, credit, listener);
+  }
+
+  /** The same client's calls as {@link java.util.concurrent.CompletableFuture}s. */
+  public AsyncRunlaterClient async() {
+    return async;
   }
 
   /** Shuts the channel down, waiting briefly for calls in flight. */
@@ -404,15 +439,15 @@ public final class RunlaterClient implements AutoCloseable {
     return withDeadline(workers, defaultDeadline);
   }
 
-  private static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
+  static <S extends io.grpc.stub.AbstractStub<S>> S withDeadline(S stub, Duration d) {
     return stub.withDeadlineAfter(d.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  private static <T> T call(Supplier<T> rpc) {
+  private <T> T call(Supplier<T> rpc) {
     try {
       return rpc.get();
     } catch (StatusRuntimeException e) {
-      throw Errors.from(e);
+      throw Errors.from(e, target);
     }
   }
 }

@@ -3,11 +3,17 @@ package dev.runlater;
 import io.grpc.Status;
 
 /**
- * The one exception type the SDK throws for a failed call. It carries the status code and, when
- * the server attached a {@code runlater.v1.ErrorInfo} detail, its reason and field, so callers
- * can branch without parsing messages.
+ * What the SDK throws for a failed call. It carries the status code and, when the server attached a
+ * {@code runlater.v1.ErrorInfo} detail, its reason and field, so callers can branch without parsing
+ * messages.
+ *
+ * <p>Each failure comes as the subclass of its family, so a {@code catch} can pick one: {@link
+ * NotFoundException}, {@link InvalidArgumentException}, {@link ResourceExhaustedException}, {@link
+ * UnavailableException}, {@link DeadlineExceededException}. The reason decides the family when
+ * there is one; without one, the status code does. Other failures (internal errors, cancellation,
+ * ...) are a plain {@code RunlaterException}.
  */
-public final class RunlaterException extends RuntimeException {
+public class RunlaterException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   private final Status.Code code;

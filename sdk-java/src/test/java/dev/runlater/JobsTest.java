@@ -94,7 +94,9 @@ class JobsTest extends ServerTest {
         List.of("customer-7", "customer-8", ""),
         client.getJobs(ids, false).stream().map(Job::orderingKey).toList());
     Map<String, String> scanned = new HashMap<>();
-    client.scanJobs(JobFilter.queue(q), 0, "", false).jobs()
+    client
+        .scanJobs(JobFilter.queue(q), 0, "", false)
+        .jobs()
         .forEach(j -> scanned.put(j.jobId(), j.orderingKey()));
     assertEquals(
         Map.of(ids.get(0), "customer-7", ids.get(1), "customer-8", ids.get(2), ""), scanned);
@@ -105,7 +107,8 @@ class JobsTest extends ServerTest {
     String q = newQueue();
     List<String> ids =
         client.enqueue(
-            List.of(JobSpec.of(q, "1").withOrderingKey("k"), JobSpec.of(q, "2").withOrderingKey("k")));
+            List.of(
+                JobSpec.of(q, "1").withOrderingKey("k"), JobSpec.of(q, "2").withOrderingKey("k")));
     List<DequeuedJob> got = client.dequeue(q, 10, null);
     assertEquals(List.of(ids.get(0)), got.stream().map(DequeuedJob::jobId).toList());
     assertTrue(client.dequeue(q, 10, null).isEmpty(), "the second waits for the first");
@@ -156,7 +159,8 @@ class JobsTest extends ServerTest {
     RunlaterException e =
         assertThrows(
             RunlaterException.class,
-            () -> client.enqueue(List.of(JobSpec.of(q, "ok"), JobSpec.of(q, "bad").withPriority(9))));
+            () ->
+                client.enqueue(List.of(JobSpec.of(q, "ok"), JobSpec.of(q, "bad").withPriority(9))));
     assertEquals(Status.Code.INVALID_ARGUMENT, e.code());
     assertEquals(ErrorReason.INVALID_PRIORITY, e.reason());
     assertEquals("jobs[1].priority", e.field());
@@ -271,7 +275,8 @@ class JobsTest extends ServerTest {
   @Test
   void scheduledJobIsNotDueYet() {
     String q = newQueue();
-    String id = client.enqueue(JobSpec.of(q, "later").withRunAfter(Instant.now().plusSeconds(3600)));
+    String id =
+        client.enqueue(JobSpec.of(q, "later").withRunAfter(Instant.now().plusSeconds(3600)));
     assertTrue(client.dequeue(q, 1, null).isEmpty());
     Job job = client.getJob(id, false).orElseThrow();
     assertTrue(job.runAfter().isAfter(Instant.now().plusSeconds(3500)));

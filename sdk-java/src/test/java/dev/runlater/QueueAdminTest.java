@@ -28,8 +28,7 @@ class QueueAdminTest extends ServerTest {
     assertFalse(c.paused());
     assertFalse(c.fifo());
 
-    CreateQueueResult again =
-        client.createQueue(name, QueueConfig.builder().priorities(5).build());
+    CreateQueueResult again = client.createQueue(name, QueueConfig.builder().priorities(5).build());
     assertFalse(again.created());
     assertEquals(3, again.queue().config().priorities(), "existing queue left unchanged");
   }

@@ -13,9 +13,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The runlater server the tests talk to: one real server per test JVM, started on a free port
- * with {@code <repo>/scripts/runlater serve --port 0 --host 127.0.0.1}, or an existing one named
- * by the environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
+ * The runlater server the tests talk to: one real server per test JVM, started on a free port with
+ * {@code <repo>/scripts/runlater serve --port 0 --host 127.0.0.1}, or an existing one named by the
+ * environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
  */
 public final class TestServer {
   private static final Pattern LISTENING =
@@ -35,13 +35,12 @@ public final class TestServer {
 
   /** A client for the test server with a short default deadline. */
   public static RunlaterClient client() {
-    return RunlaterClient.builder(target()).defaultDeadline(java.time.Duration.ofSeconds(10)).build();
+    return RunlaterClient.builder(target())
+        .defaultDeadline(java.time.Duration.ofSeconds(10))
+        .build();
   }
 
-  /**
-   * A client for the test server whose calls all go through {@code interceptor}, to watch what
-   * a worker sends (the hook is package-private in {@link RunlaterClient}).
-   */
+  /** A client for the test server whose calls all go through {@code interceptor}. */
   public static RunlaterClient client(io.grpc.ClientInterceptor interceptor) {
     return RunlaterClient.builder(target())
         .defaultDeadline(java.time.Duration.ofSeconds(10))
@@ -83,7 +82,8 @@ public final class TestServer {
                 } catch (IOException e) {
                   throw new IllegalStateException(e);
                 }
-                throw new IllegalStateException("server exited before listening; see target/runlater-server.log");
+                throw new IllegalStateException(
+                    "server exited before listening; see target/runlater-server.log");
               });
       // Generous: the first run may install Node (scripts/node-env.sh).
       return address.get(180, TimeUnit.SECONDS);

@@ -142,7 +142,8 @@ class WorkerCallsTest extends ServerTest {
                 JobSpec.of(q, "high-old").withPriority(1),
                 JobSpec.of(q, "high-new").withPriority(1)));
     List<DequeuedJob> got = client.dequeue(q, 3, null);
-    assertEquals(List.of(ids.get(1), ids.get(2), ids.get(0)), got.stream().map(DequeuedJob::jobId).toList());
+    assertEquals(
+        List.of(ids.get(1), ids.get(2), ids.get(0)), got.stream().map(DequeuedJob::jobId).toList());
   }
 
   @Test
@@ -186,7 +187,9 @@ class WorkerCallsTest extends ServerTest {
     assertTrue(j.claimExpiresAt().isAfter(Instant.now().plusSeconds(20)));
 
     // A bare checkpoint renews for the queue's claim timeout (400 ms).
-    assertEquals(AckOutcome.ACKNOWLEDGED, client.checkpoint(q, List.of(Checkpoint.renew(d))).get(0).outcome());
+    assertEquals(
+        AckOutcome.ACKNOWLEDGED,
+        client.checkpoint(q, List.of(Checkpoint.renew(d))).get(0).outcome());
     assertTrue(job(id).claimExpiresAt().isBefore(Instant.now().plusSeconds(5)));
     assertEquals(AckOutcome.ACKNOWLEDGED, client.ack(q, List.of(Ack.success(d))).get(0).outcome());
   }
@@ -245,10 +248,12 @@ class WorkerCallsTest extends ServerTest {
     assertEquals(AckOutcome.STALE_CLAIM, stale.get(0).outcome());
     assertEquals(AckOutcome.STALE_CLAIM, stale.get(1).outcome());
     assertEquals(
-        AckOutcome.STALE_CLAIM, client.checkpoint(q, List.of(Checkpoint.renew(first))).get(0).outcome());
+        AckOutcome.STALE_CLAIM,
+        client.checkpoint(q, List.of(Checkpoint.renew(first))).get(0).outcome());
     assertEquals(JobState.RUNNING, job(id).state(), "the stale ack changed nothing");
 
-    assertEquals(AckOutcome.ACKNOWLEDGED, client.ack(q, List.of(Ack.success(second))).get(0).outcome());
+    assertEquals(
+        AckOutcome.ACKNOWLEDGED, client.ack(q, List.of(Ack.success(second))).get(0).outcome());
     assertEquals(JobState.SUCCEEDED, job(id).state());
   }
 
@@ -272,7 +277,8 @@ class WorkerCallsTest extends ServerTest {
     for (int call = 0; call < 10 && got.size() < 6; call++) {
       List<DequeuedJob> jobs = client.dequeue(q, 10, null);
       int bytes = jobs.stream().mapToInt(j -> j.body().length).sum();
-      assertTrue(bytes <= 3 * 1024 * 1024 || jobs.size() == 1, "answer bodies: at most 3 MiB, or one job");
+      assertTrue(
+          bytes <= 3 * 1024 * 1024 || jobs.size() == 1, "answer bodies: at most 3 MiB, or one job");
       jobs.forEach(j -> got.add(j.jobId()));
     }
     List<String> all = new ArrayList<>(ids);

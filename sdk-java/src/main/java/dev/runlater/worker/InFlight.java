@@ -7,8 +7,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One job a handler is running. Exactly one party settles it: the handler (ack or snooze) or
- * {@link Worker#close()} (release after the grace period), whichever comes first.
+ * One job a handler is running. Exactly one party settles it: the handler (ack or snooze) or {@link
+ * Worker#close()} (release after the grace period), whichever comes first.
  */
 final class InFlight {
   final DequeuedJob job;

@@ -57,6 +57,8 @@ public final class JobResult {
 
   @Override
   public String toString() {
-    return isSnooze() ? "JobResult.snooze(" + snoozeFor + ")" : "JobResult.success(" + customStatus + ")";
+    return isSnooze()
+        ? "JobResult.snooze(" + snoozeFor + ")"
+        : "JobResult.success(" + customStatus + ")";
   }
 }

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Thrown by a {@link JobHandler}: the attempt failed; run the job again after {@link #delay()}
- * if it has attempts left (the delayed NACK). The message goes to the job's custom status.
+ * Thrown by a {@link JobHandler}: the attempt failed; run the job again after {@link #delay()} if
+ * it has attempts left (the delayed NACK). The message goes to the job's custom status.
  */
 public class RetryAfter extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -44,16 +44,16 @@ public interface RetryPolicy {
   }
 
   /**
-   * Linear for the first {@code linearSteps} retries, then exponential, capped at {@code max}:
-   * the formula of the server's per-queue policy (see {@link QueueRetryPolicy}).
+   * Linear for the first {@code linearSteps} retries, then exponential, capped at {@code max}: the
+   * formula of the server's per-queue policy (see {@link QueueRetryPolicy}).
    */
   static RetryPolicy linearThenExponential(Duration initial, int linearSteps, Duration max) {
     return new QueueRetryPolicy(initial, linearSteps, max)::delayAfter;
   }
 
   /**
-   * PinLater's production policy (and the server's default): 5 s, 5 linear steps, 1 h cap, i.e.
-   * 5, 10, 15, 20, 25, 50, 100, 200, 400, 800 s. Use it with 11 attempts (10 retries).
+   * PinLater's production policy (and the server's default): 5 s, 5 linear steps, 1 h cap, i.e. 5,
+   * 10, 15, 20, 25, 50, 100, 200, 400, 800 s. Use it with 11 attempts (10 retries).
    */
   static RetryPolicy pinLaterDefault() {
     return QueueRetryPolicy.pinLaterDefault()::delayAfter;

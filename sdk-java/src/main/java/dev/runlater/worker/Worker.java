@@ -15,9 +15,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs handlers for one or more queues: batched long-poll dequeue (several calls in flight
- * when a queue's concurrency holds several batches), a bounded thread pool, batched acks
- * (piggy-backed on the next Dequeue or sent in batches), automatic claim renewal, and graceful
+ * Runs handlers for one or more queues: jobs come over one DequeueStream per queue (credits granted
+ * as slots free up, acks sent on the same stream), or with long-polling Dequeue calls in {@link
+ * DequeueMode#POLL}; a bounded thread pool; batched acks; automatic claim renewal; and graceful
  * shutdown.
  *
  * <pre>{@code
@@ -44,10 +44,12 @@ public final class Worker implements AutoCloseable {
       Duration pollWait,
       Duration shutdownGrace,
       Duration ackLinger,
-      RetryPolicy retryPolicy) {}
+      RetryPolicy retryPolicy,
+      DequeueMode dequeueMode) {}
 
   private final RunlaterClient client;
   private final Settings settings;
+  private final ThreadFactory handlerThreads;
   private final Map<String, QueueRunner> runners = new LinkedHashMap<>();
   // Threads of a scheduled pool start with its first task, so creating it here costs nothing.
   private final ScheduledExecutorService renewals =
@@ -57,9 +59,10 @@ public final class Worker implements AutoCloseable {
   private boolean started;
   private boolean closed;
 
-  private Worker(RunlaterClient client, Settings settings) {
+  private Worker(RunlaterClient client, Settings settings, ThreadFactory handlerThreads) {
     this.client = client;
     this.settings = settings;
+    this.handlerThreads = handlerThreads;
     this.claimKeeper = new ClaimKeeper(client, renewals);
   }
 
@@ -78,6 +81,8 @@ public final class Worker implements AutoCloseable {
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private Duration ackLinger = Duration.ofMillis(5);
     private RetryPolicy retryPolicy;
+    private DequeueMode dequeueMode = DequeueMode.STREAM;
+    private ThreadFactory handlerThreadFactory;
 
     private Builder(RunlaterClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -100,19 +105,23 @@ public final class Worker implements AutoCloseable {
 
     /**
      * Most jobs one Dequeue asks for (1 to 1,000); default: the queue's concurrency. A batch of
-     * half the concurrency or less keeps several Dequeue calls in flight (concurrency /
-     * batchSize of them, at most 4), each asking only for free slots. A batch larger than a
-     * queue's concurrency is cut to it: this worker does not prefetch.
+     * half the concurrency or less keeps several Dequeue calls in flight (concurrency / batchSize
+     * of them, at most 4), each asking only for free slots. A batch larger than a queue's
+     * concurrency is cut to it: this worker does not prefetch. In stream mode the worker grants
+     * credits once half a batch of slots is free.
      */
     public Builder batchSize(int batchSize) {
       if (batchSize < 1 || batchSize > 1000) {
-        throw new IllegalArgumentException("batchSize must be 1 to 1000 (the server's Dequeue limit)");
+        throw new IllegalArgumentException(
+            "batchSize must be 1 to 1000 (the server's Dequeue limit)");
       }
       this.batchSize = batchSize;
       return this;
     }
 
-    /** How long one Dequeue long-polls when no job is due (at most 60 s); default 5 s. */
+    /**
+     * Poll mode: how long one Dequeue long-polls when no job is due (at most 60 s); default 5 s.
+     */
     public Builder pollWait(Duration pollWait) {
       this.pollWait = Objects.requireNonNull(pollWait, "pollWait");
       return this;
@@ -131,11 +140,31 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Delay for failures a handler throws (other than {@link RetryAfter} and {@link
-     * DoNotRetry}); default none, so the queue's own retry policy decides.
+     * Delay for failures a handler throws (other than {@link RetryAfter} and {@link DoNotRetry});
+     * default none, so the queue's own retry policy decides.
      */
     public Builder retryPolicy(RetryPolicy policy) {
       this.retryPolicy = policy;
+      return this;
+    }
+
+    /**
+     * How jobs are taken: {@link DequeueMode#STREAM} (default; one DequeueStream per queue) or
+     * {@link DequeueMode#POLL} (long-polling Dequeue calls).
+     */
+    public Builder dequeueMode(DequeueMode mode) {
+      this.dequeueMode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /**
+     * Makes the threads handlers run on; default: platform threads named {@code
+     * runlater-handler-N}. On Java 21 or later, {@code Thread.ofVirtual().name("handler-",
+     * 0).factory()} runs each handler on a virtual thread. The worker's pool has as many threads as
+     * its queues' concurrency added up, and interrupts them after the shutdown grace period.
+     */
+    public Builder handlerThreadFactory(ThreadFactory factory) {
+      this.handlerThreadFactory = Objects.requireNonNull(factory, "factory");
       return this;
     }
 
@@ -144,7 +173,15 @@ public final class Worker implements AutoCloseable {
       return new Worker(
           client,
           new Settings(
-              workerId, concurrency, batchSize, pollWait, shutdownGrace, ackLinger, retryPolicy));
+              workerId,
+              concurrency,
+              batchSize,
+              pollWait,
+              shutdownGrace,
+              ackLinger,
+              retryPolicy,
+              dequeueMode),
+          handlerThreadFactory == null ? named("runlater-handler-", false) : handlerThreadFactory);
     }
   }
 
@@ -180,7 +217,7 @@ public final class Worker implements AutoCloseable {
     }
     started = true;
     int threads = runners.values().stream().mapToInt(QueueRunner::concurrency).sum();
-    handlers = Executors.newFixedThreadPool(threads, named("runlater-handler-", false));
+    handlers = Executors.newFixedThreadPool(threads, handlerThreads);
     for (QueueRunner r : runners.values()) {
       r.start(handlers);
     }
@@ -204,7 +241,7 @@ public final class Worker implements AutoCloseable {
         r.stopPolling();
       }
       for (QueueRunner r : runners.values()) {
-        r.awaitPollers(Duration.ofSeconds(5));
+        r.awaitPollers(Duration.ofSeconds(10)); // a stream is cut off after 5 s
       }
       handlers.shutdown();
       if (!handlers.awaitTermination(settings.shutdownGrace().toNanos(), TimeUnit.NANOSECONDS)) {
@@ -218,7 +255,8 @@ public final class Worker implements AutoCloseable {
         r.stopAcker(Duration.ofSeconds(10));
       }
     } catch (InterruptedException e) {
-      LOG.log(Level.WARNING, "interrupted while closing; some jobs may wait for their claim timeout");
+      LOG.log(
+          Level.WARNING, "interrupted while closing; some jobs may wait for their claim timeout");
       handlers.shutdownNow();
       renewals.shutdownNow();
       Thread.currentThread().interrupt();

@@ -32,10 +32,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Conformance driver for the Java SDK: reads one JSON request a line on stdin, runs it through
- * the SDK's public API ({@link RunlaterClient}), writes one JSON response a line on stdout. No
- * assertions here: the runner (conformance/runner, TypeScript) does all the matching. The
- * protocol is conformance/protocol.md. The SDK speaks gRPC only.
+ * Conformance driver for the Java SDK: reads one JSON request a line on stdin, runs it through the
+ * SDK's public API ({@link RunlaterClient}), writes one JSON response a line on stdout. No
+ * assertions here: the runner (conformance/runner, TypeScript) does all the matching. The protocol
+ * is conformance/protocol.md. The SDK speaks gRPC only.
  */
 public final class Driver {
   private String url;
@@ -44,7 +44,8 @@ public final class Driver {
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     Driver driver = new Driver();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     String line;
     while ((line = in.readLine()) != null) {
       if (line.isBlank()) {
@@ -112,7 +113,8 @@ public final class Driver {
       case "connect" -> {
         closeAll();
         if (!"grpc".equals(r.get("protocol"))) {
-          throw new IllegalArgumentException("the Java SDK speaks gRPC only, not " + r.get("protocol"));
+          throw new IllegalArgumentException(
+              "the Java SDK speaks gRPC only, not " + r.get("protocol"));
         }
         url = (String) r.get("url");
       }
@@ -125,7 +127,8 @@ public final class Driver {
     return out;
   }
 
-  private static void sdk(RunlaterClient c, String op, Map<String, Object> r, Map<String, Object> out) {
+  private static void sdk(
+      RunlaterClient c, String op, Map<String, Object> r, Map<String, Object> out) {
     String queue = (String) r.get("queue");
     switch (op) {
       case "create_queue" -> {
@@ -133,10 +136,12 @@ public final class Driver {
         out.put("created", res.created());
         out.put("queue", queueJson(res.queue()));
       }
-      case "update_queue" -> out.put("queue", queueJson(c.updateQueue(queue, queueConfig(map(r.get("config"))))));
+      case "update_queue" ->
+          out.put("queue", queueJson(c.updateQueue(queue, queueConfig(map(r.get("config"))))));
       case "delete_queue" -> out.put("deleted", c.deleteQueue(queue));
       case "get_queue" -> out.put("queue", queueJson(c.getQueue(queue)));
-      case "list_queues" -> out.put("queues", c.listQueues().stream().map(Driver::queueJson).toList());
+      case "list_queues" ->
+          out.put("queues", c.listQueues().stream().map(Driver::queueJson).toList());
       case "enqueue" -> {
         List<JobSpec> specs = new ArrayList<>();
         for (Object o : list(r.get("jobs"))) {
@@ -156,11 +161,17 @@ public final class Driver {
       }
       case "get_jobs" -> {
         List<String> ids = list(r.get("job_ids")).stream().map(String.class::cast).toList();
-        out.put("jobs", c.getJobs(ids, bool(r.get("include_body"))).stream().map(Driver::jobJson).toList());
+        out.put(
+            "jobs",
+            c.getJobs(ids, bool(r.get("include_body"))).stream().map(Driver::jobJson).toList());
       }
       case "scan_jobs" -> {
         JobPage page =
-            c.scanJobs(filter(r), integer(r.get("limit"), 0), (String) r.get("page_token"), bool(r.get("include_body")));
+            c.scanJobs(
+                filter(r),
+                integer(r.get("limit"), 0),
+                (String) r.get("page_token"),
+                bool(r.get("include_body")));
         out.put("jobs", page.jobs().stream().map(Driver::jobJson).toList());
         out.put("next_page_token", page.nextPageToken());
       }
@@ -190,7 +201,8 @@ public final class Driver {
           out.put("ack_results", res.ackOutcomes().stream().map(Driver::outcomeJson).toList());
         }
       }
-      case "ack" -> out.put("results", c.ack(queue, acks(r)).stream().map(Driver::outcomeJson).toList());
+      case "ack" ->
+          out.put("results", c.ack(queue, acks(r)).stream().map(Driver::outcomeJson).toList());
       case "checkpoint" -> {
         List<Checkpoint> cps = new ArrayList<>();
         for (Object o : list(r.get("checkpoints"))) {
@@ -218,7 +230,14 @@ public final class Driver {
     List<Ack> acks = new ArrayList<>();
     for (Object o : list(r.get("succeeded"))) {
       Map<String, Object> s = map(o);
-      acks.add(new Ack((String) s.get("job_id"), (String) s.get("claim_token"), true, (String) s.get("custom_status"), null, false));
+      acks.add(
+          new Ack(
+              (String) s.get("job_id"),
+              (String) s.get("claim_token"),
+              true,
+              (String) s.get("custom_status"),
+              null,
+              false));
     }
     for (Object o : list(r.get("failed"))) {
       Map<String, Object> f = map(o);
@@ -249,7 +268,11 @@ public final class Driver {
     QueueRetryPolicy rp = null;
     if (c.get("retry_policy") != null) {
       Map<String, Object> p = map(c.get("retry_policy"));
-      rp = new QueueRetryPolicy(duration(p.get("initial_delay_ms")), integer(p.get("linear_steps"), 0), duration(p.get("max_delay_ms")));
+      rp =
+          new QueueRetryPolicy(
+              duration(p.get("initial_delay_ms")),
+              integer(p.get("linear_steps"), 0),
+              duration(p.get("max_delay_ms")));
     }
     Object rate = c.get("max_dequeue_per_second");
     return new QueueConfig(

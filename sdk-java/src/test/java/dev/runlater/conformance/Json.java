@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Just enough JSON for the conformance driver's one-object-a-line protocol, so the driver
- * needs nothing beyond the SDK. Objects are {@code Map<String, Object>}, arrays {@code
- * List<Object>}, numbers {@code Long} or {@code Double}.
+ * Just enough JSON for the conformance driver's one-object-a-line protocol, so the driver needs
+ * nothing beyond the SDK. Objects are {@code Map<String, Object>}, arrays {@code List<Object>},
+ * numbers {@code Long} or {@code Double}.
  */
 final class Json {
   private final String s;
@@ -80,7 +80,10 @@ final class Json {
       }
       b.append(']');
     } else if (v instanceof Double d) {
-      b.append(d == Math.rint(d) && !Double.isInfinite(d) ? String.valueOf(d.longValue()) : String.valueOf(d));
+      b.append(
+          d == Math.rint(d) && !Double.isInfinite(d)
+              ? String.valueOf(d.longValue())
+              : String.valueOf(d));
     } else {
       b.append(v); // Boolean, Long, Integer
     }

@@ -18,14 +18,14 @@ import runlater.v1.WorkerServiceOuterClass.DequeueResponse;
 
 /**
  * Watches a worker's calls from the client side: Dequeue calls in flight, the jobs they ask for,
- * the jobs handed out whose handler has not finished (the test's handler calls {@link
- * #finished()} last), and every ack sent (piggy-backed or in an Ack call).
+ * the jobs handed out whose handler has not finished (the test's handler calls {@link #finished()}
+ * last), and every ack sent (piggy-backed or in an Ack call).
  *
  * <p>Each count moves at a point that comes before the worker frees the matching slot: a call's
- * jobs move from "asked for" to "held" in onClose, which runs before the blocking call returns;
- * a job leaves "held" when its handler is done. So the tally never counts more than the worker
- * holds, and a worker asking for more than its free slots shows as {@code maxSpokenFor} above
- * its concurrency.
+ * jobs move from "asked for" to "held" in onClose, which runs before the blocking call returns; a
+ * job leaves "held" when its handler is done. So the tally never counts more than the worker holds,
+ * and a worker asking for more than its free slots shows as {@code maxSpokenFor} above its
+ * concurrency.
  */
 final class DequeueTally implements ClientInterceptor {
   private static final String DEQUEUE = WorkerServiceGrpc.getDequeueMethod().getFullMethodName();

@@ -43,6 +43,7 @@ class RetryPolicyTest {
   void linearThenExponential() {
     assertEquals(
         List.of(1L, 2L, 4L, 8L, 16L),
-        seconds(RetryPolicy.linearThenExponential(Duration.ofSeconds(1), 2, Duration.ofHours(1)), 5));
+        seconds(
+            RetryPolicy.linearThenExponential(Duration.ofSeconds(1), 2, Duration.ofHours(1)), 5));
   }
 }
