@@ -234,7 +234,7 @@ describe("redis store internals", () => {
   });
 
   it("keeps a big body byte for byte through every step, also when the packed attributes change length or outgrow the first read", async () => {
-    // A transition reads the first 1024 bytes of a job (lua/include/job.lua HEAD_READ).
+    // A transition reads the first 1024 bytes of a job (lua/include/job_record.lua HEAD_READ).
     // A new custom status changes the attributes' length, so the body behind them must be
     // read whole and written back; a long one pushes them past the first read.
     const store = await openTestStore();

@@ -160,11 +160,6 @@ local function packRecord(id, stored)
   return id .. " " .. stored
 end
 
--- The reply for a job read whole and then written by apply(): its new prefix, then the body.
-local function recordAsWritten(job)
-  return packRecord(job.id, job._meta .. string.sub(job._stored, job._size + 1))
-end
-
 -- The reply for a loaded job without its body (read with its head only: see loadJob): its
 -- packed attributes, then the body's length as a little-endian double (codec.ts reads it
 -- as bodySize), so a caller can bound what reading the bodies would cost.
