@@ -87,9 +87,23 @@ export type SdkRequest =
   | { op: "get_jobs"; job_ids: string[]; include_body?: boolean }
   | ({ op: "scan_jobs"; future?: boolean; limit?: number; page_token?: string; include_body?: boolean } & Filter)
   | ({ op: "count_jobs"; future?: boolean } & Filter)
-  | { op: "retry_failed_jobs"; queue: string; priority?: number; attempts_allowed?: number; run_after_ms?: number; limit?: number }
+  | {
+      op: "retry_failed_jobs";
+      queue: string;
+      priority?: number;
+      attempts_allowed?: number;
+      run_after_ms?: number;
+      limit?: number;
+    }
   | ({ op: "delete_jobs"; state: JobStateName; limit?: number } & Filter)
-  | { op: "dequeue"; queue: string; limit?: number; dry_run?: boolean; succeeded?: SuccessJson[]; failed?: FailureJson[] }
+  | {
+      op: "dequeue";
+      queue: string;
+      limit?: number;
+      dry_run?: boolean;
+      succeeded?: SuccessJson[];
+      failed?: FailureJson[];
+    }
   | { op: "ack"; queue: string; succeeded?: SuccessJson[]; failed?: FailureJson[] }
   | { op: "checkpoint"; queue: string; checkpoints: CheckpointJson[] };
 
@@ -114,7 +128,9 @@ export const sdkOps: readonly SdkOp[] = [
 
 export interface QueueJson {
   name: string;
-  config: Required<Omit<QueueConfigJson, "retry_policy">> & { retry_policy: Required<NonNullable<QueueConfigJson["retry_policy"]>> };
+  config: Required<Omit<QueueConfigJson, "retry_policy">> & {
+    retry_policy: Required<NonNullable<QueueConfigJson["retry_policy"]>>;
+  };
   stats: { pending: number; scheduled: number; running: number; succeeded: number; failed: number };
 }
 

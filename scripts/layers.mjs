@@ -23,31 +23,100 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** server/src, bottom to top. `imports` lists every layer a layer may import; anything else is forbidden. */
 export const layers = [
-  { name: "gen", path: "gen/", job: "generated code of the internal protos (runlater.cluster.v1, runlater.testing.v1): never edited", imports: [] },
-  { name: "domain", path: "domain/", job: "the job model (job-record), the state machine (transitions), queue config, retry policy, ids, errors, limits, the clock, job filters, ordering keys: pure rules, no I/O", imports: [] },
-  { name: "store", path: "store/", job: "the Store interface (store.ts) and its implementations (memory/, redis/, mysql/), shard routing and placement shared by the sharded stores", imports: ["domain"] },
-  { name: "broker", path: "broker/", job: "partition leases, prefetch buffers, long-poll waiters, rate limits (Pacer's broker)", imports: ["store", "domain"] },
-  { name: "engine", path: "engine/", job: "validates requests, fills defaults, drives the store and the broker (through the Dispatch seam), counts job movements", imports: ["broker", "store", "domain"] },
-  { name: "maintenance", path: "maintenance/", job: "the claim-timeout sweep and retention GC", imports: ["engine", "store", "domain"] },
-  { name: "wire", path: "wire/", job: "proto ↔ domain conversions and headers shared by the API and calls between nodes", imports: ["domain", "gen"] },
-  { name: "cluster", path: "cluster/", job: "broker registry view, rendezvous assignment, Dequeue forwarding and notifications between nodes, peer connections", imports: ["broker", "engine", "store", "domain", "wire", "gen"] },
-  { name: "api", path: "api/", job: "Connect handlers: parse a request, call the engine, map the answer; the error and stream plumbing", imports: ["cluster", "maintenance", "engine", "domain", "wire", "gen"] },
+  {
+    name: "gen",
+    path: "gen/",
+    job: "generated code of the internal protos (runlater.cluster.v1, runlater.testing.v1): never edited",
+    imports: [],
+  },
+  {
+    name: "domain",
+    path: "domain/",
+    job: "the job model (job-record), the state machine (transitions), queue config, retry policy, ids, errors, limits, the clock, job filters, ordering keys: pure rules, no I/O",
+    imports: [],
+  },
+  {
+    name: "store",
+    path: "store/",
+    job: "the Store interface (store.ts) and its implementations (memory/, redis/, mysql/), shard routing and placement shared by the sharded stores",
+    imports: ["domain"],
+  },
+  {
+    name: "broker",
+    path: "broker/",
+    job: "partition leases, prefetch buffers, long-poll waiters, rate limits (Pacer's broker)",
+    imports: ["store", "domain"],
+  },
+  {
+    name: "engine",
+    path: "engine/",
+    job: "validates requests, fills defaults, drives the store and the broker (through the Dispatch seam), counts job movements",
+    imports: ["broker", "store", "domain"],
+  },
+  {
+    name: "maintenance",
+    path: "maintenance/",
+    job: "the claim-timeout sweep and retention GC",
+    imports: ["engine", "store", "domain"],
+  },
+  {
+    name: "wire",
+    path: "wire/",
+    job: "proto ↔ domain conversions and headers shared by the API and calls between nodes",
+    imports: ["domain", "gen"],
+  },
+  {
+    name: "cluster",
+    path: "cluster/",
+    job: "broker registry view, rendezvous assignment, Dequeue forwarding and notifications between nodes, peer connections",
+    imports: ["broker", "engine", "store", "domain", "wire", "gen"],
+  },
+  {
+    name: "api",
+    path: "api/",
+    job: "Connect handlers: parse a request, call the engine, map the answer; the error and stream plumbing",
+    imports: ["cluster", "maintenance", "engine", "domain", "wire", "gen"],
+  },
   { name: "http", path: "http/", job: "one port for HTTP/1.1 and h2c", imports: [] },
-  { name: "root", path: "*.ts", job: "server.ts (wires every layer into a running node), metrics.ts (Prometheus), log.ts (pino)", imports: ["api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"], modules: ["server", "metrics", "log"] },
-  { name: "cli", path: "cli/", job: "the runlater command (commander)", imports: ["root", "api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"] },
+  {
+    name: "root",
+    path: "*.ts",
+    job: "server.ts (wires every layer into a running node), metrics.ts (Prometheus), log.ts (pino)",
+    imports: ["api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"],
+    modules: ["server", "metrics", "log"],
+  },
+  {
+    name: "cli",
+    path: "cli/",
+    job: "the runlater command (commander)",
+    imports: ["root", "api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"],
+  },
 ];
 
 /** Rules for the packages around the server: where they are, and what they must not import, with why. */
 export const packages = [
-  { includes: ["sdk-ts/src/**"], forbid: ["**/server/**", "**/conformance/**", "**/test/**"], why: "the SDK stands alone: it never imports the server, the conformance suite or tests" },
-  { includes: ["sdk-ts/conformance/**"], forbid: ["**/runner/**", "**/server/**"], why: "a driver speaks the driver protocol (conformance/protocol.ts) through the SDK's public API, nothing of the runner or server" },
-  { includes: ["conformance/**"], forbid: ["@runlater/sdk", "@runlater/sdk/**", "**/sdk-ts/**"], why: "the runner drives SDKs as processes; it imports none of them" },
+  {
+    includes: ["sdk-ts/src/**"],
+    forbid: ["**/server/**", "**/conformance/**", "**/test/**"],
+    why: "the SDK stands alone: it never imports the server, the conformance suite or tests",
+  },
+  {
+    includes: ["sdk-ts/conformance/**"],
+    forbid: ["**/runner/**", "**/server/**"],
+    why: "a driver speaks the driver protocol (conformance/protocol.ts) through the SDK's public API, nothing of the runner or server",
+  },
+  {
+    includes: ["conformance/**"],
+    forbid: ["@runlater/sdk", "@runlater/sdk/**", "**/sdk-ts/**"],
+    why: "the runner drives SDKs as processes; it imports none of them",
+  },
 ];
 
 /** What every server layer must not import, besides other layers (folded into each layer's rule: Biome applies one rule config per file). */
 const serverForbids = {
   group: ["@runlater/sdk/**", "!@runlater/sdk/gen/*", "**/sdk-ts/**", "**/test/**", "**/conformance/**"],
-  message: "the server uses the SDK's public exports only (@runlater/sdk and its generated runlater.v1 code), never tests",
+  message:
+    "the server uses the SDK's public exports only (@runlater/sdk and its generated runlater.v1 code), never tests",
 };
 
 const byName = new Map(layers.map((l) => [l.name, l]));
@@ -74,13 +143,19 @@ function overrides() {
       includes,
       linter: {
         rules: restricted(
-          { group: forbidden.flatMap((l) => reaching(l.name)), message: `server/src/${layer.path} (${layer.name}) may import ${allowed} (docs/architecture.md, scripts/layers.mjs)` },
+          {
+            group: forbidden.flatMap((l) => reaching(l.name)),
+            message: `server/src/${layer.path} (${layer.name}) may import ${allowed} (docs/architecture.md, scripts/layers.mjs)`,
+          },
           serverForbids,
         ),
       },
     };
   });
-  const packageRules = packages.map((p) => ({ includes: p.includes, linter: { rules: restricted({ group: p.forbid, message: p.why }) } }));
+  const packageRules = packages.map((p) => ({
+    includes: p.includes,
+    linter: { rules: restricted({ group: p.forbid, message: p.why }) },
+  }));
   return [...packageRules, ...layerRules];
 }
 
@@ -106,7 +181,11 @@ function withTable(doc) {
 function layersConfig() {
   const json = JSON.stringify({ overrides: overrides() });
   const biome = join(root, "node_modules/.bin/biome");
-  return execFileSync(biome, ["format", "--stdin-file-path", "scripts/biome-layers.json"], { cwd: root, input: json, encoding: "utf8" });
+  return execFileSync(biome, ["format", "--stdin-file-path", "scripts/biome-layers.json"], {
+    cwd: root,
+    input: json,
+    encoding: "utf8",
+  });
 }
 
 const files = [

@@ -14,7 +14,9 @@ const add = (suite, p, f, s = 0) => {
   passed += p;
   failed += f;
   skipped += s;
-  rows.push(`${suite.padEnd(28)} ${String(p).padStart(5)} passed ${String(f).padStart(4)} failed ${String(s).padStart(4)} skipped`);
+  rows.push(
+    `${suite.padEnd(28)} ${String(p).padStart(5)} passed ${String(f).padStart(4)} failed ${String(s).padStart(4)} skipped`,
+  );
 };
 /** Counts of one report file: [passed, failed, skipped]. */
 function count(path) {
@@ -26,7 +28,9 @@ function count(path) {
   }
   if (path.endsWith(".xml")) {
     const xml = readFileSync(path, "utf8");
-    let t = 0, f = 0, s = 0;
+    let t = 0,
+      f = 0,
+      s = 0;
     // Only leaf <testsuite> elements carry counts we want once (pytest wraps them in <testsuites>).
     for (const m of xml.matchAll(/<testsuite\b([^>]*)>/g)) {
       const attr = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(m[1])?.[1] ?? 0);
@@ -40,7 +44,9 @@ function count(path) {
 }
 
 // One suite per sub-directory of the reports dir (e.g. ts/, sdk-python/, sdk-java/).
-const entries = existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name)) : [];
+const entries = existsSync(dir)
+  ? readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))
+  : [];
 for (const entry of entries.filter((e) => e.isDirectory())) {
   const totals = [0, 0, 0];
   for (const file of readdirSync(join(dir, entry.name))) {

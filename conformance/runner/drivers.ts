@@ -19,7 +19,11 @@ export const drivers: DriverSpec[] = [
   {
     sdk: "ts",
     protocols: ["connect-json", "connect-binary", "grpc", "grpc-web"],
-    command: (root) => [process.execPath, join(root, "node_modules/tsx/dist/cli.mjs"), join(root, "sdk-ts/conformance/driver.ts")],
+    command: (root) => [
+      process.execPath,
+      join(root, "node_modules/tsx/dist/cli.mjs"),
+      join(root, "sdk-ts/conformance/driver.ts"),
+    ],
     startupTimeoutMs: 30_000,
   },
   {
@@ -28,7 +32,10 @@ export const drivers: DriverSpec[] = [
     protocols: ["connect-binary", "grpc", "grpc-web"],
     command: (root) => {
       const python = process.env.RUNLATER_CONFORMANCE_PYTHON ?? join(root, ".tools/conformance-venv/bin/python");
-      if (!existsSync(python)) throw new Error(`no Python with the SDK at ${python}: run conformance/run.sh, or set RUNLATER_CONFORMANCE_PYTHON`);
+      if (!existsSync(python))
+        throw new Error(
+          `no Python with the SDK at ${python}: run conformance/run.sh, or set RUNLATER_CONFORMANCE_PYTHON`,
+        );
       return [python, join(root, "sdk-python/conformance/driver.py")];
     },
     startupTimeoutMs: 30_000,
@@ -38,8 +45,13 @@ export const drivers: DriverSpec[] = [
     protocols: ["grpc"],
     command: (root) => {
       const cpFile = join(root, "sdk-java/target/conformance-classpath.txt");
-      if (!existsSync(cpFile)) throw new Error(`${cpFile} is missing: run conformance/run.sh (it builds the Java driver with Maven)`);
-      const cp = [join(root, "sdk-java/target/test-classes"), join(root, "sdk-java/target/classes"), readFileSync(cpFile, "utf8").trim()].join(":");
+      if (!existsSync(cpFile))
+        throw new Error(`${cpFile} is missing: run conformance/run.sh (it builds the Java driver with Maven)`);
+      const cp = [
+        join(root, "sdk-java/target/test-classes"),
+        join(root, "sdk-java/target/classes"),
+        readFileSync(cpFile, "utf8").trim(),
+      ].join(":");
       return ["java", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "dev.runlater.conformance.Driver"];
     },
     startupTimeoutMs: 60_000,

@@ -24,8 +24,14 @@ export function loadKnownFailing(dir: string, sdk: string): KnownFailing[] {
     const pattern = (hash < 0 ? line : line.slice(0, hash)).trim();
     const reason = hash < 0 ? "" : line.slice(hash + 1).trim();
     if (reason === "") throw new Error(`${file}:${i + 1}: give a reason after "#": ${line}`);
-    if (pattern.split("/").length !== 3) throw new Error(`${file}:${i + 1}: the pattern must be <store>/<protocol>/<scenario>: ${pattern}`);
-    const regex = new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*")}$`);
+    if (pattern.split("/").length !== 3)
+      throw new Error(`${file}:${i + 1}: the pattern must be <store>/<protocol>/<scenario>: ${pattern}`);
+    const regex = new RegExp(
+      `^${pattern
+        .split("*")
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join("[^/]*")}$`,
+    );
     out.push({ pattern, reason, regex });
   }
   return out;

@@ -12,11 +12,11 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import type { DriverRequest, WireProtocol } from "../protocol.js";
 import { type DriverSpec, drivers } from "./drivers.js";
 import { findKnownFailing, type KnownFailing, loadKnownFailing } from "./known-failing.js";
 import { type Context, match, normalize, prepare, show } from "./match.js";
 import { DriverProcess, type ServerHandle, startServer } from "./processes.js";
-import type { DriverRequest, WireProtocol } from "../protocol.js";
 import { type CaseResult, caseName, isFailure, printTable, writeReport } from "./report.js";
 import { loadScenarios, type Scenario } from "./scenario.js";
 
@@ -37,14 +37,26 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log("usage: tsx conformance/runner/main.ts [--sdk ts,python,java] [--store memory|redis://…|mysql://…]… [--protocol p,…] [--scenario glob]… [--report path.xml|path.json] [--scenarios-dir dir] [--known-failing-dir dir] [--verbose]");
+  console.log(
+    "usage: tsx conformance/runner/main.ts [--sdk ts,python,java] [--store memory|redis://…|mysql://…]… [--protocol p,…] [--scenario glob]… [--report path.xml|path.json] [--scenarios-dir dir] [--known-failing-dir dir] [--verbose]",
+  );
   process.exit(0);
 }
 const list = (v: string[] | undefined) => v?.flatMap((s) => s.split(",")).filter(Boolean);
-const globs = list(args.scenario)?.map((g) => new RegExp(`^${g.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`));
+const globs = list(args.scenario)?.map(
+  (g) =>
+    new RegExp(
+      `^${g
+        .split("*")
+        .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    ),
+);
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
-const scenarios = loadScenarios(args["scenarios-dir"] ?? join(root, "conformance/scenarios")).filter((s) => !globs || globs.some((g) => g.test(s.name)));
+const scenarios = loadScenarios(args["scenarios-dir"] ?? join(root, "conformance/scenarios")).filter(
+  (s) => !globs || globs.some((g) => g.test(s.name)),
+);
 const sdks = list(args.sdk) ?? drivers.map((d) => d.sdk);
 const chosen = sdks.map((name) => {
   const d = drivers.find((x) => x.sdk === name);
@@ -87,7 +99,8 @@ async function runScenario(server: ServerHandle, proc: DriverProcess, s: Scenari
     const res = normalize(await proc.request(req, OP_TIMEOUT_MS)) as Record<string, unknown>;
     const expect = (step.expect ?? {}) as Record<string, unknown>;
     const wantsError = typeof expect === "object" && expect !== null && "error" in expect;
-    if (wantsError && res.ok === true) return `${where}: expected an error ${show(expect.error)}, but the call succeeded: ${show(res)}`;
+    if (wantsError && res.ok === true)
+      return `${where}: expected an error ${show(expect.error)}, but the call succeeded: ${show(res)}`;
     if (!wantsError && res.ok !== true) return `${where}: expected success, got error ${show(res.error)}`;
     const errors = match(expect, res, ctx);
     if (errors.length > 0) return `${where}:\n      ${errors.join("\n      ")}`;
@@ -96,8 +109,15 @@ async function runScenario(server: ServerHandle, proc: DriverProcess, s: Scenari
 }
 
 async function main(): Promise<number> {
-  log(`conformance: ${scenarios.length} scenarios × sdk ${chosen.map((d) => d.sdk).join(",")} × store ${stores.map(storeKind).join(",")}`);
-  const known = new Map<string, KnownFailing[]>(chosen.map((d) => [d.sdk, loadKnownFailing(args["known-failing-dir"] ?? join(root, "conformance/known-failing"), d.sdk)]));
+  log(
+    `conformance: ${scenarios.length} scenarios × sdk ${chosen.map((d) => d.sdk).join(",")} × store ${stores.map(storeKind).join(",")}`,
+  );
+  const known = new Map<string, KnownFailing[]>(
+    chosen.map((d) => [
+      d.sdk,
+      loadKnownFailing(args["known-failing-dir"] ?? join(root, "conformance/known-failing"), d.sdk),
+    ]),
+  );
   for (const store of stores) {
     const kind = storeKind(store);
     let server: ServerHandle;
@@ -105,7 +125,18 @@ async function main(): Promise<number> {
       server = await startServer(root, store, logDir);
     } catch (err) {
       log(`store ${kind}: ${(err as Error).message}`);
-      for (const d of chosen) for (const p of d.protocols) for (const s of scenarios) results.push({ sdk: d.sdk, store: kind, protocol: p, scenario: s.name, status: "fail", ms: 0, message: `server did not start: ${(err as Error).message}` });
+      for (const d of chosen)
+        for (const p of d.protocols)
+          for (const s of scenarios)
+            results.push({
+              sdk: d.sdk,
+              store: kind,
+              protocol: p,
+              scenario: s.name,
+              status: "fail",
+              ms: 0,
+              message: `server did not start: ${(err as Error).message}`,
+            });
       continue;
     }
     try {
@@ -119,7 +150,10 @@ async function main(): Promise<number> {
               const { proc, fresh } = await driverFor(spec);
               // (Re)connect the driver to this server and protocol: a fresh driver, or a new group.
               if (fresh || s === scenarios[0]) {
-                const r = await proc.request({ op: "connect", url: server.url, protocol }, fresh ? spec.startupTimeoutMs : OP_TIMEOUT_MS);
+                const r = await proc.request(
+                  { op: "connect", url: server.url, protocol },
+                  fresh ? spec.startupTimeoutMs : OP_TIMEOUT_MS,
+                );
                 if (!r.ok) throw new Error(`connect failed: ${show(r.error)}`);
               }
               failure = await runScenario(server, proc, s);
@@ -136,13 +170,22 @@ async function main(): Promise<number> {
                 ? { ...base, status: "known-failing", message: `${k.reason}\n${failure}` }
                 : { ...base, status: "fail", message: failure }
               : k
-                ? { ...base, status: "unexpected-pass", message: `listed in known-failing/${spec.sdk}.txt (${k.pattern}) but passed: remove it from the list` }
+                ? {
+                    ...base,
+                    status: "unexpected-pass",
+                    message: `listed in known-failing/${spec.sdk}.txt (${k.pattern}) but passed: remove it from the list`,
+                  }
                 : { ...base, status: "pass" };
             results.push(r);
-            if (args.verbose || isFailure(r.status)) log(`${r.status.toUpperCase().padEnd(15)} ${spec.sdk}/${caseName(r)}${r.message ? `\n    ${r.message.replace(/\n/g, "\n    ")}` : ""}`);
+            if (args.verbose || isFailure(r.status))
+              log(
+                `${r.status.toUpperCase().padEnd(15)} ${spec.sdk}/${caseName(r)}${r.message ? `\n    ${r.message.replace(/\n/g, "\n    ")}` : ""}`,
+              );
           }
           const group = results.filter((r) => r.sdk === spec.sdk && r.store === kind && r.protocol === protocol);
-          log(`${spec.sdk}/${kind}/${protocol}: ${group.filter((r) => !isFailure(r.status)).length}/${group.length} in ${Date.now() - t0} ms`);
+          log(
+            `${spec.sdk}/${kind}/${protocol}: ${group.filter((r) => !isFailure(r.status)).length}/${group.length} in ${Date.now() - t0} ms`,
+          );
         }
       }
     } finally {
@@ -151,14 +194,20 @@ async function main(): Promise<number> {
   }
   await Promise.all([...running.values()].map((p) => p.stop()));
 
-  printTable(results, scenarios.map((s) => s.name), log);
+  printTable(
+    results,
+    scenarios.map((s) => s.name),
+    log,
+  );
   const failed = results.filter((r) => isFailure(r.status)).length;
   const knownFailing = results.filter((r) => r.status === "known-failing");
   log("");
   const byScenario = new Map<string, CaseResult[]>();
   for (const r of knownFailing) byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
   for (const [scenario, rs] of byScenario) {
-    log(`known failing: ${scenario} in ${rs.length} cases (${[...new Set(rs.map((r) => r.sdk))].join(", ")}): ${rs[0]!.message?.split("\n")[0]}`);
+    log(
+      `known failing: ${scenario} in ${rs.length} cases (${[...new Set(rs.map((r) => r.sdk))].join(", ")}): ${rs[0]!.message?.split("\n")[0]}`,
+    );
   }
   if (args.report) {
     writeReport(args.report, results, Date.now() - started);

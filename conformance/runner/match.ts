@@ -34,7 +34,8 @@ const varName = (v: unknown) => (typeof v === "string" && /^\$[A-Za-z_]\w*$/.tes
 export function prepare(value: unknown, ctx: Context, path = ""): unknown {
   const name = varName(value);
   if (name !== undefined) {
-    if (!ctx.vars.has(name)) throw new Error(`${path}: $${name} is not bound yet (bind it in an earlier step's expect)`);
+    if (!ctx.vars.has(name))
+      throw new Error(`${path}: $${name} is not bound yet (bind it in an earlier step's expect)`);
     return ctx.vars.get(name);
   }
   if (Array.isArray(value)) return value.map((v, i) => prepare(v, ctx, `${path}[${i}]`));
@@ -50,7 +51,8 @@ export function prepare(value: unknown, ctx: Context, path = ""): unknown {
     if (k.endsWith("_in_ms")) out[`${k.slice(0, -"_in_ms".length)}_ms`] = ctx.now + (p as number);
     else if (k === "body" || k === "new_body") out[`${k}_b64`] = Buffer.from(p as string, "utf8").toString("base64");
     else if (k === "body_hex") out.body_b64 = Buffer.from(p as string, "hex").toString("base64");
-    else if (k === "body_size" || k === "new_body_size") out[`${k.slice(0, -"_size".length)}_b64`] = sizedBody(p as number).toString("base64");
+    else if (k === "body_size" || k === "new_body_size")
+      out[`${k.slice(0, -"_size".length)}_b64`] = sizedBody(p as number).toString("base64");
     else out[k] = p;
   }
   return out;
@@ -108,10 +110,12 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
     }
     return;
   }
-  if (typeof expected === "string" && expected.startsWith("$$")) return matchInto(expected.slice(1), actual, ctx, path, errors);
+  if (typeof expected === "string" && expected.startsWith("$$"))
+    return matchInto(expected.slice(1), actual, ctx, path, errors);
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return void errors.push(`${path}: expected a list, got ${show(actual)}`);
-    if (actual.length !== expected.length) errors.push(`${path}: expected ${expected.length} items, got ${actual.length}: ${show(actual)}`);
+    if (actual.length !== expected.length)
+      errors.push(`${path}: expected ${expected.length} items, got ${actual.length}: ${show(actual)}`);
     expected.forEach((e, i) => {
       if (i < actual.length) matchInto(e, actual[i], ctx, `${path}[${i}]`, errors);
     });
@@ -121,7 +125,8 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
     const e = expected as Record<string, unknown>;
     const keys = Object.keys(e);
     if (keys.length === 1 && keys[0]!.startsWith("$")) return special(keys[0]!, e[keys[0]!], actual, ctx, path, errors);
-    if (typeof actual !== "object" || actual === null || Array.isArray(actual)) return void errors.push(`${path}: expected a mapping, got ${show(actual)}`);
+    if (typeof actual !== "object" || actual === null || Array.isArray(actual))
+      return void errors.push(`${path}: expected a mapping, got ${show(actual)}`);
     const a = actual as Record<string, unknown>;
     for (const k of keys) matchInto(e[k], a[k], ctx, `${path}.${k}`, errors);
     return;
@@ -136,7 +141,9 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
     let i = 0;
     while (i < expected.length && expected[i] === actual[i]) i++;
     const around = (s: string) => JSON.stringify(s.slice(Math.max(0, i - 20), i + 40));
-    errors.push(`${path}: strings differ at UTF-16 index ${i} (lengths ${expected.length} and ${actual.length}): expected …${around(expected)}…, got …${around(actual)}…`);
+    errors.push(
+      `${path}: strings differ at UTF-16 index ${i} (lengths ${expected.length} and ${actual.length}): expected …${around(expected)}…, got …${around(actual)}…`,
+    );
     return;
   }
   errors.push(`${path}: expected ${show(expected)}, got ${show(actual)}`);
@@ -145,7 +152,8 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
 function special(op: string, arg: unknown, actual: unknown, ctx: Context, path: string, errors: string[]): void {
   const cmp = (ok: (a: number, b: number) => boolean, word: string) => {
     const bound = resolve(arg, ctx);
-    if (typeof actual !== "number" || typeof bound !== "number" || !ok(actual, bound)) errors.push(`${path}: expected ${word} ${show(bound)}, got ${show(actual)}`);
+    if (typeof actual !== "number" || typeof bound !== "number" || !ok(actual, bound))
+      errors.push(`${path}: expected ${word} ${show(bound)}, got ${show(actual)}`);
   };
   switch (op) {
     case "$any":
@@ -156,11 +164,16 @@ function special(op: string, arg: unknown, actual: unknown, ctx: Context, path: 
       return;
     case "$len":
       if (!(Array.isArray(actual) || typeof actual === "string") || actual.length !== arg) {
-        errors.push(`${path}: expected length ${show(arg)}, got ${Array.isArray(actual) || typeof actual === "string" ? actual.length : show(actual)}`);
+        errors.push(
+          `${path}: expected length ${show(arg)}, got ${Array.isArray(actual) || typeof actual === "string" ? actual.length : show(actual)}`,
+        );
       }
       return;
     case "$now_plus_ms":
-      if (actual !== ctx.now + (arg as number)) errors.push(`${path}: expected now + ${show(arg)} ms (${ctx.now + (arg as number)}), got ${show(actual)}${typeof actual === "number" ? ` (now + ${actual - ctx.now})` : ""}`);
+      if (actual !== ctx.now + (arg as number))
+        errors.push(
+          `${path}: expected now + ${show(arg)} ms (${ctx.now + (arg as number)}), got ${show(actual)}${typeof actual === "number" ? ` (now + ${actual - ctx.now})` : ""}`,
+        );
       return;
     case "$gte":
       return cmp((a, b) => a >= b, ">=");
@@ -191,8 +204,12 @@ function special(op: string, arg: unknown, actual: unknown, ctx: Context, path: 
       return;
     }
     case "$unordered": {
-      if (!Array.isArray(actual) || !Array.isArray(arg)) return void errors.push(`${path}: expected a list, got ${show(actual)}`);
-      if (actual.length !== arg.length) return void errors.push(`${path}: expected ${arg.length} items in any order, got ${actual.length}: ${show(actual)}`);
+      if (!Array.isArray(actual) || !Array.isArray(arg))
+        return void errors.push(`${path}: expected a list, got ${show(actual)}`);
+      if (actual.length !== arg.length)
+        return void errors.push(
+          `${path}: expected ${arg.length} items in any order, got ${actual.length}: ${show(actual)}`,
+        );
       // Backtracking assignment; lists here are short.
       const used = new Array<boolean>(actual.length).fill(false);
       const assign = (i: number, vars: Map<string, unknown>): Map<string, unknown> | undefined => {

@@ -27,13 +27,30 @@ export interface ServerHandle {
 export async function startServer(root: string, store: string, logDir: string): Promise<ServerHandle> {
   mkdirSync(logDir, { recursive: true });
   const log = createWriteStream(join(logDir, `server-${store.replace(/[^A-Za-z0-9]+/g, "_").slice(0, 40)}.log`));
-  const child = spawn("bash", [join(root, "scripts/runlater"), "serve", "--port", "0", "--enable-test-control", "--log-level", "warn", "--store", store], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "bash",
+    [
+      join(root, "scripts/runlater"),
+      "serve",
+      "--port",
+      "0",
+      "--enable-test-control",
+      "--log-level",
+      "warn",
+      "--store",
+      store,
+    ],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   child.stderr!.pipe(log);
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server on ${store} did not start in 60 s (log: ${log.path})`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server on ${store} did not start in 60 s (log: ${log.path})`)),
+      60_000,
+    );
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
       const m = /runlater listening on (\S+)/.exec(line);
@@ -47,13 +64,20 @@ export async function startServer(root: string, store: string, logDir: string): 
       reject(new Error(`server on ${store} exited with ${code} before listening (log: ${log.path})`));
     });
   });
-  const control = createClient(TestControlService, createConnectTransport({ baseUrl: url, httpVersion: "1.1", defaultTimeoutMs: 60_000 }));
+  const control = createClient(
+    TestControlService,
+    createConnectTransport({ baseUrl: url, httpVersion: "1.1", defaultTimeoutMs: 60_000 }),
+  );
   const ms = (t: Parameters<typeof timestampDate>[0] | undefined) => (t ? timestampDate(t).getTime() : Number.NaN);
   return {
     url,
     control,
     now: async () => ms((await control.now({})).now),
-    advance: async (by) => ms((await control.advanceClock({ duration: { seconds: BigInt(Math.floor(by / 1000)), nanos: (by % 1000) * 1e6 } })).now),
+    advance: async (by) =>
+      ms(
+        (await control.advanceClock({ duration: { seconds: BigInt(Math.floor(by / 1000)), nanos: (by % 1000) * 1e6 } }))
+          .now,
+      ),
     reset: async () => void (await control.reset({})),
     stop: () => stopChild(child, log),
   };
@@ -84,7 +108,11 @@ export class DriverProcess {
     cwd: string,
     env: NodeJS.ProcessEnv,
   ) {
-    this.child = spawn(command[0]!, command.slice(1), { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = spawn(command[0]!, command.slice(1), {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     createInterface({ input: this.child.stdout! }).on("line", (line) => {
       const w = this.waiting.shift();
       if (w) w(line);

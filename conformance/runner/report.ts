@@ -15,7 +15,8 @@ export interface CaseResult {
   message?: string;
 }
 
-export const caseName = (r: Pick<CaseResult, "store" | "protocol" | "scenario">) => `${r.store}/${r.protocol}/${r.scenario}`;
+export const caseName = (r: Pick<CaseResult, "store" | "protocol" | "scenario">) =>
+  `${r.store}/${r.protocol}/${r.scenario}`;
 
 /** pass and known-failing count as passed; fail and unexpected-pass as failed. */
 export const isFailure = (s: Status) => s === "fail" || s === "unexpected-pass";
@@ -30,7 +31,15 @@ export function printTable(results: CaseResult[], scenarios: string[], out: (s: 
     for (const s of scenarios) {
       const cells = columns.map((c) => {
         const r = results.find((x) => x.store === store && `${x.sdk}:${x.protocol}` === c && x.scenario === s);
-        const mark = !r ? "-" : r.status === "pass" ? "ok" : r.status === "known-failing" ? "xfail" : r.status === "fail" ? "FAIL" : "XPASS";
+        const mark = !r
+          ? "-"
+          : r.status === "pass"
+            ? "ok"
+            : r.status === "known-failing"
+              ? "xfail"
+              : r.status === "fail"
+                ? "FAIL"
+                : "XPASS";
         return mark.padEnd(Math.max(c.length, 5));
       });
       out(`${s.padEnd(width)}  ${cells.join("  ")}`);
@@ -42,11 +51,15 @@ export function writeReport(path: string, results: CaseResult[], totalMs: number
   mkdirSync(dirname(path), { recursive: true });
   if (path.endsWith(".json")) {
     const failed = results.filter((r) => isFailure(r.status)).length;
-    writeFileSync(path, `${JSON.stringify({ passed: results.length - failed, failed, durationMs: totalMs, results }, null, 2)}\n`);
+    writeFileSync(
+      path,
+      `${JSON.stringify({ passed: results.length - failed, failed, durationMs: totalMs, results }, null, 2)}\n`,
+    );
     return;
   }
   // JUnit XML: one <testsuite> per sdk × store × protocol; known failures are <skipped>.
-  const esc = (s: string) => s.replace(/[<>&"]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;" })[c]!);
+  const esc = (s: string) =>
+    s.replace(/[<>&"]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;" })[c]!);
   const groups = new Map<string, CaseResult[]>();
   for (const r of results) {
     const key = `${r.sdk}/${r.store}/${r.protocol}`;
@@ -67,5 +80,8 @@ export function writeReport(path: string, results: CaseResult[], totalMs: number
     });
     return `  <testsuite name="conformance/${esc(key)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n${cases.join("\n")}\n  </testsuite>`;
   });
-  writeFileSync(path, `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="runlater conformance" time="${(totalMs / 1000).toFixed(3)}">\n${suites.join("\n")}\n</testsuites>\n`);
+  writeFileSync(
+    path,
+    `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="runlater conformance" time="${(totalMs / 1000).toFixed(3)}">\n${suites.join("\n")}\n</testsuites>\n`,
+  );
 }

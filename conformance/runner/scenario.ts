@@ -44,7 +44,8 @@ const str: Check = (v, p, e) => {
   if (typeof v !== "string") e.push(`${p}: expected a string, got ${JSON.stringify(v)}`);
 };
 const int: Check = (v, p, e) => {
-  if (!(typeof v === "number" && Number.isInteger(v)) && !isVar(v)) e.push(`${p}: expected an integer, got ${JSON.stringify(v)}`);
+  if (!(typeof v === "number" && Number.isInteger(v)) && !isVar(v))
+    e.push(`${p}: expected an integer, got ${JSON.stringify(v)}`);
 };
 const num: Check = (v, p, e) => {
   if (typeof v !== "number" && !isVar(v)) e.push(`${p}: expected a number, got ${JSON.stringify(v)}`);
@@ -55,7 +56,8 @@ const bool: Check = (v, p, e) => {
 const oneOf =
   (...values: string[]): Check =>
   (v, p, e) => {
-    if (typeof v !== "string" || !values.includes(v)) e.push(`${p}: expected one of ${values.join(", ")}, got ${JSON.stringify(v)}`);
+    if (typeof v !== "string" || !values.includes(v))
+      e.push(`${p}: expected one of ${values.join(", ")}, got ${JSON.stringify(v)}`);
   };
 const arr =
   (of: Check): Check =>
@@ -103,7 +105,20 @@ const queueConfig = obj({
 });
 const jobSpec = exactlyOne(
   Object.keys(bodyFields),
-  obj({ queue: str, ...bodyFields, priority: int, run_after_ms: int, run_after_in_ms: int, attempts_allowed: int, idempotency_key: str, custom_status: str, ordering_key: str }, ["queue"]),
+  obj(
+    {
+      queue: str,
+      ...bodyFields,
+      priority: int,
+      run_after_ms: int,
+      run_after_in_ms: int,
+      attempts_allowed: int,
+      idempotency_key: str,
+      custom_status: str,
+      ordering_key: str,
+    },
+    ["queue"],
+  ),
 );
 const jobs: Check = (v, p, e) => {
   if (typeof v === "object" && v !== null && !Array.isArray(v)) {
@@ -112,7 +127,10 @@ const jobs: Check = (v, p, e) => {
   } else arr(jobSpec)(v, p, e);
 };
 const success = obj({ job_id: str, claim_token: str, custom_status: str }, ["job_id", "claim_token"]);
-const failure = obj({ job_id: str, claim_token: str, custom_status: str, retry_delay_ms: int, no_retry: bool }, ["job_id", "claim_token"]);
+const failure = obj({ job_id: str, claim_token: str, custom_status: str, retry_delay_ms: int, no_retry: bool }, [
+  "job_id",
+  "claim_token",
+]);
 const checkpoint = obj(
   {
     job_id: str,
@@ -142,7 +160,10 @@ export const stepSchemas: Record<SdkOp | ControlOp, Check> = {
   get_jobs: obj({ job_ids: arr(str), include_body: bool }, ["job_ids"]),
   scan_jobs: obj({ ...filter, future: bool, limit: int, page_token: str, include_body: bool }, ["queue"]),
   count_jobs: obj({ ...filter, future: bool }, ["queue"]),
-  retry_failed_jobs: obj({ queue: str, priority: int, attempts_allowed: int, run_after_ms: int, run_after_in_ms: int, limit: int }, ["queue"]),
+  retry_failed_jobs: obj(
+    { queue: str, priority: int, attempts_allowed: int, run_after_ms: int, run_after_in_ms: int, limit: int },
+    ["queue"],
+  ),
   delete_jobs: obj({ ...filter, limit: int }, ["queue", "state"]),
   dequeue: obj({ queue: str, limit: int, dry_run: bool, succeeded: arr(success), failed: arr(failure) }, ["queue"]),
   ack: obj({ queue: str, succeeded: arr(success), failed: arr(failure) }, ["queue"]),
@@ -158,7 +179,15 @@ export function validateScenario(doc: unknown, file: string): { scenario?: Scena
   const name = basename(file).replace(/\.ya?ml$/, "");
   if (typeof doc !== "object" || doc === null) return { errors: [`${file}: not a mapping`] };
   const d = doc as Record<string, unknown>;
-  obj({ name: str, description: str, checklist: arr(int), steps: (v, p, e) => (Array.isArray(v) ? undefined : e.push(`${p}: expected a list of steps`)) }, ["name", "description", "steps"])(d, file, errors);
+  obj(
+    {
+      name: str,
+      description: str,
+      checklist: arr(int),
+      steps: (v, p, e) => (Array.isArray(v) ? undefined : e.push(`${p}: expected a list of steps`)),
+    },
+    ["name", "description", "steps"],
+  )(d, file, errors);
   if (d.name !== name) errors.push(`${file}: name must be the file name without .yaml ("${name}")`);
   const steps: Step[] = [];
   for (const [index, raw] of (Array.isArray(d.steps) ? d.steps : []).entries()) {
@@ -172,20 +201,36 @@ export function validateScenario(doc: unknown, file: string): { scenario?: Scena
     const isSdk = (sdkOps as readonly string[]).includes(op);
     const isControl = (controlOps as readonly string[]).includes(op);
     if (!isSdk && !isControl) {
-      errors.push(`${p}: unknown op ${JSON.stringify(s.op)} (SDK: ${sdkOps.join(", ")}; control: ${controlOps.join(", ")})`);
+      errors.push(
+        `${p}: unknown op ${JSON.stringify(s.op)} (SDK: ${sdkOps.join(", ")}; control: ${controlOps.join(", ")})`,
+      );
       continue;
     }
-    if (isSdk && typeof s.actor !== "string") errors.push(`${p} (${op}): missing actor (the name of the client running it, e.g. producer or worker1)`);
+    if (isSdk && typeof s.actor !== "string")
+      errors.push(`${p} (${op}): missing actor (the name of the client running it, e.g. producer or worker1)`);
     if (isControl && "actor" in s) errors.push(`${p} (${op}): control steps have no actor (the runner does them)`);
     if (isControl && "expect" in s) errors.push(`${p} (${op}): control steps have no expect`);
     if ("note" in s) str(s.note, `${p}.note`, errors);
     const params = Object.fromEntries(Object.entries(s).filter(([k]) => !stepKeys.has(k)));
     stepSchemas[op](params, `${p} (${op})`, errors);
-    steps.push({ index, op, actor: s.actor as string | undefined, params, expect: s.expect, note: s.note as string | undefined });
+    steps.push({
+      index,
+      op,
+      actor: s.actor as string | undefined,
+      params,
+      expect: s.expect,
+      note: s.note as string | undefined,
+    });
   }
   if (errors.length > 0) return { errors };
   return {
-    scenario: { name, file, description: d.description as string, checklist: (d.checklist as number[] | undefined) ?? [], steps },
+    scenario: {
+      name,
+      file,
+      description: d.description as string,
+      checklist: (d.checklist as number[] | undefined) ?? [],
+      steps,
+    },
     errors,
   };
 }

@@ -7,10 +7,31 @@
  *   npx tsx sdk-ts/conformance/driver.ts
  */
 import { createInterface } from "node:readline";
-import { timestampDate, timestampFromMs, durationFromMs, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, type Timestamp, timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createRunlaterClient, errorInfo, ErrorReason, JobState, Outcome, type DequeuedJob, type Job, type JobOutcome, type Queue, type RunlaterClient } from "@runlater/sdk";
-import type { CheckpointJson, DriverRequest, DriverResponse, FailureJson, JobStateName, QueueConfigJson, SdkRequest, SuccessJson, WireProtocol } from "../../conformance/protocol.js";
+import {
+  createRunlaterClient,
+  type DequeuedJob,
+  ErrorReason,
+  errorInfo,
+  type Job,
+  type JobOutcome,
+  JobState,
+  Outcome,
+  type Queue,
+  type RunlaterClient,
+} from "@runlater/sdk";
+import type {
+  CheckpointJson,
+  DriverRequest,
+  DriverResponse,
+  FailureJson,
+  JobStateName,
+  QueueConfigJson,
+  SdkRequest,
+  SuccessJson,
+  WireProtocol,
+} from "../../conformance/protocol.js";
 
 let target: { url: string; protocol: WireProtocol } | undefined;
 const actors = new Map<string, RunlaterClient>();
@@ -38,7 +59,8 @@ function closeAll(): void {
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64");
 const bytes = (s: string | undefined) => (s === undefined ? undefined : new Uint8Array(Buffer.from(s, "base64")));
 const ms = (t: Timestamp | undefined) => (t ? timestampDate(t).getTime() : null);
-const dur = (d: { seconds: bigint; nanos: number } | undefined) => (d ? Number(d.seconds) * 1000 + Math.trunc(d.nanos / 1e6) : 0);
+const dur = (d: { seconds: bigint; nanos: number } | undefined) =>
+  d ? Number(d.seconds) * 1000 + Math.trunc(d.nanos / 1e6) : 0;
 const state = (s: JobStateName | undefined) => (s === undefined ? undefined : JobState[s]);
 const stateName = (s: JobState) => JobState[s];
 
@@ -47,7 +69,8 @@ function queueConfig(c: QueueConfigJson = {}) {
     priorities: c.priorities,
     claimTimeout: c.claim_timeout_ms === undefined ? undefined : durationFromMs(c.claim_timeout_ms),
     retryPolicy: c.retry_policy && {
-      initialDelay: c.retry_policy.initial_delay_ms === undefined ? undefined : durationFromMs(c.retry_policy.initial_delay_ms),
+      initialDelay:
+        c.retry_policy.initial_delay_ms === undefined ? undefined : durationFromMs(c.retry_policy.initial_delay_ms),
       linearSteps: c.retry_policy.linear_steps,
       maxDelay: c.retry_policy.max_delay_ms === undefined ? undefined : durationFromMs(c.retry_policy.max_delay_ms),
     },
@@ -84,7 +107,11 @@ function queueJson(q: Queue | undefined) {
     config: {
       priorities: c?.priorities ?? 0,
       claim_timeout_ms: dur(c?.claimTimeout),
-      retry_policy: { initial_delay_ms: dur(c?.retryPolicy?.initialDelay), linear_steps: c?.retryPolicy?.linearSteps ?? 0, max_delay_ms: dur(c?.retryPolicy?.maxDelay) },
+      retry_policy: {
+        initial_delay_ms: dur(c?.retryPolicy?.initialDelay),
+        linear_steps: c?.retryPolicy?.linearSteps ?? 0,
+        max_delay_ms: dur(c?.retryPolicy?.maxDelay),
+      },
       default_attempts_allowed: c?.defaultAttemptsAllowed ?? 0,
       max_dequeue_per_second: c?.maxDequeuePerSecond ?? 0,
       paused: c?.paused ?? false,
@@ -229,7 +256,13 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
       return { jobs: res.jobs.map(jobJson), next_page_token: res.nextPageToken };
     }
     case "count_jobs": {
-      const res = await c.jobs.countJobs({ queue: r.queue, state: state(r.state), priority: r.priority, future: r.future, bodyRegex: r.body_regex });
+      const res = await c.jobs.countJobs({
+        queue: r.queue,
+        state: state(r.state),
+        priority: r.priority,
+        future: r.future,
+        bodyRegex: r.body_regex,
+      });
       return { count: Number(res.count) };
     }
     case "retry_failed_jobs": {
@@ -243,7 +276,13 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
       return { count: Number(res.count) };
     }
     case "delete_jobs": {
-      const res = await c.jobs.deleteJobs({ queue: r.queue, state: state(r.state), priority: r.priority, bodyRegex: r.body_regex, limit: r.limit });
+      const res = await c.jobs.deleteJobs({
+        queue: r.queue,
+        state: state(r.state),
+        priority: r.priority,
+        bodyRegex: r.body_regex,
+        limit: r.limit,
+      });
       return { count: Number(res.count) };
     }
     case "dequeue": {
@@ -254,7 +293,11 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
     case "ack":
       return { results: (await c.worker.ack(ackRequest(r.queue, r.succeeded, r.failed))).results.map(outcomeJson) };
     case "checkpoint":
-      return { results: (await c.worker.checkpoint({ queue: r.queue, checkpoints: r.checkpoints.map(checkpoint) })).results.map(outcomeJson) };
+      return {
+        results: (
+          await c.worker.checkpoint({ queue: r.queue, checkpoints: r.checkpoints.map(checkpoint) })
+        ).results.map(outcomeJson),
+      };
   }
 }
 
@@ -278,9 +321,15 @@ async function handle(req: DriverRequest): Promise<DriverResponse> {
     if (err instanceof ConnectError) {
       const info = errorInfo(err);
       const reason = info && info.reason !== ErrorReason.UNSPECIFIED ? ErrorReason[info.reason] : undefined;
-      return { ok: false, error: { code: snake(err.code), reason, field: info?.field || undefined, message: err.rawMessage } };
+      return {
+        ok: false,
+        error: { code: snake(err.code), reason, field: info?.field || undefined, message: err.rawMessage },
+      };
     }
-    return { ok: false, error: { code: "driver_error", message: String(err instanceof Error ? (err.stack ?? err.message) : err) } };
+    return {
+      ok: false,
+      error: { code: "driver_error", message: String(err instanceof Error ? (err.stack ?? err.message) : err) },
+    };
   }
 }
 

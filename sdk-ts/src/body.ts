@@ -21,7 +21,8 @@ export function encodeBody(body: JobBody): Uint8Array {
   const json = JSON.stringify(body);
   // JSON.stringify returns undefined for undefined, functions and symbols: refuse them
   // here, where the caller can still see which job it was.
-  if (json === undefined) throw new TypeError(`cannot encode a ${typeof body} as a job body; pass bytes, a string or a JSON value`);
+  if (json === undefined)
+    throw new TypeError(`cannot encode a ${typeof body} as a job body; pass bytes, a string or a JSON value`);
   return encoder.encode(json);
 }
 

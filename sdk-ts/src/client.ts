@@ -67,7 +67,8 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   const jobs = createClient(JobService, transport);
   const worker = createClient(WorkerService, transport);
   const queues = createClient(QueueService, transport);
-  const enqueueMany = async (specs: readonly EnqueueSpec[]) => (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
+  const enqueueMany = async (specs: readonly EnqueueSpec[]) =>
+    (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
   return {
     jobs,
     worker,

@@ -51,5 +51,6 @@ function atLeastOne(attempt: number): number {
 }
 
 function checkDelay(name: string, ms: number): void {
-  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`${name} must be a finite number of milliseconds ≥ 0, got ${ms}`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new RangeError(`${name} must be a finite number of milliseconds ≥ 0, got ${ms}`);
 }

@@ -5,7 +5,12 @@
  * only) or gRPC-Web.
  */
 import type { Interceptor, Transport } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import {
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+  Http2SessionManager,
+} from "@connectrpc/connect-node";
 
 export type Protocol = "connect" | "grpc" | "grpc-web";
 export type HttpVersion = "1.1" | "2";
@@ -48,7 +53,10 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   if (httpVersion === "1.1") {
     const options = { ...common, httpVersion } as const;
     return {
-      transport: protocol === "grpc-web" ? createGrpcWebTransport(options) : createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true }),
+      transport:
+        protocol === "grpc-web"
+          ? createGrpcWebTransport(options)
+          : createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true }),
       streams: false,
       close() {},
     };

@@ -13,20 +13,20 @@
  * be lost).
  */
 import { hostname } from "node:os";
-import { durationFromMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { durationFromMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { RunlaterClient } from "./client.js";
-import { Outcome, type DequeuedJob, type JobCheckpointSchema } from "./gen/runlater/v1/worker_service_pb.js";
+import { DoNotRetry, RetryAfter } from "./control.js";
+import { type DequeuedJob, type JobCheckpointSchema, Outcome } from "./gen/runlater/v1/worker_service_pb.js";
 import type { RetryPolicy } from "./retry.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
 import { ClaimKeeper } from "./worker/claim-keeper.js";
-import { StreamPuller } from "./worker/stream-puller.js";
 import { deliver } from "./worker/deliver.js";
 import { type JobOutcome, outcomeOfError, outcomeOfResult } from "./worker/outcome.js";
+import { StreamPuller } from "./worker/stream-puller.js";
 import type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
 import { type JobHandler, toWorkerJob } from "./worker/worker-job.js";
-import { DoNotRetry, RetryAfter } from "./control.js";
 
 export interface WorkerOptions {
   client: RunlaterClient;
@@ -130,7 +130,9 @@ export class Worker {
     this.pollWaitMs = nonNegative("pollWaitMs", o.pollWaitMs ?? 20_000);
     this.graceMs = nonNegative("shutdownGraceMs", o.shutdownGraceMs ?? 30_000);
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-    this.onError = o.onError ?? ((err, ctx) => console.error(`runlater worker [${ctx.op}${ctx.jobId ? ` ${ctx.jobId}` : ""}]:`, err));
+    this.onError =
+      o.onError ??
+      ((err, ctx) => console.error(`runlater worker [${ctx.op}${ctx.jobId ? ` ${ctx.jobId}` : ""}]:`, err));
     this.acks = new AckBatcher({
       queue: this.queue,
       worker: o.client.worker,
@@ -139,7 +141,9 @@ export class Worker {
     });
     const mode = o.dequeueMode ?? (o.client.streams ? "stream" : "poll");
     if (mode === "stream" && !o.client.streams) {
-      throw new Error('dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2")');
+      throw new Error(
+        'dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2")',
+      );
     }
     if (mode === "stream") {
       const puller = new StreamPuller({
@@ -158,7 +162,12 @@ export class Worker {
     }
     this.claims =
       (o.claimExtension ?? true)
-        ? new ClaimKeeper({ queue: this.queue, worker: o.client.worker, onError: this.onError, onLost: (id) => this.claimLost(id) })
+        ? new ClaimKeeper({
+            queue: this.queue,
+            worker: o.client.worker,
+            onError: this.onError,
+            onLost: (id) => this.claimLost(id),
+          })
         : undefined;
   }
 
@@ -233,7 +242,8 @@ export class Worker {
   /** Jobs handed to this worker: keep their claims, start what fits. */
   private received(jobs: DequeuedJob[], receivedAt: number): void {
     for (const job of jobs) {
-      if (job.claimExpiresAt) this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt), receivedAt);
+      if (job.claimExpiresAt)
+        this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt), receivedAt);
       this.buffered.push(job);
     }
     this.pump();
@@ -258,7 +268,8 @@ export class Worker {
     } catch (err) {
       outcome = outcomeOfError(err, run.job.attempt, this.o.retryPolicy);
       // RetryAfter and DoNotRetry are decisions, not accidents: no need to shout.
-      if (!(err instanceof RetryAfter) && !(err instanceof DoNotRetry)) this.onError(err, { op: "handler", jobId: run.job.jobId });
+      if (!(err instanceof RetryAfter) && !(err instanceof DoNotRetry))
+        this.onError(err, { op: "handler", jobId: run.job.jobId });
     }
     if (this.running.get(run.job.jobId) === run) this.running.delete(run.job.jobId);
     if (!run.abandoned) {
@@ -284,13 +295,26 @@ export class Worker {
         });
         return;
       case "snooze":
-        this.checkpoint([{ ...ids, moveToPending: true, runAfter: timestampFromMs(Date.now() + outcome.delayMs), customStatus: outcome.customStatus }], "snooze");
+        this.checkpoint(
+          [
+            {
+              ...ids,
+              moveToPending: true,
+              runAfter: timestampFromMs(Date.now() + outcome.delayMs),
+              customStatus: outcome.customStatus,
+            },
+          ],
+          "snooze",
+        );
         return;
     }
   }
 
   /** Sends checkpoints (snoozes, releases) with retries; stop() waits for them. */
-  private checkpoint(checkpoints: Array<MessageInitShape<typeof JobCheckpointSchema>>, op: WorkerErrorContext["op"]): void {
+  private checkpoint(
+    checkpoints: Array<MessageInitShape<typeof JobCheckpointSchema>>,
+    op: WorkerErrorContext["op"],
+  ): void {
     for (let i = 0; i < checkpoints.length; i += 1000) {
       const chunk = checkpoints.slice(i, i + 1000);
       const write = deliver(() => this.o.client.worker.checkpoint({ queue: this.queue, checkpoints: chunk }), {
@@ -299,7 +323,8 @@ export class Worker {
         giveUpAt: () => this.giveUpAt,
       }).then((res) => {
         res?.results.forEach((r) => {
-          if (r.outcome !== Outcome.ACKNOWLEDGED) this.onError(new Error(`${op} of job ${r.jobId} refused: ${Outcome[r.outcome]}`), { op, jobId: r.jobId });
+          if (r.outcome !== Outcome.ACKNOWLEDGED)
+            this.onError(new Error(`${op} of job ${r.jobId} refused: ${Outcome[r.outcome]}`), { op, jobId: r.jobId });
         });
       });
       this.writes.add(write);
@@ -309,7 +334,11 @@ export class Worker {
 
   private release(jobs: DequeuedJob[]): void {
     for (const job of jobs) this.claims?.untrack(job.jobId);
-    if (jobs.length > 0) this.checkpoint(jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken, moveToPending: true })), "release");
+    if (jobs.length > 0)
+      this.checkpoint(
+        jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken, moveToPending: true })),
+        "release",
+      );
   }
 
   /** The server gave the claim away: stop the handler if it listens, drop the job. */

@@ -52,14 +52,21 @@ describe.each(protocols)("%s", (_name, options) => {
     expect(created.queue?.config?.priorities).toBe(5);
     expect((await client.createQueue(queue)).created).toBe(false);
 
-    const id = await client.enqueue(queue, { hello: "world" }, { priority: 3, attemptsAllowed: 2, customStatus: "new" });
+    const id = await client.enqueue(
+      queue,
+      { hello: "world" },
+      { priority: 3, attemptsAllowed: 2, customStatus: "new" },
+    );
     const { jobs } = await client.worker.dequeue({ queue, limit: 10 });
     expect(jobs).toHaveLength(1);
     const job = jobs[0]!;
     expect(job).toMatchObject({ jobId: id, priority: 3, attempt: 1, attemptsAllowed: 2, customStatus: "new" });
     expect(JSON.parse(new TextDecoder().decode(job.body))).toEqual({ hello: "world" });
 
-    const ack = await client.worker.ack({ queue, succeeded: [{ jobId: id, claimToken: job.claimToken, customStatus: "ok" }] });
+    const ack = await client.worker.ack({
+      queue,
+      succeeded: [{ jobId: id, claimToken: job.claimToken, customStatus: "ok" }],
+    });
     expect(ack.results.map((r) => r.outcome)).toEqual([Outcome.ACKNOWLEDGED]);
     const found = (await client.jobs.getJobs({ jobIds: [id] })).jobs[0];
     expect(found).toMatchObject({ state: JobState.SUCCEEDED, customStatus: "new\nok" });
@@ -130,7 +137,13 @@ describe("conveniences", () => {
     const { jobs } = await client.jobs.getJobs({ jobIds: [one, two!, three!] });
     expect(jobs.map((j) => j.orderingKey)).toEqual(["customer-7", "customer-8", ""]);
     const scanned = (await client.jobs.scanJobs({ queue })).jobs.map((j) => [j.jobId, j.orderingKey] as const);
-    expect(new Map(scanned)).toEqual(new Map([[one, "customer-7"], [two, "customer-8"], [three, ""]]));
+    expect(new Map(scanned)).toEqual(
+      new Map([
+        [one, "customer-7"],
+        [two, "customer-8"],
+        [three, ""],
+      ]),
+    );
   });
 
   it("refuses what it cannot send", async () => {
@@ -147,7 +160,11 @@ describe("conveniences", () => {
       defaultAttemptsAllowed: 4,
     });
     expect(q?.config?.claimTimeout).toMatchObject({ seconds: 1n, nanos: 500_000_000 });
-    expect(q?.config?.retryPolicy).toMatchObject({ initialDelay: { seconds: 0n, nanos: 250_000_000 }, linearSteps: 2, maxDelay: { seconds: 10n } });
+    expect(q?.config?.retryPolicy).toMatchObject({
+      initialDelay: { seconds: 0n, nanos: 250_000_000 },
+      linearSteps: 2,
+      maxDelay: { seconds: 10n },
+    });
     expect(q?.config?.defaultAttemptsAllowed).toBe(4);
   });
 });

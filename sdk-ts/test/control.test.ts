@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DoNotRetry, RetryAfter, Snooze, snooze } from "../src/control.js";
-import { outcomeOfError, outcomeOfResult } from "../src/worker/outcome.js";
 import { constant } from "../src/retry.js";
+import { outcomeOfError, outcomeOfResult } from "../src/worker/outcome.js";
 
 describe("handler control flow", () => {
   it("recognises the classes by their Symbol.for brand, as a second SDK copy would make them", () => {
@@ -19,10 +19,25 @@ describe("handler control flow", () => {
     expect(outcomeOfResult(undefined)).toEqual({ kind: "success", customStatus: "" });
     expect(outcomeOfResult("done")).toEqual({ kind: "success", customStatus: "done" });
     expect(outcomeOfResult(snooze(250, "later"))).toEqual({ kind: "snooze", delayMs: 250, customStatus: "later" });
-    expect(outcomeOfError(new Error("boom"), 1, undefined)).toEqual({ kind: "failure", customStatus: "boom", retryDelayMs: undefined, noRetry: false });
+    expect(outcomeOfError(new Error("boom"), 1, undefined)).toEqual({
+      kind: "failure",
+      customStatus: "boom",
+      retryDelayMs: undefined,
+      noRetry: false,
+    });
     expect(outcomeOfError(new Error("boom"), 3, constant(40))).toMatchObject({ retryDelayMs: 40 });
-    expect(outcomeOfError(new RetryAfter(99, "soon"), 1, constant(40))).toEqual({ kind: "failure", customStatus: "soon", retryDelayMs: 99, noRetry: false });
-    expect(outcomeOfError(new DoNotRetry("never"), 1, constant(40))).toEqual({ kind: "failure", customStatus: "never", retryDelayMs: undefined, noRetry: true });
+    expect(outcomeOfError(new RetryAfter(99, "soon"), 1, constant(40))).toEqual({
+      kind: "failure",
+      customStatus: "soon",
+      retryDelayMs: 99,
+      noRetry: false,
+    });
+    expect(outcomeOfError(new DoNotRetry("never"), 1, constant(40))).toEqual({
+      kind: "failure",
+      customStatus: "never",
+      retryDelayMs: undefined,
+      noRetry: true,
+    });
     expect(outcomeOfError("a string", 1, undefined)).toMatchObject({ customStatus: "a string" });
   });
 });

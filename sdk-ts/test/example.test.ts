@@ -25,7 +25,10 @@ it("shows examples/hello-worker.ts verbatim in the README", () => {
 
 it("runs examples/hello-worker.ts to completion", async () => {
   const tsx = join(sdkDir, "..", "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, [examplePath], { env: { ...process.env, RUNLATER_URL: server.url }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(tsx, [examplePath], {
+    env: { ...process.env, RUNLATER_URL: server.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
   child.stderr.on("data", (b: Buffer) => (out += b.toString()));

@@ -4,8 +4,8 @@
  */
 import { type RunningServer, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import { type Job, JobState } from "../src/gen/runlater/v1/job_pb.js";
 import type { RunlaterClient } from "../src/client.js";
+import { type Job, JobState } from "../src/gen/runlater/v1/job_pb.js";
 
 export async function startTestServer(): Promise<RunningServer> {
   // A fast sweep so claim timeouts of a few hundred ms are noticed promptly.

@@ -4,7 +4,20 @@ import * as sdk from "../src/index.js";
 
 describe("@runlater/sdk entry point", () => {
   it("exports what users need", () => {
-    for (const name of ["createRunlaterClient", "Worker", "RetryAfter", "DoNotRetry", "Snooze", "snooze", "constant", "linear", "exponential", "pinlaterDefault", "errorReason", "errorInfo"]) {
+    for (const name of [
+      "createRunlaterClient",
+      "Worker",
+      "RetryAfter",
+      "DoNotRetry",
+      "Snooze",
+      "snooze",
+      "constant",
+      "linear",
+      "exponential",
+      "pinlaterDefault",
+      "errorReason",
+      "errorInfo",
+    ]) {
       expect(typeof (sdk as Record<string, unknown>)[name], name).toBe("function");
     }
     expect(sdk.JobState.SUCCEEDED).toBe(3);

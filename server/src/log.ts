@@ -1,5 +1,5 @@
 /** Structured JSON logs on stderr (stdout is kept for the CLI's own output). */
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 
 export type { Logger };
 

@@ -17,15 +17,31 @@ export interface BufferGauges {
 
 export class Metrics implements JobCounters {
   readonly registry = new Registry();
-  private readonly enqueuedTotal = this.counter("runlater_jobs_enqueued_total", "Jobs accepted by Enqueue, by queue (an idempotent repeat counts again).", ["queue"]);
-  private readonly handedOutTotal = this.counter("runlater_jobs_handed_out_total", "Jobs handed out by Dequeue to the callers of this node, by queue.", ["queue"]);
+  private readonly enqueuedTotal = this.counter(
+    "runlater_jobs_enqueued_total",
+    "Jobs accepted by Enqueue, by queue (an idempotent repeat counts again).",
+    ["queue"],
+  );
+  private readonly handedOutTotal = this.counter(
+    "runlater_jobs_handed_out_total",
+    "Jobs handed out by Dequeue to the callers of this node, by queue.",
+    ["queue"],
+  );
   private readonly ackedTotal = this.counter(
     "runlater_jobs_acked_total",
     "Acks by queue and result: succeeded, failed (retried later or failed for good), stale_claim (the claim was no longer the caller's), not_found.",
     ["queue", "result"],
   );
-  private readonly expiredTotal = this.counter("runlater_claims_expired_total", "Claims that ran out (the worker neither acked nor extended in time), by queue.", ["queue"]);
-  private readonly retentionTotal = this.counter("runlater_jobs_retention_deleted_total", "Finished jobs deleted by retention GC, by queue.", ["queue"]);
+  private readonly expiredTotal = this.counter(
+    "runlater_claims_expired_total",
+    "Claims that ran out (the worker neither acked nor extended in time), by queue.",
+    ["queue"],
+  );
+  private readonly retentionTotal = this.counter(
+    "runlater_jobs_retention_deleted_total",
+    "Finished jobs deleted by retention GC, by queue.",
+    ["queue"],
+  );
   private readonly rpcSeconds = new Histogram({
     name: "runlater_rpc_duration_seconds",
     help: "Time to answer each RPC, by method and code (a Dequeue's long poll included; a DequeueStream counts when it ends).",
@@ -37,8 +53,14 @@ export class Metrics implements JobCounters {
   constructor(buffers?: BufferGauges) {
     collectDefaultMetrics({ register: this.registry, prefix: "runlater_" });
     if (buffers) {
-      this.gauge("runlater_broker_buffered_jobs", "Jobs in this broker's prefetch buffers.", () => buffers.bufferedJobs());
-      this.gauge("runlater_broker_buffered_bytes", "Body bytes in this broker's prefetch buffers (bounded by --buffer-bytes-total).", () => buffers.bufferedBytes());
+      this.gauge("runlater_broker_buffered_jobs", "Jobs in this broker's prefetch buffers.", () =>
+        buffers.bufferedJobs(),
+      );
+      this.gauge(
+        "runlater_broker_buffered_bytes",
+        "Body bytes in this broker's prefetch buffers (bounded by --buffer-bytes-total).",
+        () => buffers.bufferedBytes(),
+      );
     }
   }
 

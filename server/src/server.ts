@@ -18,9 +18,9 @@ import { Membership } from "./cluster/membership.js";
 import { Peers } from "./cluster/peers.js";
 import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
-import { Engine } from "./engine/engine.js";
 import { limits } from "./domain/limits.js";
-import { listen, type Listener, type RequestHandler } from "./http/listener.js";
+import { Engine } from "./engine/engine.js";
+import { type Listener, listen, type RequestHandler } from "./http/listener.js";
 import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
@@ -79,18 +79,28 @@ export interface RunningServer {
 }
 
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
-  if (o.enableTestControl && o.clock && !(o.clock instanceof ManualClock)) throw new Error("enableTestControl needs a ManualClock");
+  if (o.enableTestControl && o.clock && !(o.clock instanceof ManualClock))
+    throw new Error("enableTestControl needs a ManualClock");
   const clock = o.clock ?? (o.enableTestControl ? new ManualClock(Date.now()) : systemClock);
   const log = o.log ?? silentLogger;
   const store = o.store;
   const role = o.role ?? "all";
   if (role !== "all" && store.name === "memory") {
-    throw new Error(`--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`);
+    throw new Error(
+      `--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`,
+    );
   }
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
-  if (!(leaseTtlMs >= 300)) throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
+  if (!(leaseTtlMs >= 300))
+    throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
   const brokerId = `broker-${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
-  const membership = new Membership({ store, clock, log, ttlMs: leaseTtlMs, selfId: role === "frontend" ? undefined : brokerId });
+  const membership = new Membership({
+    store,
+    clock,
+    log,
+    ttlMs: leaseTtlMs,
+    selfId: role === "frontend" ? undefined : brokerId,
+  });
   const broker =
     role === "frontend"
       ? undefined
@@ -132,7 +142,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     routes: (routes) => {
       registerServices(routes, engine, { frontend: role !== "broker" });
       if (broker) registerClusterService(routes, router);
-      registerTestControl(routes, o.enableTestControl ? { clock: clock as ManualClock, engine, maintenance } : undefined);
+      registerTestControl(
+        routes,
+        o.enableTestControl ? { clock: clock as ManualClock, engine, maintenance } : undefined,
+      );
     },
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
     // The server reads requests and writes answers of its own: no unknown fields to keep
@@ -144,7 +157,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
   });
   const host = o.host ?? "127.0.0.1";
-  const listener: Listener = await listen(metrics ? withMetricsRoute(handler, metrics, log) : handler, host, o.port ?? 8080);
+  const listener: Listener = await listen(
+    metrics ? withMetricsRoute(handler, metrics, log) : handler,
+    host,
+    o.port ?? 8080,
+  );
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
   await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));

@@ -121,7 +121,13 @@ describe("ordering keys", () => {
     expect(rows[0]).toContain("ORDERING KEY");
     const keyColumn = rows[0]!.indexOf("ORDERING KEY");
     const keyOf = new Map(rows.slice(1).map((row) => [row[0], row[keyColumn]]));
-    expect(keyOf).toEqual(new Map([[first, "acct-42"], [second, "acct-42"], [free, "-"]]));
+    expect(keyOf).toEqual(
+      new Map([
+        [first, "acct-42"],
+        [second, "acct-42"],
+        [free, "-"],
+      ]),
+    );
     const handed = await h.workers.dequeue({ queue: "ordered", limit: 10 });
     expect(handed.jobs.map((j) => j.jobId).sort()).toEqual([first, free].sort());
   });

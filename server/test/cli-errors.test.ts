@@ -64,14 +64,21 @@ describe("server errors", () => {
     const r = await h.run(["jobs", "scan", "missing_queue"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toBe('error: not_found: queue "missing_queue" does not exist; create it with QueueService.CreateQueue (CLI: runlater queue create missing_queue)\n');
+    expect(r.stderr).toBe(
+      'error: not_found: queue "missing_queue" does not exist; create it with QueueService.CreateQueue (CLI: runlater queue create missing_queue)\n',
+    );
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
 
 describe("usage", () => {
   it("exits 2 on an unknown command, an unknown flag and a bad value", async () => {
-    for (const args of [["bogus"], ["queue", "list", "--nope"], ["jobs", "scan", "here", "--limit", "lots"], ["queue"]]) {
+    for (const args of [
+      ["bogus"],
+      ["queue", "list", "--nope"],
+      ["jobs", "scan", "here", "--limit", "lots"],
+      ["queue"],
+    ]) {
       const r = await h.run(args);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toMatch(/error|Usage/);
@@ -83,7 +90,20 @@ describe("usage", () => {
       cmd.commands.flatMap((sub) => [[...path, sub.name()], ...walk(sub, [...path, sub.name()])]);
     const paths = walk(buildProgram(), []);
     expect(paths.map((p) => p.join(" "))).toEqual(
-      expect.arrayContaining(["serve", "queue create", "queue update", "queue delete", "queue list", "queue show", "enqueue", "jobs get", "jobs scan", "jobs count", "jobs retry", "jobs delete"]),
+      expect.arrayContaining([
+        "serve",
+        "queue create",
+        "queue update",
+        "queue delete",
+        "queue list",
+        "queue show",
+        "enqueue",
+        "jobs get",
+        "jobs scan",
+        "jobs count",
+        "jobs retry",
+        "jobs delete",
+      ]),
     );
     for (const path of paths) {
       const r = await h.run([...path, "--help"]);

@@ -78,11 +78,24 @@ describe("bodies", () => {
 
 describe("layout", () => {
   it("aligns table columns", () => {
-    expect(table(["A", "BB"], [["long", "1"], ["s", "22"]])).toBe("A     BB\nlong  1\ns     22\n");
+    expect(
+      table(
+        ["A", "BB"],
+        [
+          ["long", "1"],
+          ["s", "22"],
+        ],
+      ),
+    ).toBe("A     BB\nlong  1\ns     22\n");
   });
 
   it("aligns field values, continuation lines included", () => {
-    expect(fields([["a", "1"], ["long", "x\ny"]])).toBe("a:     1\nlong:  x\n       y\n");
+    expect(
+      fields([
+        ["a", "1"],
+        ["long", "x\ny"],
+      ]),
+    ).toBe("a:     1\nlong:  x\n       y\n");
   });
 });
 
@@ -101,6 +114,9 @@ describe("queue flags", () => {
   it("names exactly the given fields in the mask", () => {
     expect(fieldMaskPaths({})).toEqual([]);
     expect(fieldMaskPaths({ resume: true })).toEqual(["paused"]);
-    expect(fieldMaskPaths({ retryLinearSteps: 0, maxDequeuePerSecond: 0 })).toEqual(["retry_policy.linear_steps", "max_dequeue_per_second"]);
+    expect(fieldMaskPaths({ retryLinearSteps: 0, maxDequeuePerSecond: 0 })).toEqual([
+      "retry_policy.linear_steps",
+      "max_dequeue_per_second",
+    ]);
   });
 });

@@ -36,7 +36,11 @@ export interface CliHarness {
   stop(): Promise<void>;
 }
 
-export async function runIn(args: string[], env: Record<string, string | undefined>, stdin?: string | Uint8Array): Promise<CliResult> {
+export async function runIn(
+  args: string[],
+  env: Record<string, string | undefined>,
+  stdin?: string | Uint8Array,
+): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const io: CliIo = {

@@ -10,8 +10,15 @@ const inAnHour = () => ({ seconds: BigInt(Math.floor(Date.now() / 1000) + 3600),
 /** Ids by name: jq holds pending jobs, jf holds failed ones (and one scheduled). */
 const ids: Record<string, string> = {};
 
-async function enqueue(name: string, queue: string, body: Uint8Array, extra: { priority?: number; future?: boolean } = {}) {
-  const res = await h.jobs.enqueue({ jobs: [{ queue, body, priority: extra.priority ?? 0, runAfter: extra.future ? inAnHour() : undefined }] });
+async function enqueue(
+  name: string,
+  queue: string,
+  body: Uint8Array,
+  extra: { priority?: number; future?: boolean } = {},
+) {
+  const res = await h.jobs.enqueue({
+    jobs: [{ queue, body, priority: extra.priority ?? 0, runAfter: extra.future ? inAnHour() : undefined }],
+  });
   ids[name] = res.jobIds[0]!;
 }
 
@@ -23,7 +30,10 @@ async function failAllDue(queue: string, expected: number) {
     claimed.push(...res.jobs);
   }
   expect(claimed).toHaveLength(expected);
-  await h.workers.ack({ queue, failed: claimed.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken, noRetry: true })) });
+  await h.workers.ack({
+    queue,
+    failed: claimed.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken, noRetry: true })),
+  });
 }
 
 beforeAll(async () => {
@@ -101,7 +111,10 @@ describe("jobs scan", () => {
     const idsOf = async (args: string[]) => {
       const r = await h.run(["jobs", "scan", ...args]);
       expect(r.code).toBe(0);
-      return tableRows(r.stdout).slice(1).map((row) => row[0]).sort();
+      return tableRows(r.stdout)
+        .slice(1)
+        .map((row) => row[0])
+        .sort();
     };
     expect(await idsOf(["jf", "--state", "failed"])).toEqual([ids["f1"], ids["f2"], ids["f3"]].sort());
     expect(await idsOf(["jf", "--state", "FAILED", "--priority", "2"])).toEqual([ids["f2"], ids["f3"]].sort());
@@ -115,7 +128,9 @@ describe("jobs scan", () => {
     const rows = tableRows(r.stdout);
     expect(rows[0]!.at(-1)).toBe("BODY");
     expect(rows.find((row) => row[0] === ids["alpha"])!.at(-1)).toBe('"alpha text"');
-    expect(rows.find((row) => row[0] === ids["binary"])!.at(-1)).toBe(`base64:${Buffer.from([0, 1, 2, 254, 255]).toString("base64")}`);
+    expect(rows.find((row) => row[0] === ids["binary"])!.at(-1)).toBe(
+      `base64:${Buffer.from([0, 1, 2, 254, 255]).toString("base64")}`,
+    );
   });
 
   it("pages with --limit and --page-token, and follows pages with --all", async () => {
@@ -124,10 +139,18 @@ describe("jobs scan", () => {
     const token = /--page-token (\S+)/.exec(first.stderr)?.[1];
     expect(token).toBeDefined();
     const second = await h.run(["jobs", "scan", "jq", "--limit", "2", "--page-token", token!]);
-    expect(tableRows(second.stdout).slice(1).map((row) => row[0])).toEqual([ids["alpha"]]);
+    expect(
+      tableRows(second.stdout)
+        .slice(1)
+        .map((row) => row[0]),
+    ).toEqual([ids["alpha"]]);
     expect(second.stderr).toBe("");
     const all = await h.run(["jobs", "scan", "jq", "--limit", "1", "--all"]);
-    expect(tableRows(all.stdout).slice(1).map((row) => row[0])).toEqual([ids["later"], ids["binary"], ids["alpha"]]);
+    expect(
+      tableRows(all.stdout)
+        .slice(1)
+        .map((row) => row[0]),
+    ).toEqual([ids["later"], ids["binary"], ids["alpha"]]);
     expect(all.stderr).toBe("");
   });
 

@@ -19,19 +19,32 @@ async function config(name: string) {
 describe("queue create", () => {
   it("sends every config flag", async () => {
     const r = await h.run([
-      "queue", "create", "all_flags",
-      "--priorities", "5",
-      "--claim-timeout", "30s",
-      "--retry-initial-delay", "500ms",
-      "--retry-linear-steps", "3",
-      "--retry-max-delay", "1h30m",
-      "--default-attempts", "4",
-      "--max-dequeue-per-second", "2.5",
+      "queue",
+      "create",
+      "all_flags",
+      "--priorities",
+      "5",
+      "--claim-timeout",
+      "30s",
+      "--retry-initial-delay",
+      "500ms",
+      "--retry-linear-steps",
+      "3",
+      "--retry-max-delay",
+      "1h30m",
+      "--default-attempts",
+      "4",
+      "--max-dequeue-per-second",
+      "2.5",
       "--paused",
-      "--succeeded-retention", "2h",
-      "--failed-retention", "3d",
-      "--partitions", "4",
-      "--max-body-bytes", "2048",
+      "--succeeded-retention",
+      "2h",
+      "--failed-retention",
+      "3d",
+      "--partitions",
+      "4",
+      "--max-body-bytes",
+      "2048",
     ]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -193,7 +206,11 @@ describe("queue list and show", () => {
       jobs: [
         { queue: "listed", body: new Uint8Array([1]) },
         { queue: "listed", body: new Uint8Array([2]) },
-        { queue: "listed", body: new Uint8Array([3]), runAfter: { seconds: BigInt(Math.floor(Date.now() / 1000) + 3600), nanos: 0 } },
+        {
+          queue: "listed",
+          body: new Uint8Array([3]),
+          runAfter: { seconds: BigInt(Math.floor(Date.now() / 1000) + 3600), nanos: 0 },
+        },
       ],
     });
     await h.queues.updateQueue({ name: "listed", config: { paused: true }, updateMask: { paths: ["paused"] } });
@@ -203,7 +220,17 @@ describe("queue list and show", () => {
     const r = await h.run(["queue", "list"]);
     expect(r.code).toBe(0);
     const rows = tableRows(r.stdout);
-    expect(rows[0]).toEqual(["NAME", "PENDING", "SCHEDULED", "RUNNING", "SUCCEEDED", "FAILED", "OLDEST PENDING", "PAUSED", "RATE"]);
+    expect(rows[0]).toEqual([
+      "NAME",
+      "PENDING",
+      "SCHEDULED",
+      "RUNNING",
+      "SUCCEEDED",
+      "FAILED",
+      "OLDEST PENDING",
+      "PAUSED",
+      "RATE",
+    ]);
     const listed = rows.find((row) => row[0] === "listed");
     expect(listed).toBeDefined();
     expect(listed!.slice(1, 6)).toEqual(["3", "1", "0", "0", "0"]);

@@ -10,7 +10,11 @@ import { type CliHarness, startHarness } from "./cli-harness.js";
 
 const RUNLATER = fileURLToPath(new URL("../../scripts/runlater", import.meta.url));
 
-function runlater(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runlater(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(RUNLATER, args, { env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -67,7 +71,9 @@ describe("scripts/runlater", () => {
 
 /** The machine's own Node (older than 22 on these machines), which bin/runlater.js hands over from. */
 const SYSTEM_NODE = "/usr/bin/node";
-const systemNodeMajor = Number(execFileSync(SYSTEM_NODE, ["-p", "process.versions.node.split('.')[0]"]).toString().trim());
+const systemNodeMajor = Number(
+  execFileSync(SYSTEM_NODE, ["-p", "process.versions.node.split('.')[0]"]).toString().trim(),
+);
 
 describe("bin/runlater.js on a Node older than 22", () => {
   it("has a Node older than 22 to try it with", () => {
@@ -77,8 +83,12 @@ describe("bin/runlater.js on a Node older than 22", () => {
 
   it("passes a SIGTERM on to the server it started, which shuts down and takes the wrapper with it", async () => {
     const bin = fileURLToPath(new URL("../bin/runlater.js", import.meta.url));
-    const wrapper = spawn(SYSTEM_NODE, [bin, "serve", "--port", "0", "--log-level", "warn"], { stdio: ["ignore", "pipe", "inherit"] });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => wrapper.on("exit", (code, signal) => resolve({ code, signal })));
+    const wrapper = spawn(SYSTEM_NODE, [bin, "serve", "--port", "0", "--log-level", "warn"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      wrapper.on("exit", (code, signal) => resolve({ code, signal })),
+    );
     const url = await new Promise<string>((resolve, reject) => {
       let seen = "";
       wrapper.stdout.on("data", (chunk: Buffer) => {
@@ -101,45 +111,57 @@ describe("npx runlater serve", () => {
   // must notice and stop, through the machine's Node 20 (which hands over to Node 24 through
   // a wrapper) and through Node 24 (which runs the server itself).
   const variants = [
-    { name: "the machine's npx (Node < 22, through the wrapper)", npx: "/usr/bin/npx", path: `/usr/bin:${process.env.PATH}` },
+    {
+      name: "the machine's npx (Node < 22, through the wrapper)",
+      npx: "/usr/bin/npx",
+      path: `/usr/bin:${process.env.PATH}`,
+    },
     { name: "Node 24's npx", npx: "npx", path: process.env.PATH ?? "" },
   ];
-  it.each(variants)("stops when a SIGTERM stops npx: $name", async ({ npx, path }) => {
-    const child = spawn(npx, ["--no-install", "runlater", "serve", "--port", "0", "--store", "memory", "--log-level", "warn"], {
-      cwd: root,
-      env: { ...process.env, PATH: path },
-      stdio: ["ignore", "pipe", "inherit"],
-      detached: true, // its own process group: whatever is left can be killed after the test
-    });
-    try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let seen = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        seen += chunk.toString();
-        const match = /listening on (\S+)/.exec(seen);
-        if (match) resolve(match[1]!);
-      });
-      child.on("exit", () => reject(new Error(`npx exited before the server listened: ${seen}`)));
-    });
-    expect((await fetch(`${url}/metrics`)).status).toBe(200);
-    child.kill("SIGTERM");
-    // The server notices within its half-second watch and shuts down gracefully.
-    const deadline = Date.now() + 8_000;
-    let stopped = false;
-    while (!stopped && Date.now() < deadline) {
-      stopped = await fetch(`${url}/metrics`).then(
-        () => false,
-        () => true,
+  it.each(variants)(
+    "stops when a SIGTERM stops npx: $name",
+    async ({ npx, path }) => {
+      const child = spawn(
+        npx,
+        ["--no-install", "runlater", "serve", "--port", "0", "--store", "memory", "--log-level", "warn"],
+        {
+          cwd: root,
+          env: { ...process.env, PATH: path },
+          stdio: ["ignore", "pipe", "inherit"],
+          detached: true, // its own process group: whatever is left can be killed after the test
+        },
       );
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(stopped).toBe(true);
-    } finally {
       try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // the group is gone already, as it should be
+        const url = await new Promise<string>((resolve, reject) => {
+          let seen = "";
+          child.stdout.on("data", (chunk: Buffer) => {
+            seen += chunk.toString();
+            const match = /listening on (\S+)/.exec(seen);
+            if (match) resolve(match[1]!);
+          });
+          child.on("exit", () => reject(new Error(`npx exited before the server listened: ${seen}`)));
+        });
+        expect((await fetch(`${url}/metrics`)).status).toBe(200);
+        child.kill("SIGTERM");
+        // The server notices within its half-second watch and shuts down gracefully.
+        const deadline = Date.now() + 8_000;
+        let stopped = false;
+        while (!stopped && Date.now() < deadline) {
+          stopped = await fetch(`${url}/metrics`).then(
+            () => false,
+            () => true,
+          );
+          if (!stopped) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(stopped).toBe(true);
+      } finally {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // the group is gone already, as it should be
+        }
       }
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
 });

@@ -31,21 +31,24 @@ describe("timers beyond what Node's setTimeout holds", () => {
     expect(warnings).not.toContain("TimeoutOverflowWarning");
   });
 
-  it.each(storeKinds)("keeps the store quiet while a worker long-polls a queue whose only job is a month away (%s)", async (kind) => {
-    let t: Target | undefined;
-    try {
-      t = await serve(kind);
-      await t.rpc("QueueService/CreateQueue", { name: "later" });
-      const runAfter = new Date(Date.now() + 30 * DAY_MS).toISOString();
-      expect((await t.rpc("JobService/Enqueue", { jobs: [{ queue: "later", runAfter }] })).status).toBe(200);
-      t.calls.clear();
-      const poll = await t.rpc("WorkerService/Dequeue", { queue: "later", limit: 1, wait: "1s" });
-      expect(poll.body.jobs ?? []).toEqual([]);
-      const total = [...t.calls.values()].reduce((a, b) => a + b, 0);
-      expect(total).toBeLessThan(20);
-      expect(warnings).not.toContain("TimeoutOverflowWarning");
-    } finally {
-      await t?.stop();
-    }
-  });
+  it.each(storeKinds)(
+    "keeps the store quiet while a worker long-polls a queue whose only job is a month away (%s)",
+    async (kind) => {
+      let t: Target | undefined;
+      try {
+        t = await serve(kind);
+        await t.rpc("QueueService/CreateQueue", { name: "later" });
+        const runAfter = new Date(Date.now() + 30 * DAY_MS).toISOString();
+        expect((await t.rpc("JobService/Enqueue", { jobs: [{ queue: "later", runAfter }] })).status).toBe(200);
+        t.calls.clear();
+        const poll = await t.rpc("WorkerService/Dequeue", { queue: "later", limit: 1, wait: "1s" });
+        expect(poll.body.jobs ?? []).toEqual([]);
+        const total = [...t.calls.values()].reduce((a, b) => a + b, 0);
+        expect(total).toBeLessThan(20);
+        expect(warnings).not.toContain("TimeoutOverflowWarning");
+      } finally {
+        await t?.stop();
+      }
+    },
+  );
 });

@@ -3,12 +3,13 @@
  * protocol) on a chosen store, with every store call counted, and `rpc`, a Connect JSON
  * call made the way curl makes it (so answers are seen exactly as a client sees them).
  */
-import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
-import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
+
 import { type RunningServer, startServer } from "../../server/src/server.js";
+import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
+import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
 import type { Store } from "../../server/src/store/store.js";
-import { freshDatabaseUrl, dropDatabases } from "../../server/test/store/mysql-harness.js";
-import { cleanup as redisCleanup, openTestStore } from "../../server/test/store/redis-helpers.js";
+import { dropDatabases, freshDatabaseUrl } from "../../server/test/store/mysql-harness.js";
+import { openTestStore, cleanup as redisCleanup } from "../../server/test/store/redis-helpers.js";
 
 export type StoreKind = "memory" | "redis" | "mysql";
 

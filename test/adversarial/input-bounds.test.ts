@@ -26,7 +26,11 @@ describe("durations and timestamps on input are bounded", () => {
     return job!;
   }
 
-  function expectRefused(answer: { status: number; body: Record<string, unknown> }, field: string, bound: RegExp): void {
+  function expectRefused(
+    answer: { status: number; body: Record<string, unknown> },
+    field: string,
+    bound: RegExp,
+  ): void {
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe("invalid_argument");
     expect(answer.body.message).toContain(field);
@@ -40,13 +44,19 @@ describe("durations and timestamps on input are bounded", () => {
   });
 
   it("refuses a run_after more than ten years ahead on enqueue, and accepts one just inside", async () => {
-    expectRefused(await t.rpc("JobService/Enqueue", { jobs: [{ queue: "q", runAfter: YEAR_9000 }] }), "jobs[0].run_after", /3650 days ahead/);
+    expectRefused(
+      await t.rpc("JobService/Enqueue", { jobs: [{ queue: "q", runAfter: YEAR_9000 }] }),
+      "jobs[0].run_after",
+      /3650 days ahead/,
+    );
     const inside = new Date(Date.now() + 3649 * 86_400_000).toISOString();
     const ok = await t.rpc("JobService/Enqueue", { jobs: [{ queue: "q", runAfter: inside }] });
     expect(ok.status).toBe(200);
     const listed = await t.rpc("JobService/GetJobs", { jobIds: ok.body.jobIds });
     expect(listed.status).toBe(200);
-    expect((listed.body.jobs as Array<{ runAfter: string }>)[0]!.runAfter).toBe(inside.replace(/\.\d+Z$/, (ms) => (ms === ".000Z" ? "Z" : ms)));
+    expect((listed.body.jobs as Array<{ runAfter: string }>)[0]!.runAfter).toBe(
+      inside.replace(/\.\d+Z$/, (ms) => (ms === ".000Z" ? "Z" : ms)),
+    );
   });
 
   it("refuses a failure ACK whose retry_delay is longer than a year, and leaves the job running", async () => {
@@ -59,22 +69,45 @@ describe("durations and timestamps on input are bounded", () => {
 
   it("refuses a checkpoint extending a claim by more than seven days, or moving a job too far ahead", async () => {
     const job = await runningJob();
-    expectRefused(await t.rpc("WorkerService/Checkpoint", { queue: "q", checkpoints: [{ ...job, extendClaimBy: FAR }] }), "checkpoints[0].extend_claim_by", /7 days/);
     expectRefused(
-      await t.rpc("WorkerService/Checkpoint", { queue: "q", checkpoints: [{ ...job, moveToPending: true, runAfter: YEAR_9000 }] }),
+      await t.rpc("WorkerService/Checkpoint", { queue: "q", checkpoints: [{ ...job, extendClaimBy: FAR }] }),
+      "checkpoints[0].extend_claim_by",
+      /7 days/,
+    );
+    expectRefused(
+      await t.rpc("WorkerService/Checkpoint", {
+        queue: "q",
+        checkpoints: [{ ...job, moveToPending: true, runAfter: YEAR_9000 }],
+      }),
       "checkpoints[0].run_after",
       /3650 days ahead/,
     );
   });
 
   it("refuses queue configs with claim timeouts, retry delays or retentions beyond their bounds", async () => {
-    expectRefused(await t.rpc("QueueService/CreateQueue", { name: "a", config: { claimTimeout: "864000s" } }), "claim_timeout", /7 days/);
-    expectRefused(await t.rpc("QueueService/CreateQueue", { name: "b", config: { retryPolicy: { maxDelay: FAR } } }), "retry_policy", /365 days/);
-    expectRefused(await t.rpc("QueueService/CreateQueue", { name: "c", config: { failedRetention: FAR } }), "failed_retention", /3650 days/);
+    expectRefused(
+      await t.rpc("QueueService/CreateQueue", { name: "a", config: { claimTimeout: "864000s" } }),
+      "claim_timeout",
+      /7 days/,
+    );
+    expectRefused(
+      await t.rpc("QueueService/CreateQueue", { name: "b", config: { retryPolicy: { maxDelay: FAR } } }),
+      "retry_policy",
+      /365 days/,
+    );
+    expectRefused(
+      await t.rpc("QueueService/CreateQueue", { name: "c", config: { failedRetention: FAR } }),
+      "failed_retention",
+      /3650 days/,
+    );
   });
 
   it("refuses a retry of failed jobs scheduled too far ahead", async () => {
-    expectRefused(await t.rpc("JobService/RetryFailedJobs", { queue: "q", runAfter: YEAR_9000 }), "run_after", /3650 days ahead/);
+    expectRefused(
+      await t.rpc("JobService/RetryFailedJobs", { queue: "q", runAfter: YEAR_9000 }),
+      "run_after",
+      /3650 days ahead/,
+    );
   });
 
   it("keeps every listing of the queue answering after all of the above", async () => {

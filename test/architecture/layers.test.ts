@@ -46,11 +46,15 @@ function refused(files: Array<{ file: string; source: string }>): Set<string> {
   }
   let output: string;
   try {
-    output = execFileSync(join(root, "node_modules/.bin/biome"), ["lint", "--vcs-enabled=false", "--only=style/noRestrictedImports", "--max-diagnostics=none", "."], {
-      cwd: scratch,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    output = execFileSync(
+      join(root, "node_modules/.bin/biome"),
+      ["lint", "--vcs-enabled=false", "--only=style/noRestrictedImports", "--max-diagnostics=none", "."],
+      {
+        cwd: scratch,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
   } catch (err) {
     output = `${(err as { stdout: string }).stdout}${(err as { stderr: string }).stderr}`;
   }
@@ -61,10 +65,12 @@ describe("import boundaries (scripts/layers.mjs → Biome)", () => {
   it("refuses every import of a layer the table does not allow, and lets the allowed ones through", () => {
     const all = layers as Layer[];
     // Generated code (gen/) is not linted: protoc-gen-es writes it, CI checks it for drift.
-    const files = all.filter((from) => from.name !== "gen").flatMap((from) =>
-      all.filter((to) => to !== from).map((to) => ({ from, to, ...probe(from, to) })),
+    const files = all
+      .filter((from) => from.name !== "gen")
+      .flatMap((from) => all.filter((to) => to !== from).map((to) => ({ from, to, ...probe(from, to) })));
+    const bad = refused(
+      files.map((f) => ({ file: f.file, source: `import { x } from "${f.specifier}";\nexport const y = x;\n` })),
     );
-    const bad = refused(files.map((f) => ({ file: f.file, source: `import { x } from "${f.specifier}";\nexport const y = x;\n` })));
     const wrong = files.filter((f) => bad.has(f.file) === f.from.imports.includes(f.to.name));
     expect(wrong.map((f) => `${f.from.name} → ${f.to.name}: ${bad.has(f.file) ? "refused" : "allowed"}`)).toEqual([]);
     expect(bad.size).toBeGreaterThan(50); // most pairs are forbidden: the probes did reach the linter
@@ -81,7 +87,9 @@ describe("import boundaries (scripts/layers.mjs → Biome)", () => {
       { file: "sdk-ts/conformance/g.ts", specifier: "../../conformance/protocol.js", refused: false },
       { file: "conformance/runner/h.ts", specifier: "@runlater/sdk", refused: true },
     ];
-    const bad = refused(cases.map((c) => ({ file: c.file, source: `import { x } from "${c.specifier}";\nexport const y = x;\n` })));
+    const bad = refused(
+      cases.map((c) => ({ file: c.file, source: `import { x } from "${c.specifier}";\nexport const y = x;\n` })),
+    );
     expect(cases.map((c) => `${c.file} ${c.specifier}: ${bad.has(c.file) ? "refused" : "allowed"}`)).toEqual(
       cases.map((c) => `${c.file} ${c.specifier}: ${c.refused ? "refused" : "allowed"}`),
     );

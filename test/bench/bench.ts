@@ -69,16 +69,31 @@ const enqueueBatch = Number(args["enqueue-batch"]);
 const enqueueParallel = Number(args["enqueue-parallel"]);
 const protocol = args.protocol as "connect" | "grpc";
 const dequeueMode = args["dequeue-mode"] as "stream" | "poll";
-if (dequeueMode !== "stream" && dequeueMode !== "poll") throw new Error(`--dequeue-mode is stream or poll, not ${String(dequeueMode)}`);
+if (dequeueMode !== "stream" && dequeueMode !== "poll")
+  throw new Error(`--dequeue-mode is stream or poll, not ${String(dequeueMode)}`);
 const claimTimeoutMs = Number(args["claim-timeout"]);
 
 async function startServerProcess(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
   const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
   const bufferArgs = args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]];
-  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean), bin, "serve", "--port", "0", "--log-level", "warn", ...bufferArgs, ...storeArgs], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+      bin,
+      "serve",
+      "--port",
+      "0",
+      "--log-level",
+      "warn",
+      ...bufferArgs,
+      ...storeArgs,
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let seen = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -119,7 +134,10 @@ async function enqueueAll(client: RunlaterClient, queue: string): Promise<number
 }
 
 /** Runs the workers until every job is processed; several URLs: the workers are spread over them round-robin. */
-async function processAll(url: string | string[], queue: string): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
+async function processAll(
+  url: string | string[],
+  queue: string,
+): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
   const urls = Array.isArray(url) ? url : [url];
   const dequeueMs: number[] = [];
   const calls: Record<string, number> = {};
@@ -133,7 +151,9 @@ async function processAll(url: string | string[], queue: string): Promise<{ ms: 
   let processed = 0;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
-  const clients = Array.from({ length: workers }, (_, i) => createRunlaterClient(urls[i % urls.length]!, { protocol, httpVersion: "2", interceptors: [timing] }));
+  const clients = Array.from({ length: workers }, (_, i) =>
+    createRunlaterClient(urls[i % urls.length]!, { protocol, httpVersion: "2", interceptors: [timing] }),
+  );
   const pool = clients.map(
     (client) =>
       new Worker({
@@ -198,34 +218,64 @@ async function main(): Promise<void> {
     await admin.createQueue(latencyQueue, { claimTimeoutMs: 60_000 });
     const latencyJobs = Math.min(jobs, 50_000);
     for (let i = 0; i < latencyJobs; i += enqueueBatch) {
-      await admin.jobs.enqueue({ jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({ queue: latencyQueue, body: payload })) });
+      await admin.jobs.enqueue({
+        jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({
+          queue: latencyQueue,
+          body: payload,
+        })),
+      });
     }
     const latency = await dequeueLatency(admin, latencyQueue, latencyJobs);
     const succeeded = Number(q?.stats?.succeeded ?? 0);
     const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-    console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+    console.log(
+      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+    );
     console.log(
       `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
         `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
-    console.log(`processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`);
+    console.log(
+      `processed: ${fmt((jobs / run.ms) * 1000)} jobs/s end to end (${fmt(run.ms)} ms; ${succeeded} SUCCEEDED)`,
+    );
     if (run.dequeueMs.length > 0) {
-      console.log(`dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`);
+      console.log(
+        `dequeue under load: p50 ${percentile(run.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(run.dequeueMs, 99).toFixed(2)} ms over ${run.dequeueMs.length} calls (all workers at full speed)`,
+      );
     }
-    console.log(`dequeue alone: p50 ${percentile(latency, 50).toFixed(2)} ms, p99 ${percentile(latency, 99).toFixed(2)} ms over ${latency.length} calls of ${batch} jobs + piggy-backed acks, one in flight`);
-    console.log(`calls:     ${Object.entries(run.calls).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    console.log(
+      `dequeue alone: p50 ${percentile(latency, 50).toFixed(2)} ms, p99 ${percentile(latency, 99).toFixed(2)} ms over ${latency.length} calls of ${batch} jobs + piggy-backed acks, one in flight`,
+    );
+    console.log(
+      `calls:     ${Object.entries(run.calls)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ")}`,
+    );
     console.log(`cpu, enqueue:   ${enqueueCpu}`);
     console.log(`cpu, processed: ${processCpu}`);
     if (args["compare-bullmq"]) {
       const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
       if (!redisUrl) throw new Error("--compare-bullmq needs a --store redis://… (BullMQ runs on the same Redis)");
-      const bullmq = () => runBullmq({ redisUrl, jobs, payloadBytes: payload.length, enqueueBatch, enqueueParallel, workers, concurrency });
+      const bullmq = () =>
+        runBullmq({
+          redisUrl,
+          jobs,
+          payloadBytes: payload.length,
+          enqueueBatch,
+          enqueueParallel,
+          workers,
+          concurrency,
+        });
       const bull = await bullmq();
       const ours = (jobs / run.ms) * 1000;
       const theirs = (jobs / bull.processMs) * 1000;
-      console.log(`bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`);
-      console.log(`ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${((jobs / enqueueMs) / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`);
+      console.log(
+        `bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`,
+      );
+      console.log(
+        `ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${(jobs / enqueueMs / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`,
+      );
       const ratios = [ours / theirs];
       for (let round = 2; round <= Number(args.rounds); round++) {
         const again = `${queue}_r${round}`;
@@ -235,12 +285,19 @@ async function main(): Promise<void> {
         await admin.queues.deleteQueue({ name: again });
         const other = (jobs / (await bullmq()).processMs) * 1000;
         ratios.push(mine / other);
-        console.log(`round ${round}:   runlater ${fmt(mine)} jobs/s, bullmq ${fmt(other)} jobs/s: ${(mine / other).toFixed(2)}× processed`);
+        console.log(
+          `round ${round}:   runlater ${fmt(mine)} jobs/s, bullmq ${fmt(other)} jobs/s: ${(mine / other).toFixed(2)}× processed`,
+        );
       }
       if (ratios.length > 1) {
         const sorted = [...ratios].sort((a, b) => a - b);
-        const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]! : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
-        console.log(`rounds:    ${ratios.map((r) => `${r.toFixed(2)}×`).join(" ")}; median ${median.toFixed(2)}× processed`);
+        const median =
+          sorted.length % 2
+            ? sorted[(sorted.length - 1) / 2]!
+            : (sorted[sorted.length / 2 - 1]! + sorted[sorted.length / 2]!) / 2;
+        console.log(
+          `rounds:    ${ratios.map((r) => `${r.toFixed(2)}×`).join(" ")}; median ${median.toFixed(2)}× processed`,
+        );
       }
     }
     if (args["compare-skip-locked"]) {
@@ -253,7 +310,9 @@ async function main(): Promise<void> {
         `skip locked: processed ${fmt(theirs)} jobs/s with ${claimers} claimers × ${batch} jobs; ${direct.claimQueries} claim queries, ` +
           `${direct.emptyClaims} empty (${((100 * direct.emptyClaims) / Math.max(1, direct.claimQueries)).toFixed(1)} %), ${direct.lockErrors} deadlocks/lock timeouts`,
       );
-      console.log(`ratio:     runlater (broker) / direct SKIP LOCKED = ${(((jobs / run.ms) * 1000) / theirs).toFixed(2)}× processed`);
+      console.log(
+        `ratio:     runlater (broker) / direct SKIP LOCKED = ${(((jobs / run.ms) * 1000) / theirs).toFixed(2)}× processed`,
+      );
     }
     if (succeeded !== jobs) {
       console.error(`expected ${jobs} SUCCEEDED, server reports ${succeeded}`);
@@ -291,7 +350,14 @@ interface ClusterFigures {
 async function runCluster(brokers: number): Promise<ClusterFigures> {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
   // Log level info: the brokers' "partition acquired" lines tell which one owns the latency queue.
-  const cluster: Cluster = await startCluster({ store: args.store as string[], brokers, frontends: 1, bufferSize: args["buffer-size"] === undefined ? undefined : Number(args["buffer-size"]), logLevel: "info", nodeArgs });
+  const cluster: Cluster = await startCluster({
+    store: args.store as string[],
+    brokers,
+    frontends: 1,
+    bufferSize: args["buffer-size"] === undefined ? undefined : Number(args["buffer-size"]),
+    logLevel: "info",
+    nodeArgs,
+  });
   const admin = createRunlaterClient(cluster.frontend.url, { protocol, httpVersion: "2" });
   const queue = `bench_c${brokers}_${Date.now()}`;
   const latencyQueue = `${queue}_latency`;
@@ -311,10 +377,18 @@ async function runCluster(brokers: number): Promise<ClusterFigures> {
     await admin.createQueue(latencyQueue, { claimTimeoutMs: 60_000, partitions: 1 });
     const latencyJobs = Math.min(jobs, 50_000);
     for (let i = 0; i < latencyJobs; i += enqueueBatch) {
-      await admin.jobs.enqueue({ jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({ queue: latencyQueue, body: payload })) });
+      await admin.jobs.enqueue({
+        jobs: Array.from({ length: Math.min(enqueueBatch, latencyJobs - i) }, () => ({
+          queue: latencyQueue,
+          body: payload,
+        })),
+      });
     }
     const warm = await admin.worker.dequeue({ queue: latencyQueue, limit: 1 });
-    await admin.worker.ack({ queue: latencyQueue, succeeded: warm.jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) });
+    await admin.worker.ack({
+      queue: latencyQueue,
+      succeeded: warm.jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })),
+    });
     const owners = await cluster.waitForOwners(latencyQueue, 1, 15_000);
     const owner = cluster.brokers.find((b) => b.name === [...owners.values()][0])!;
     const ownerClient = createRunlaterClient(owner.url, { protocol, httpVersion: "2" });
@@ -356,12 +430,18 @@ async function runCluster(brokers: number): Promise<ClusterFigures> {
 const emptyShare = (r: ClusterFigures) => `${((100 * r.emptyClaimQueries) / Math.max(1, r.claimQueries)).toFixed(1)} %`;
 
 async function mainCluster(counts: number[]): Promise<void> {
-  if (counts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error("--brokers takes broker counts, e.g. --brokers 1,2,3");
+  if (counts.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error("--brokers takes broker counts, e.g. --brokers 1,2,3");
   const stores = args.store as string[];
-  if (stores.length === 0 || stores.some((s) => s === "memory")) throw new Error("--brokers needs a shared store: --store redis://… or --store mysql://… (the memory store refuses --role broker)");
+  if (stores.length === 0 || stores.some((s) => s === "memory"))
+    throw new Error(
+      "--brokers needs a shared store: --store redis://… or --store mysql://… (the memory store refuses --role broker)",
+    );
   const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
   const pct = (xs: number[]) => `${percentile(xs, 50).toFixed(2)} / ${percentile(xs, 99).toFixed(2)} ms`;
-  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`);
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+  );
   console.log(
     `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions ?? 6} ` +
       `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
@@ -373,7 +453,11 @@ async function mainCluster(counts: number[]): Promise<void> {
     console.log(
       `brokers=${n} (partitions owned: ${r.partitionsByBroker.join(", ")}): enqueue ${fmt(r.enqueuePerS)} jobs/s, processed ${fmt(r.processedPerS)} jobs/s end to end (${fmt(r.processedMs)} ms; ${r.succeeded} SUCCEEDED); ` +
         `dequeue under load ${pct(r.underLoad)}; dequeue alone (100 jobs) from the owner's buffer ${pct(r.direct)}, through the frontend ${pct(r.forwarded)}; ` +
-        `calls ${Object.entries(r.calls).map(([k, v]) => `${k}=${v}`).join(" ")}; claim queries ${r.claimQueries}, empty ${r.emptyClaimQueries} (${emptyShare(r)}; ${r.claimsByBroker.join(", ")})`,
+        `calls ${Object.entries(r.calls)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(
+            " ",
+          )}; claim queries ${r.claimQueries}, empty ${r.emptyClaimQueries} (${emptyShare(r)}; ${r.claimsByBroker.join(", ")})`,
     );
     if (r.succeeded !== jobs) {
       console.error(`brokers=${n}: expected ${jobs} SUCCEEDED, server reports ${r.succeeded}`);
@@ -381,7 +465,9 @@ async function mainCluster(counts: number[]): Promise<void> {
     }
   }
   const base = results[0]!.processedPerS;
-  console.log("\n| brokers | enqueue jobs/s | processed jobs/s | vs first | Dequeue under load p50 / p99 | Dequeue alone from the owner's buffer p50 / p99 | same through the frontend | empty claim queries |");
+  console.log(
+    "\n| brokers | enqueue jobs/s | processed jobs/s | vs first | Dequeue under load p50 / p99 | Dequeue alone from the owner's buffer p50 / p99 | same through the frontend | empty claim queries |",
+  );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     console.log(

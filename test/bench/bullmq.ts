@@ -22,7 +22,12 @@ export interface BullmqResult {
 
 export async function runBullmq(s: BullmqSettings): Promise<BullmqResult> {
   const url = new URL(s.redisUrl);
-  const connection = { host: url.hostname, port: Number(url.port || 6379), db: Number(url.pathname.slice(1) || 0), maxRetriesPerRequest: null };
+  const connection = {
+    host: url.hostname,
+    port: Number(url.port || 6379),
+    db: Number(url.pathname.slice(1) || 0),
+    maxRetriesPerRequest: null,
+  };
   const name = `bench_${Date.now()}`;
   const prefix = "bullbench";
   const queue = new Queue(name, { connection, prefix });

@@ -69,7 +69,9 @@ export class CpuMeter {
     const parts: string[] = [];
     for (const [name, ms] of after) {
       const used = ms - (this.before.get(name) ?? ms);
-      parts.push(`${name} ${((used * 1000) / jobs).toFixed(1)} µs/job (${Math.round((100 * used) / wallMs)} % of a core)`);
+      parts.push(
+        `${name} ${((used * 1000) / jobs).toFixed(1)} µs/job (${Math.round((100 * used) / wallMs)} % of a core)`,
+      );
     }
     return parts.join(", ");
   }

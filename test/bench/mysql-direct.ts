@@ -66,7 +66,8 @@ export async function runDirectMysql(s: DirectSettings): Promise<DirectResult> {
           );
           claimQueries++;
           ids = rows.map((r) => Number(r.id));
-          if (ids.length > 0) await conn.query(`UPDATE ${table} SET state = 1, claim_token = ? WHERE id IN (?)`, [token, ids]);
+          if (ids.length > 0)
+            await conn.query(`UPDATE ${table} SET state = 1, claim_token = ? WHERE id IN (?)`, [token, ids]);
           await conn.commit();
         } catch (err) {
           await conn.rollback().catch(() => {});
@@ -82,7 +83,11 @@ export async function runDirectMysql(s: DirectSettings): Promise<DirectResult> {
           await new Promise((r) => setTimeout(r, 5)); // a polling worker's pause
           continue;
         }
-        await pool.query(`UPDATE ${table} SET state = 2, finished_at = ? WHERE id IN (?) AND claim_token = ?`, [Date.now(), ids, token]);
+        await pool.query(`UPDATE ${table} SET state = 2, finished_at = ? WHERE id IN (?) AND claim_token = ?`, [
+          Date.now(),
+          ids,
+          token,
+        ]);
         done += ids.length;
       }
     };

@@ -13,8 +13,7 @@
  * own database next to the URL's.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { createConnection } from "mysql2/promise";
-import mysql from "mysql2/promise";
+import mysql, { createConnection } from "mysql2/promise";
 import { newJobId } from "../../server/src/domain/job-id.js";
 import { resolveQueueConfig } from "../../server/src/domain/queue-config.js";
 import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
@@ -33,7 +32,9 @@ const url = base.replace(/\/[^/]*$/, `/${database}`);
 const spent = new Map<string, { ms: number; calls: number }>();
 let timing = false;
 if (statements) {
-  const proto = (mysql as unknown as { PromiseConnection: { prototype: Record<string, (...a: unknown[]) => Promise<unknown>> } }).PromiseConnection.prototype;
+  const proto = (
+    mysql as unknown as { PromiseConnection: { prototype: Record<string, (...a: unknown[]) => Promise<unknown>> } }
+  ).PromiseConnection.prototype;
   for (const method of ["query", "execute"]) {
     const original = proto[method]!;
     proto[method] = async function (this: unknown, ...a: unknown[]) {
@@ -88,8 +89,17 @@ const serverMs: Record<Op, number> = { insert: 0, claim: 0, start: 0, complete: 
 async function round(B: number, totals: Record<Op, number>) {
   now++;
   const jobs = Array.from({ length: B }, () => ({
-    id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3,
-    customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "",
+    id: newJobId(q, 0, now),
+    queue: q,
+    partition: 0,
+    priority: 1,
+    body,
+    runAfter: now,
+    attemptsAllowed: 3,
+    customStatus: "",
+    createdAt: now,
+    idempotencyKey: "",
+    orderingKey: "",
   }));
   const time = async <T>(op: Op, f: () => Promise<T>): Promise<T> => {
     const t = performance.now();
@@ -100,12 +110,28 @@ async function round(B: number, totals: Record<Op, number>) {
     return r;
   };
   await time("insert", () => store.jobInsertMany({ jobs, now }));
-  const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, maxBytes: process.env.OPS_MAX_BYTES ? Number(process.env.OPS_MAX_BYTES) : undefined, now }));
+  const claimed = await time("claim", () =>
+    store.jobClaimMany({
+      queue: q,
+      partition: 0,
+      epoch: lease.epoch,
+      limit: B,
+      maxBytes: process.env.OPS_MAX_BYTES ? Number(process.env.OPS_MAX_BYTES) : undefined,
+      now,
+    }),
+  );
   const token = `t${now}`;
   const plans = claimed.map((j) => ({ id: j.id, claimToken: token, claimExpiresAt: now + 60_000, retryDelayMs: 1000 }));
-  const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));
-  const acked = await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: token, customStatus: "" })), now }));
-  if (started.length !== B || acked.some((r) => r.outcome !== "acknowledged")) throw new Error(`round of ${B}: started ${started.length}, acked ${acked.filter((r) => r.outcome === "acknowledged").length}`);
+  const started = await time("start", () =>
+    store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }),
+  );
+  const acked = await time("complete", () =>
+    store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: token, customStatus: "" })), now }),
+  );
+  if (started.length !== B || acked.some((r) => r.outcome !== "acknowledged"))
+    throw new Error(
+      `round of ${B}: started ${started.length}, acked ${acked.filter((r) => r.outcome === "acknowledged").length}`,
+    );
 }
 
 try {
@@ -122,10 +148,14 @@ try {
     const wall = performance.now() - t;
     timing = false;
     const perJob = (ms: number) => ((ms * 1000) / (n * B)).toFixed(1).padStart(6);
-    console.log(`\n${B}-job batches, ${n} rounds: ${(wall / n).toFixed(2)} ms per round, ${perJob(wall)} µs/job over the four operations`);
+    console.log(
+      `\n${B}-job batches, ${n} rounds: ${(wall / n).toFixed(2)} ms per round, ${perJob(wall)} µs/job over the four operations`,
+    );
     for (const op of Object.keys(totals) as Op[]) {
       const server = serverPid === undefined ? "" : `, database server CPU ${perJob(serverMs[op])} µs/job`;
-      console.log(`  ${op.padEnd(9)} ${perJob(totals[op])} µs/job  (${(totals[op] / n).toFixed(2)} ms per call)${server}`);
+      console.log(
+        `  ${op.padEnd(9)} ${perJob(totals[op])} µs/job  (${(totals[op] / n).toFixed(2)} ms per call)${server}`,
+      );
     }
     if (statements) {
       console.log("  statements (ms per round, calls per round):");

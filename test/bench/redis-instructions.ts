@@ -45,7 +45,21 @@ const port = await new Promise<number>((resolve) => {
 });
 const dir = args.keep ?? mkdtempSync(join(tmpdir(), "redis-instructions-"));
 const out = join(dir, "callgrind.out");
-const redis = spawn("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, "redis-server", "--port", String(port), "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+const redis = spawn(
+  "valgrind",
+  [
+    "--tool=callgrind",
+    `--callgrind-out-file=${out}`,
+    "redis-server",
+    "--port",
+    String(port),
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+  ],
+  { stdio: "ignore" },
+);
 const url = `redis://127.0.0.1:${port}`;
 // valgrind takes a few seconds to start Redis: wait until it answers.
 for (let i = 0; !(await answers(port)); i++) {
@@ -92,7 +106,19 @@ try {
   await phase("insert", async () => {
     for (let i = 0; i < jobs; i += 1000) {
       const n = Math.min(1000, jobs - i);
-      const specs = Array.from({ length: n }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" }));
+      const specs = Array.from({ length: n }, () => ({
+        id: newJobId(q, 0, now),
+        queue: q,
+        partition: 0,
+        priority: 1,
+        body,
+        runAfter: now,
+        attemptsAllowed: 3,
+        customStatus: "",
+        createdAt: now,
+        idempotencyKey: "",
+        orderingKey: "",
+      }));
       await store.jobInsertMany({ jobs: specs, now });
     }
   });
@@ -108,16 +134,29 @@ try {
   await phase("start", async () => {
     for (let i = 0; i < claimed.length; i += batch) {
       const token = `tok${i}`;
-      const plans = claimed.slice(i, i + batch).map((id) => ({ id, claimToken: token, claimExpiresAt: now + 3_600_000, retryDelayMs: 1000 }));
-      handOuts.push({ token, ids: await store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }) });
+      const plans = claimed
+        .slice(i, i + batch)
+        .map((id) => ({ id, claimToken: token, claimExpiresAt: now + 3_600_000, retryDelayMs: 1000 }));
+      handOuts.push({
+        token,
+        ids: await store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }),
+      });
     }
   });
   await phase("complete", async () => {
-    for (const { token, ids } of handOuts) await store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: token, customStatus: "" })), now });
+    for (const { token, ids } of handOuts)
+      await store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: token, customStatus: "" })), now });
   });
   await store.close();
-  console.log(`Redis instructions per job (callgrind), ${jobs} jobs: claims of ${claimSize}, hand-outs and ACKs of ${batch}`);
-  for (const [name, n] of counts) console.log(`${name.padEnd(9)} ${Math.round(n / jobs).toLocaleString("en-US").padStart(8)}`);
+  console.log(
+    `Redis instructions per job (callgrind), ${jobs} jobs: claims of ${claimSize}, hand-outs and ACKs of ${batch}`,
+  );
+  for (const [name, n] of counts)
+    console.log(
+      `${name.padEnd(9)} ${Math.round(n / jobs)
+        .toLocaleString("en-US")
+        .padStart(8)}`,
+    );
 } finally {
   redis.kill("SIGTERM");
   await new Promise((r) => redis.once("exit", r));

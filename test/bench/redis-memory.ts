@@ -56,7 +56,11 @@ const deleted = Date.now() - deleteStarted;
 const [redisVersion] = /redis_version:(\S+)/.exec(await admin.info("server"))!.slice(1);
 
 console.log(`redis ${redisVersion}: job encoding ${encoding}`);
-console.log(`${total} pending jobs, 200-byte bodies: used_memory +${after - before} bytes = ${((after - before) / total).toFixed(0)} bytes per job`);
-console.log(`insert ${inserted} ms (${Math.round(total / (inserted / 1000))} jobs/s in batches of ${batch}), delete queue ${deleted} ms`);
+console.log(
+  `${total} pending jobs, 200-byte bodies: used_memory +${after - before} bytes = ${((after - before) / total).toFixed(0)} bytes per job`,
+);
+console.log(
+  `insert ${inserted} ms (${Math.round(total / (inserted / 1000))} jobs/s in batches of ${batch}), delete queue ${deleted} ms`,
+);
 await store.close();
 admin.disconnect();

@@ -37,7 +37,19 @@ await store.queueCreate({ name: q, config: resolveQueueConfig({}), now });
 const lease = (await store.leaseAcquire({ queue: q, partition: 0, owner: "o", ttlMs: 600_000, now }))!;
 const body = new Uint8Array(200);
 const newJobs = (n: number) =>
-  Array.from({ length: n }, () => ({ id: newJobId(q, 0, now), queue: q, partition: 0, priority: 1, body, runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" }));
+  Array.from({ length: n }, () => ({
+    id: newJobId(q, 0, now),
+    queue: q,
+    partition: 0,
+    priority: 1,
+    body,
+    runAfter: now,
+    attemptsAllowed: 3,
+    customStatus: "",
+    createdAt: now,
+    idempotencyKey: "",
+    orderingKey: "",
+  }));
 
 /** Microseconds Redis spent per command since the last reset (scripts under "evalsha"). */
 async function commandMicros(): Promise<Map<string, number>> {
@@ -79,18 +91,32 @@ async function smallRounds(): Promise<void> {
   };
   for (let round = 0; round < ROUNDS; round++) {
     await time("insert", () => store.jobInsertMany({ jobs: newJobs(B), now }));
-    const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }));
-    const plans = claimed.map((j) => ({ id: j.id, claimToken: "tok", claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
-    const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));
-    await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: "tok", customStatus: "" })), now }));
+    const claimed = await time("claim", () =>
+      store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: B, now }),
+    );
+    const plans = claimed.map((j) => ({
+      id: j.id,
+      claimToken: "tok",
+      claimExpiresAt: now + 60000,
+      retryDelayMs: 1000,
+    }));
+    const started = await time("start", () =>
+      store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }),
+    );
+    await time("complete", () =>
+      store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken: "tok", customStatus: "" })), now }),
+    );
   }
   for (const [name, b] of best) {
-    console.log(`${name.padEnd(9)} ${b.wall.toFixed(1).padStart(5)} µs/job seen by the server, ${b.inside.toFixed(1).padStart(5)} µs/job inside Redis (best of ${ROUNDS})`);
+    console.log(
+      `${name.padEnd(9)} ${b.wall.toFixed(1).padStart(5)} µs/job seen by the server, ${b.inside.toFixed(1).padStart(5)} µs/job inside Redis (best of ${ROUNDS})`,
+    );
   }
 }
 
 async function backlogRun(backlog: number, claimSize: number, batch: number, jobs: number): Promise<void> {
-  for (let i = 0; i < backlog; i += 1000) await store.jobInsertMany({ jobs: newJobs(Math.min(1000, backlog - i)), now });
+  for (let i = 0; i < backlog; i += 1000)
+    await store.jobInsertMany({ jobs: newJobs(Math.min(1000, backlog - i)), now });
   const totals = new Map<string, { wall: number; micros: Map<string, number> }>();
   const time = async <T>(name: string, f: () => Promise<T>): Promise<T> => {
     const { result, wall, micros } = await measure(f);
@@ -103,22 +129,34 @@ async function backlogRun(backlog: number, claimSize: number, batch: number, job
   let done = 0;
   let token = 0;
   while (done < Math.min(jobs, backlog)) {
-    const claimed = await time("claim", () => store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: claimSize, now }));
+    const claimed = await time("claim", () =>
+      store.jobClaimMany({ queue: q, partition: 0, epoch: lease.epoch, limit: claimSize, now }),
+    );
     if (claimed.length === 0) break;
     for (let i = 0; i < claimed.length; i += batch) {
       const claimToken = `tok${token++}`;
-      const plans = claimed.slice(i, i + batch).map((j) => ({ id: j.id, claimToken, claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
-      const started = await time("start", () => store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }));
-      await time("complete", () => store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken, customStatus: "" })), now }));
+      const plans = claimed
+        .slice(i, i + batch)
+        .map((j) => ({ id: j.id, claimToken, claimExpiresAt: now + 60000, retryDelayMs: 1000 }));
+      const started = await time("start", () =>
+        store.jobStartMany({ queue: q, partition: 0, epoch: lease.epoch, plans, now }),
+      );
+      await time("complete", () =>
+        store.jobCompleteMany({ items: started.map((id) => ({ id, claimToken, customStatus: "" })), now }),
+      );
     }
     done += claimed.length;
   }
-  console.log(`${done} jobs from a backlog of ${backlog}: claims of ${claimSize}, hand-outs and ACKs of ${batch}; µs per job`);
+  console.log(
+    `${done} jobs from a backlog of ${backlog}: claims of ${claimSize}, hand-outs and ACKs of ${batch}; µs per job`,
+  );
   for (const [name, total] of totals) {
     const inside = total.micros.get("evalsha") ?? 0;
     const commands = [...total.micros].filter(([command]) => command !== "evalsha").sort((a, b) => b[1] - a[1]);
     const called = commands.reduce((sum, [, us]) => sum + us, 0);
-    const split = commands.filter(([, us]) => us / done >= 0.05).map(([command, us]) => `${command} ${(us / done).toFixed(2)}`);
+    const split = commands
+      .filter(([, us]) => us / done >= 0.05)
+      .map(([command, us]) => `${command} ${(us / done).toFixed(2)}`);
     console.log(
       `${name.padEnd(9)} ${(total.wall / done).toFixed(1).padStart(5)} seen by the server, ${(inside / done).toFixed(1).padStart(5)} inside Redis: ` +
         `commands ${(called / done).toFixed(1)} (${split.join(", ")}), Lua around them ${((inside - called) / done).toFixed(1)}`,

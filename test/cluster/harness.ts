@@ -106,24 +106,37 @@ export class NodeProcess {
     for (;;) {
       const match = /runlater listening on (\S+)/.exec(this.stdoutSeen);
       if (match) return (this.url = match[1]!);
-      if (!this.alive) throw new Error(`${this.name} exited before listening (${this.child.exitCode ?? this.child.signalCode})\n${this.tail(30)}`);
-      if (Date.now() > deadline) throw new Error(`${this.name} did not print its listening line within ${timeoutMs} ms\n${this.tail(30)}`);
+      if (!this.alive)
+        throw new Error(
+          `${this.name} exited before listening (${this.child.exitCode ?? this.child.signalCode})\n${this.tail(30)}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(`${this.name} did not print its listening line within ${timeoutMs} ms\n${this.tail(30)}`);
       await this.nextOutput(deadline - Date.now());
     }
   }
 
   /** Log lines whose msg is `msg` and whose fields include `fields` (compared with ===). */
   find(msg: string, fields: Record<string, unknown> = {}, since = 0): LogLine[] {
-    return this.logs.filter((l) => l.msg === msg && l.time >= since && Object.entries(fields).every(([k, v]) => l[k] === v));
+    return this.logs.filter(
+      (l) => l.msg === msg && l.time >= since && Object.entries(fields).every(([k, v]) => l[k] === v),
+    );
   }
 
   /** Waits for a log line like `find` would return; throws with context at the deadline. */
-  async waitForLog(msg: string, fields: Record<string, unknown> = {}, o: { since?: number; timeoutMs?: number } = {}): Promise<LogLine> {
+  async waitForLog(
+    msg: string,
+    fields: Record<string, unknown> = {},
+    o: { since?: number; timeoutMs?: number } = {},
+  ): Promise<LogLine> {
     const deadline = Date.now() + (o.timeoutMs ?? 10_000);
     for (;;) {
       const found = this.find(msg, fields, o.since ?? 0)[0];
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`${this.name}: no log "${msg}" ${JSON.stringify(fields)} within ${o.timeoutMs ?? 10_000} ms\n${this.tail(30)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${this.name}: no log "${msg}" ${JSON.stringify(fields)} within ${o.timeoutMs ?? 10_000} ms\n${this.tail(30)}`,
+        );
       await this.nextOutput(Math.min(200, deadline - Date.now()));
     }
   }
@@ -131,7 +144,11 @@ export class NodeProcess {
   /** The last `n` log lines (raw stderr included), for failure messages. */
   tail(n = 20): string {
     const lines = [...this.logs.map((l) => JSON.stringify(l)), ...this.rawStderr].slice(-n);
-    const state = this.alive ? (this.paused ? "paused" : "running") : `exited ${this.child.exitCode ?? this.child.signalCode}`;
+    const state = this.alive
+      ? this.paused
+        ? "paused"
+        : "running"
+      : `exited ${this.child.exitCode ?? this.child.signalCode}`;
     return `--- ${this.name} (${this.role}, pid ${this.child.pid}, ${this.url || "no url"}, ${state}), last ${lines.length} log lines:\n${lines.join("\n")}`;
   }
 
@@ -286,7 +303,9 @@ export class Cluster {
 
   /** Every "partition acquired" line of every broker, with the broker's name. */
   acquisitions(queue?: string): Array<LogLine & { node: string }> {
-    return this.brokers.flatMap((b) => b.find("partition acquired", queue === undefined ? {} : { queue }).map((l) => ({ ...l, node: b.name })));
+    return this.brokers.flatMap((b) =>
+      b.find("partition acquired", queue === undefined ? {} : { queue }).map((l) => ({ ...l, node: b.name })),
+    );
   }
 
   /** "queue/partition" → name of the live broker that owns it, per the brokers' logs so far. */
@@ -302,7 +321,10 @@ export class Cluster {
     for (;;) {
       const owners = this.owners(queue);
       if (owners.size >= partitions) return owners;
-      if (Date.now() > deadline) throw new Error(`only ${owners.size}/${partitions} partitions of ${queue} owned after ${timeoutMs} ms: ${JSON.stringify([...owners])}\n${this.context()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `only ${owners.size}/${partitions} partitions of ${queue} owned after ${timeoutMs} ms: ${JSON.stringify([...owners])}\n${this.context()}`,
+        );
       await sleep(50);
     }
   }
@@ -322,10 +344,12 @@ export class Cluster {
       timeoutMs,
       () => {
         const want = live();
-        return this.nodes.filter((n) => n.alive).every((n) => {
-          const seen = view(n);
-          return seen.size === want.size && [...want].every((u) => seen.has(u));
-        });
+        return this.nodes
+          .filter((n) => n.alive)
+          .every((n) => {
+            const seen = view(n);
+            return seen.size === want.size && [...want].every((u) => seen.has(u));
+          });
       },
       () => this.context(),
       50,
@@ -335,7 +359,8 @@ export class Cluster {
   /** Writes every node's full log (JSON lines, then raw stderr) to `dir`/<node>.log; returns `dir`. */
   dumpLogs(dir: string): string {
     mkdirSync(dir, { recursive: true });
-    for (const n of this.nodes) writeFileSync(`${dir}/${n.name}.log`, [...n.logs.map((l) => JSON.stringify(l)), ...n.rawStderr, ""].join("\n"));
+    for (const n of this.nodes)
+      writeFileSync(`${dir}/${n.name}.log`, [...n.logs.map((l) => JSON.stringify(l)), ...n.rawStderr, ""].join("\n"));
     return dir;
   }
 
@@ -351,7 +376,16 @@ export class Cluster {
 
   private nodeOptions(name: string, role: Role): NodeOptions {
     const o = this.options;
-    return { name, role, store: o.store, leaseTtlMs: o.leaseTtlMs, bufferSize: o.bufferSize, logLevel: o.logLevel, args: o.args, nodeArgs: o.nodeArgs };
+    return {
+      name,
+      role,
+      store: o.store,
+      leaseTtlMs: o.leaseTtlMs,
+      bufferSize: o.bufferSize,
+      logLevel: o.logLevel,
+      args: o.args,
+      nodeArgs: o.nodeArgs,
+    };
   }
 }
 
@@ -398,7 +432,13 @@ export async function stopAll(): Promise<void> {
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns a value other than undefined/false, or throws at the deadline with `context()`. */
-export async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined | false> | T | undefined | false, context?: () => string, everyMs = 100): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  context?: () => string,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -409,7 +449,9 @@ export async function until<T>(what: string, timeoutMs: number, check: () => Pro
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const why = lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})` : "";
+      const why = lastError
+        ? ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`
+        : "";
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}${context ? `\n${context()}` : ""}`);
     }
     await sleep(everyMs);
@@ -422,7 +464,10 @@ export async function until<T>(what: string, timeoutMs: number, check: () => Pro
  * database number; numbers in use: 15 conformance/run.sh, 1–3 store shard tests (random
  * prefixes), 13 failover.redis.test.ts, 12 left for the cluster bench default.
  */
-export async function freshRedisDb(baseUrl: string, db: number): Promise<{ url: string; dispose: () => Promise<void> }> {
+export async function freshRedisDb(
+  baseUrl: string,
+  db: number,
+): Promise<{ url: string; dispose: () => Promise<void> }> {
   const url = `${baseUrl.replace(/\/\d*$/, "")}/${db}`;
   const flush = async () => {
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });

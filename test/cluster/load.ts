@@ -60,7 +60,9 @@ export class Tally {
 
   /** Jobs handed to a worker after a worker's Ack for them was ACKNOWLEDGED (must never happen). */
   receivedAfterAck(): string[] {
-    return [...this.acked].filter(([id, ackedAt]) => this.receipts.get(id)!.some((r) => r.at > ackedAt)).map(([id]) => id);
+    return [...this.acked]
+      .filter(([id, ackedAt]) => this.receipts.get(id)!.some((r) => r.at > ackedAt))
+      .map(([id]) => id);
   }
 
   /** When the first job of `partition` was handed out at or after `since` (undefined: never). */
@@ -137,7 +139,12 @@ export class Consumer extends Loop {
     while (!this.stopped) {
       let jobs;
       try {
-        ({ jobs } = await this.client.worker.dequeue({ queue, limit: batch, wait: durationFromMs(this.o.waitMs ?? 300), workerId: this.o.name }));
+        ({ jobs } = await this.client.worker.dequeue({
+          queue,
+          limit: batch,
+          wait: durationFromMs(this.o.waitMs ?? 300),
+          workerId: this.o.name,
+        }));
       } catch (err) {
         this.fail(err);
         await sleep(100);
@@ -148,7 +155,10 @@ export class Consumer extends Loop {
       for (const j of jobs) tally.receive(j.jobId, this.o.name, j.attempt);
       if (this.o.workMs) await sleep(this.o.workMs);
       try {
-        const { results } = await this.client.worker.ack({ queue, succeeded: jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) });
+        const { results } = await this.client.worker.ack({
+          queue,
+          succeeded: jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })),
+        });
         for (const r of results) {
           if (r.outcome === Outcome.ACKNOWLEDGED) tally.acked.set(r.jobId, Date.now());
           else tally.staleAcks++;
@@ -185,7 +195,12 @@ export class Producer extends Loop {
     let n = 0;
     while (!this.stopped && (this.o.max === undefined || this.ids.length < this.o.max)) {
       try {
-        const { jobIds } = await this.client.jobs.enqueue({ jobs: Array.from({ length: this.o.batch }, () => ({ queue: this.queue, body: new TextEncoder().encode(`job ${n++}`) })) });
+        const { jobIds } = await this.client.jobs.enqueue({
+          jobs: Array.from({ length: this.o.batch }, () => ({
+            queue: this.queue,
+            body: new TextEncoder().encode(`job ${n++}`),
+          })),
+        });
         this.ids.push(...jobIds);
       } catch (err) {
         this.failures++;

@@ -19,10 +19,10 @@
  * 2500 ms. Every wait polls against a deadline; a failure prints the last log lines of
  * every process.
  */
-import { JobState, createRunlaterClient, type RunlaterClient } from "@runlater/sdk";
+import { createRunlaterClient, JobState, type RunlaterClient } from "@runlater/sdk";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import { type Cluster, exclusive, runDir, sleep, startCluster, stopAll, until } from "./harness.js";
-import { Consumer, Producer, Tally, count, statesOf, stopLoad } from "./load.js";
+import { Consumer, count, Producer, statesOf, stopLoad, Tally } from "./load.js";
 
 export const LEASE_TTL_MS = 1500;
 export const CLAIM_TIMEOUT_MS = 2500;
@@ -67,9 +67,17 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
     /** Runs `body` with a fresh cluster (3 brokers + 1 frontend) and a client of its frontend; always stops it. */
     async function withCluster(body: (c: Cluster, client: RunlaterClient) => Promise<void>): Promise<void> {
       // RUNLATER_CLUSTER_LOG_LEVEL=debug for the servers' debug lines (default info).
-      const c = await startCluster({ store: store.url, brokers: 3, frontends: 1, leaseTtlMs: LEASE_TTL_MS, logLevel: process.env.RUNLATER_CLUSTER_LOG_LEVEL ?? "info" });
+      const c = await startCluster({
+        store: store.url,
+        brokers: 3,
+        frontends: 1,
+        leaseTtlMs: LEASE_TTL_MS,
+        logLevel: process.env.RUNLATER_CLUSTER_LOG_LEVEL ?? "info",
+      });
       onTestFailed(({ task }) => {
-        const dir = c.dumpLogs(`${runDir}cluster-logs/${storeName}-${task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}-${Date.now()}`);
+        const dir = c.dumpLogs(
+          `${runDir}cluster-logs/${storeName}-${task.name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}-${Date.now()}`,
+        );
         console.error(`cluster logs at the failure (${storeName}; full logs in ${dir}):\n${c.context(25)}`);
       });
       const client = createRunlaterClient(c.frontend.url, { timeoutMs: 5_000 });
@@ -92,14 +100,24 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         // Warm up: the brokers take leases and work a first batch off.
         const warm = await client.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ queue, body: `warm ${i}` })));
         const warmConsumer = new Consumer({ name: "warm", url: c.frontend.url, queue, tally, batch: 10 }).start();
-        await until("the warm-up jobs to be acked", 15_000, () => warm.every((id) => tally.acked.has(id)), () => c.context());
+        await until(
+          "the warm-up jobs to be acked",
+          15_000,
+          () => warm.every((id) => tally.acked.has(id)),
+          () => c.context(),
+        );
         await warmConsumer.stop();
         const owners = c.owners(queue); // informative: brokers may take partitions only on demand
 
         await Promise.all(c.brokers.map((b) => b.kill()));
         const down = Date.now();
         const ids: string[] = [];
-        for (let i = 0; i < 10; i++) ids.push(...(await client.enqueueMany(Array.from({ length: 50 }, (_, k) => ({ queue, body: `while down ${i}.${k}` })))));
+        for (let i = 0; i < 10; i++)
+          ids.push(
+            ...(await client.enqueueMany(
+              Array.from({ length: 50 }, (_, k) => ({ queue, body: `while down ${i}.${k}` })),
+            )),
+          );
         const enqueueMs = Date.now() - down;
         expect(new Set(ids).size).toBe(500);
         expect(await count(client, queue, JobState.PENDING)).toBe(500);
@@ -108,13 +126,23 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         const fresh = await c.addBroker();
         const restarted = Date.now();
         const consumer = new Consumer({ name: "after", url: c.frontend.url, queue, tally, batch: 50 }).start();
-        await until("every job enqueued while the brokers were down to be acked", SETTLE_MS, () => ids.every((id) => tally.acked.has(id)), () => `${missing(ids, tally)}; consumer errors ${consumer.errors} (${consumer.lastError})\n${c.context()}`);
+        await until(
+          "every job enqueued while the brokers were down to be acked",
+          SETTLE_MS,
+          () => ids.every((id) => tally.acked.has(id)),
+          () => `${missing(ids, tally)}; consumer errors ${consumer.errors} (${consumer.lastError})\n${c.context()}`,
+        );
         const drainedMs = Date.now() - restarted;
         // Brokers take partitions on demand: the consumer's long polls are that demand while a
         // partition comes back to the new broker (the dead ones leave the registry only when
         // their entries expire, which may be after the drain). Its log lines arrive
         // asynchronously, and a broker starved of CPU may lose and retake a lease.
-        await until("the new broker to own every partition", 5_000, () => c.owned(fresh, queue).size === 3, () => c.context());
+        await until(
+          "the new broker to own every partition",
+          5_000,
+          () => c.owned(fresh, queue).size === 3,
+          () => c.context(),
+        );
         await consumer.stop();
 
         const states = await statesOf(client, [...warm, ...ids]);
@@ -139,23 +167,37 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         const tally = new Tally();
         // Workers on the frontend (Dequeue forwarded to the owners) and on each broker.
         const consumers = [
-          ...[1, 2].map((i) => new Consumer({ name: `frontend-w${i}`, url: c.frontend.url, queue, tally, batch, workMs: 5 })),
+          ...[1, 2].map(
+            (i) => new Consumer({ name: `frontend-w${i}`, url: c.frontend.url, queue, tally, batch, workMs: 5 }),
+          ),
           ...c.brokers.map((b) => new Consumer({ name: `${b.name}-w`, url: b.url, queue, tally, batch, workMs: 20 })),
         ].map((w) => w.start());
         const producer = new Producer(c.frontend.url, queue, { batch: 50, pauseMs: 25 }).start();
 
         const owners = await c.waitForOwners(queue, partitions, 10_000);
-        await until("jobs flowing", 10_000, () => tally.acked.size >= 500, () => c.context());
+        await until(
+          "jobs flowing",
+          10_000,
+          () => tally.acked.size >= 500,
+          () => c.context(),
+        );
         const { victim, victimPartitions, victimWorker } = pickVictim(c, queue, consumers);
         // Kill it while its own worker holds jobs: their acks are lost, they run again later.
-        await until("the victim's worker to hold jobs", 5_000, () => victimWorker.inFlight > 0, undefined, 1).catch(() => {});
+        await until("the victim's worker to hold jobs", 5_000, () => victimWorker.inFlight > 0, undefined, 1).catch(
+          () => {},
+        );
         const inFlightAtKill = consumers.reduce((n, w) => n + w.inFlight, 0);
         const killedAt = Date.now();
         await victim.kill();
         const enqueuedAtKill = producer.ids.length;
 
         // Keep producing through the takeover, then stop.
-        await until("enqueues after the kill", 15_000, () => producer.ids.length >= enqueuedAtKill + 1500, () => c.context());
+        await until(
+          "enqueues after the kill",
+          15_000,
+          () => producer.ids.length >= enqueuedAtKill + 1500,
+          () => c.context(),
+        );
         await producer.stop();
         const ids = producer.ids;
         await settle(client, queue, ids, tally, consumers, c);
@@ -167,13 +209,21 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
 
         // Takeover: each partition the victim held is acquired by a live broker, and served again.
         const takeover = victimPartitions.map((p) => {
-          const acquired = c.acquisitions(queue).filter((l) => l.partition === p && l.node !== victim.name && l.time >= killedAt);
+          const acquired = c
+            .acquisitions(queue)
+            .filter((l) => l.partition === p && l.node !== victim.name && l.time >= killedAt);
           const acquiredAt = acquired.length ? Math.min(...acquired.map((l) => l.time)) : undefined;
           const servedAt = acquiredAt === undefined ? undefined : tally.firstReceiptAfter(p, acquiredAt);
-          return { partition: p, acquiredMs: acquiredAt === undefined ? undefined : acquiredAt - killedAt, servedMs: servedAt === undefined ? undefined : servedAt - killedAt };
+          return {
+            partition: p,
+            acquiredMs: acquiredAt === undefined ? undefined : acquiredAt - killedAt,
+            servedMs: servedAt === undefined ? undefined : servedAt - killedAt,
+          };
         });
         for (const t of takeover) expect(t.acquiredMs, `partition ${t.partition} never re-acquired`).toBeDefined();
-        expect(Math.max(...takeover.map((t) => t.acquiredMs!))).toBeLessThanOrEqual(TAKEOVER_EXPECTED_MS + TAKEOVER_MARGIN_MS);
+        expect(Math.max(...takeover.map((t) => t.acquiredMs!))).toBeLessThanOrEqual(
+          TAKEOVER_EXPECTED_MS + TAKEOVER_MARGIN_MS,
+        );
 
         console.log(
           `[${storeName}] SIGKILL under load: ${victim.name} held partitions ${victimPartitions.join(",")} (owners before: ${JSON.stringify([...owners])}); ` +
@@ -194,10 +244,17 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         const tally = new Tally();
         // Workers behind the frontend, as in production behind a load balancer: restarting a
         // broker must not cost them a single job.
-        const consumers = [1, 2, 3].map((i) => new Consumer({ name: `frontend-w${i}`, url: c.frontend.url, queue, tally, batch, workMs: 5 }).start());
+        const consumers = [1, 2, 3].map((i) =>
+          new Consumer({ name: `frontend-w${i}`, url: c.frontend.url, queue, tally, batch, workMs: 5 }).start(),
+        );
         const producer = new Producer(c.frontend.url, queue, { batch: 50, pauseMs: 25 }).start();
         await c.waitForOwners(queue, partitions, 10_000);
-        await until("jobs flowing", 10_000, () => tally.acked.size >= 300, () => c.context());
+        await until(
+          "jobs flowing",
+          10_000,
+          () => tally.acked.size >= 300,
+          () => c.context(),
+        );
 
         // SIGTERM each original broker in turn (graceful: it leaves the registry, returns its
         // buffered jobs, finishes in-flight calls) and start a replacement.
@@ -205,7 +262,12 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
           const ackedBefore = tally.acked.size;
           await old.stop();
           await c.addBroker();
-          await until("jobs flowing again after a restart", 15_000, () => tally.acked.size >= ackedBefore + 200, () => c.context());
+          await until(
+            "jobs flowing again after a restart",
+            15_000,
+            () => tally.acked.size >= ackedBefore + 200,
+            () => c.context(),
+          );
         }
         await producer.stop();
         const ids = producer.ids;
@@ -230,7 +292,10 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         const total = 4000;
         await client.createQueue(queue, { partitions, ...QUEUE });
         const ids: string[] = [];
-        for (let i = 0; i < total; i += 500) ids.push(...(await client.enqueueMany(Array.from({ length: 500 }, (_, k) => ({ queue, body: `job ${i + k}` })))));
+        for (let i = 0; i < total; i += 500)
+          ids.push(
+            ...(await client.enqueueMany(Array.from({ length: 500 }, (_, k) => ({ queue, body: `job ${i + k}` })))),
+          );
         const tally = new Tally();
         // Slow workers (50 ms a batch of 10), so the brokers' buffers are still full when one stops.
         const consumers = [
@@ -239,9 +304,16 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         ].map((w) => w.start());
 
         await c.waitForOwners(queue, partitions, 10_000);
-        await until("jobs flowing", 10_000, () => tally.acked.size >= 200, () => c.context());
+        await until(
+          "jobs flowing",
+          10_000,
+          () => tally.acked.size >= 200,
+          () => c.context(),
+        );
         const { victim, victimPartitions, victimWorker } = pickVictim(c, queue, consumers);
-        await until("the victim's worker to hold jobs", 5_000, () => victimWorker.inFlight > 0, undefined, 1).catch(() => {});
+        await until("the victim's worker to hold jobs", 5_000, () => victimWorker.inFlight > 0, undefined, 1).catch(
+          () => {},
+        );
         const inFlightAtPause = consumers.reduce((n, w) => n + w.inFlight, 0);
         const pausedAt = Date.now();
         victim.pause();
@@ -250,10 +322,23 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         await until(
           "the paused broker's partitions to be taken over and served",
           TAKEOVER_EXPECTED_MS + TAKEOVER_MARGIN_MS + 5_000,
-          () => victimPartitions.every((p) => c.acquisitions(queue).some((l) => l.partition === p && l.node !== victim.name && l.time >= pausedAt) && tally.firstReceiptAfter(p, pausedAt + LEASE_TTL_MS) !== undefined),
+          () =>
+            victimPartitions.every(
+              (p) =>
+                c.acquisitions(queue).some((l) => l.partition === p && l.node !== victim.name && l.time >= pausedAt) &&
+                tally.firstReceiptAfter(p, pausedAt + LEASE_TTL_MS) !== undefined,
+            ),
           () => c.context(),
         );
-        const takeover = victimPartitions.map((p) => Math.min(...c.acquisitions(queue).filter((l) => l.partition === p && l.node !== victim.name && l.time >= pausedAt).map((l) => l.time)) - pausedAt);
+        const takeover = victimPartitions.map(
+          (p) =>
+            Math.min(
+              ...c
+                .acquisitions(queue)
+                .filter((l) => l.partition === p && l.node !== victim.name && l.time >= pausedAt)
+                .map((l) => l.time),
+            ) - pausedAt,
+        );
         // Frozen past its lease and a registry refresh whatever the takeover took: its
         // workers' calls time out (2 s), their jobs' claims expire.
         await sleep(pausedAt + TAKEOVER_EXPECTED_MS + 500 - Date.now());
@@ -262,8 +347,12 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
         victim.resume();
 
         // Resumed, it finds a newer epoch on every partition it held.
-        for (const p of victimPartitions) await victim.waitForLog("lease lost", { queue, partition: p }, { since: pausedAt, timeoutMs: 5_000 });
-        const leaseLostMs = Math.max(...victimPartitions.map((p) => victim.find("lease lost", { queue, partition: p }, pausedAt)[0]!.time)) - resumedAt;
+        for (const p of victimPartitions)
+          await victim.waitForLog("lease lost", { queue, partition: p }, { since: pausedAt, timeoutMs: 5_000 });
+        const leaseLostMs =
+          Math.max(
+            ...victimPartitions.map((p) => victim.find("lease lost", { queue, partition: p }, pausedAt)[0]!.time),
+          ) - resumedAt;
 
         await settle(client, queue, ids, tally, consumers, c);
         await Promise.all(consumers.map((w) => w.stop()));
@@ -285,7 +374,9 @@ export function failoverSuite(storeName: string, openStore: () => Promise<StoreU
 
 /** The live broker owning the most partitions of `queue`, and the consumer connected to it. */
 function pickVictim(c: Cluster, queue: string, consumers: Consumer[]) {
-  const ranked = c.liveBrokers.map((b) => ({ b, owned: c.owned(b, queue) })).sort((x, y) => y.owned.size - x.owned.size);
+  const ranked = c.liveBrokers
+    .map((b) => ({ b, owned: c.owned(b, queue) }))
+    .sort((x, y) => y.owned.size - x.owned.size);
   const victim = ranked[0]!.b;
   const victimPartitions = [...ranked[0]!.owned].map((k) => Number(k.split("/")[1])).sort((a, b) => a - b);
   expect(victimPartitions.length).toBeGreaterThan(0);
@@ -297,16 +388,28 @@ function pickVictim(c: Cluster, queue: string, consumers: Consumer[]) {
  * pending or running. The store decides, not the tally: an Ack whose call timed out may
  * still have been applied.
  */
-async function settle(client: RunlaterClient, queue: string, ids: string[], tally: Tally, consumers: Consumer[], c: Cluster): Promise<void> {
+async function settle(
+  client: RunlaterClient,
+  queue: string,
+  ids: string[],
+  tally: Tally,
+  consumers: Consumer[],
+  c: Cluster,
+): Promise<void> {
   let last = { succeeded: 0, pending: 0, running: 0 };
   await until(
     `all ${ids.length} jobs SUCCEEDED and none pending or running`,
     SETTLE_MS,
     async () => {
-      last = { succeeded: await count(client, queue, JobState.SUCCEEDED), pending: await count(client, queue, JobState.PENDING), running: await count(client, queue, JobState.RUNNING) };
+      last = {
+        succeeded: await count(client, queue, JobState.SUCCEEDED),
+        pending: await count(client, queue, JobState.PENDING),
+        running: await count(client, queue, JobState.RUNNING),
+      };
       return last.succeeded >= ids.length && last.pending === 0 && last.running === 0;
     },
-    () => `store counts ${JSON.stringify(last)}; ${missing(ids, tally)}; consumers: ${consumers.map((w) => `${w.name} errors=${w.errors} (${w.lastError})`).join("; ")}\n${c.context()}`,
+    () =>
+      `store counts ${JSON.stringify(last)}; ${missing(ids, tally)}; consumers: ${consumers.map((w) => `${w.name} errors=${w.errors} (${w.lastError})`).join("; ")}\n${c.context()}`,
     200,
   );
   const states = await statesOf(client, ids);

@@ -44,7 +44,9 @@ describe("match", () => {
     expect(match({ s: { $contains: "b" } }, { s: "abc" }, ctx())).toEqual([]);
     expect(match({ n: { $gte: 3 } }, { n: 2 }, ctx())).toHaveLength(1);
     const c = ctx();
-    expect(match({ l: { $unordered: [{ k: 2, v: "$two" }, { k: 1 }] } }, { l: [{ k: 1 }, { k: 2, v: "b" }] }, c)).toEqual([]);
+    expect(
+      match({ l: { $unordered: [{ k: 2, v: "$two" }, { k: 1 }] } }, { l: [{ k: 1 }, { k: 2, v: "b" }] }, c),
+    ).toEqual([]);
     expect(c.vars.get("two")).toBe("b");
     c.vars.set("x", 5);
     expect(match({ n: { $ne: "$x" } }, { n: 5 }, c)).toHaveLength(1);
@@ -58,7 +60,9 @@ describe("match", () => {
       job_ids: ["job-1"],
       jobs: [{ queue: "q", body_b64: "aGk=", run_after_ms: 10_005 }],
     });
-    expect(prepare({ jobs: { $repeat: 3, job: { queue: "q", body_hex: "00ff" } } }, c)).toEqual({ jobs: Array(3).fill({ queue: "q", body_b64: "AP8=" }) });
+    expect(prepare({ jobs: { $repeat: 3, job: { queue: "q", body_hex: "00ff" } } }, c)).toEqual({
+      jobs: Array(3).fill({ queue: "q", body_b64: "AP8=" }),
+    });
     expect(() => prepare({ id: "$unbound" }, c)).toThrow(/not bound/);
   });
 
@@ -69,7 +73,14 @@ describe("match", () => {
 });
 
 describe("validateScenario", () => {
-  const valid = { name: "x", description: "d", steps: [{ actor: "a", op: "create_queue", queue: "q" }, { op: "advance_clock", ms: 5 }] };
+  const valid = {
+    name: "x",
+    description: "d",
+    steps: [
+      { actor: "a", op: "create_queue", queue: "q" },
+      { op: "advance_clock", ms: 5 },
+    ],
+  };
 
   it("accepts a valid scenario", () => {
     expect(validateScenario(valid, "dir/x.yaml").errors).toEqual([]);
@@ -80,7 +91,12 @@ describe("validateScenario", () => {
       {
         name: "y",
         description: "d",
-        steps: [{ op: "create_queue", queue: "q" }, { actor: "a", op: "enqueue", jobs: [{ queue: "q", body: "x", prio: 1 }] }, { actor: "a", op: "frobnicate" }, { op: "advance_clock", actor: "a", ms: 1 }],
+        steps: [
+          { op: "create_queue", queue: "q" },
+          { actor: "a", op: "enqueue", jobs: [{ queue: "q", body: "x", prio: 1 }] },
+          { actor: "a", op: "frobnicate" },
+          { op: "advance_clock", actor: "a", ms: 1 },
+        ],
       },
       "dir/x.yaml",
     );
@@ -124,9 +140,18 @@ describe("the runner end to end", () => {
     );
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/2 passed, 2 failed\n$/);
-    const r = JSON.parse(readFileSync(report, "utf8")) as { results: Array<{ scenario: string; status: string; message?: string }> };
+    const r = JSON.parse(readFileSync(report, "utf8")) as {
+      results: Array<{ scenario: string; status: string; message?: string }>;
+    };
     const status = Object.fromEntries(r.results.map((x) => [x.scenario, x.status]));
-    expect(status).toEqual({ "meta-fail": "fail", "meta-pass": "pass", "meta-xfail": "known-failing", "meta-xpass": "unexpected-pass" });
-    expect(r.results.find((x) => x.scenario === "meta-fail")?.message).toContain("result.jobs[0].priority: expected 1, got 2");
+    expect(status).toEqual({
+      "meta-fail": "fail",
+      "meta-pass": "pass",
+      "meta-xfail": "known-failing",
+      "meta-xpass": "unexpected-pass",
+    });
+    expect(r.results.find((x) => x.scenario === "meta-fail")?.message).toContain(
+      "result.jobs[0].priority: expected 1, got 2",
+    );
   }, 60_000);
 });

@@ -6,10 +6,10 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { createRunlaterClient } from "@runlater/sdk";
-import { TestControlService } from "../../server/src/gen/runlater/testing/v1/control_pb.js";
 import { startServer } from "@runlater/server/src/server.js";
 import { MemoryStore } from "@runlater/server/src/store/memory/memory-store.js";
 import { describe, expect, it } from "vitest";
+import { TestControlService } from "../../server/src/gen/runlater/testing/v1/control_pb.js";
 
 async function setup(enableTestControl: boolean) {
   const server = await startServer({ store: new MemoryStore(), port: 0, enableTestControl });

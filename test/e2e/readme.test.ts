@@ -3,10 +3,10 @@
  * tour markers runs in bash against a real server (RUNLATER points at it).
  */
 import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
@@ -32,12 +32,19 @@ it("runs the README's curl tour end to end", async () => {
     env: { ...process.env, RUNLATER: server.url },
     encoding: "utf8",
   });
-  const lines = output.trim().split("\n").filter((l) => l.startsWith("{"));
+  const lines = output
+    .trim()
+    .split("\n")
+    .filter((l) => l.startsWith("{"));
   const [created, enqueued, dequeued, acked, looked, queue] = lines.map((l) => JSON.parse(l));
   expect(created).toMatchObject({ created: true, queue: { name: "emails" } });
   expect(enqueued.jobIds).toHaveLength(1);
   expect(dequeued.jobs[0]).toMatchObject({ jobId: enqueued.jobIds[0], body: "aGVsbG8gd29ybGQ=", attempt: 1 });
   expect(acked.results).toEqual([{ jobId: enqueued.jobIds[0], outcome: "OUTCOME_ACKNOWLEDGED" }]);
-  expect(looked.jobs[0]).toMatchObject({ state: "JOB_STATE_SUCCEEDED", customStatus: "sent", body: "aGVsbG8gd29ybGQ=" });
+  expect(looked.jobs[0]).toMatchObject({
+    state: "JOB_STATE_SUCCEEDED",
+    customStatus: "sent",
+    body: "aGVsbG8gd29ybGQ=",
+  });
   expect(queue.queue.stats.succeeded).toBe("1");
 });

@@ -19,8 +19,8 @@ import {
   Outcome,
   type WorkerService,
 } from "../gen/runlater/v1/worker_service_pb.js";
-import { timerDelay } from "./timer-delay.js";
 import { deliver } from "./deliver.js";
+import { timerDelay } from "./timer-delay.js";
 import type { WorkerErrorHandler } from "./types.js";
 
 export interface AckBatcherOptions {
@@ -55,7 +55,12 @@ export class AckBatcher {
   succeed(s: MessageInitShape<typeof JobSuccessSchema>): void {
     // A literal rather than create(), which walks the schema: this runs once per job. (A
     // field added to JobSuccess makes this a compile error until it is set here.)
-    const success: JobSuccess = { $typeName: "runlater.v1.JobSuccess", jobId: s.jobId ?? "", claimToken: s.claimToken ?? "", customStatus: s.customStatus ?? "" };
+    const success: JobSuccess = {
+      $typeName: "runlater.v1.JobSuccess",
+      jobId: s.jobId ?? "",
+      claimToken: s.claimToken ?? "",
+      customStatus: s.customStatus ?? "",
+    };
     this.succeeded.push(success);
     this.schedule();
   }
@@ -90,7 +95,10 @@ export class AckBatcher {
       this.o.onError(new Error(`ack of job ${r.jobId} refused: ${Outcome[r.outcome]}`), { op: "ack", jobId: r.jobId });
     }
     if (res && res.results.length !== req.succeeded.length + req.failed.length) {
-      this.o.onError(new Error(`ack answered ${res.results.length} outcomes for ${req.succeeded.length + req.failed.length} jobs`), { op: "ack" });
+      this.o.onError(
+        new Error(`ack answered ${res.results.length} outcomes for ${req.succeeded.length + req.failed.length} jobs`),
+        { op: "ack" },
+      );
     }
   }
 
@@ -119,7 +127,13 @@ export class AckBatcher {
         giveUpAt: () => this.giveUpAt,
       });
       if (res) this.checkResults(batch, res);
-      else this.o.onError(new Error(`${batch.succeeded.length + batch.failed.length} job outcomes could not be delivered; the claims will time out and the jobs run again`), { op: "ack" });
+      else
+        this.o.onError(
+          new Error(
+            `${batch.succeeded.length + batch.failed.length} job outcomes could not be delivered; the claims will time out and the jobs run again`,
+          ),
+          { op: "ack" },
+        );
     }
   }
 

@@ -11,8 +11,9 @@
  * server's times; worker and server clocks are assumed in sync (NTP), as with any lease,
  * and renewing at half-life leaves the other half as margin.
  */
-import type { Client } from "@connectrpc/connect";
+
 import { timestampMs } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
 import { Outcome, type WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
 import { timerDelay } from "./timer-delay.js";
 import type { WorkerErrorHandler } from "./types.js";
@@ -86,25 +87,37 @@ export class ClaimKeeper {
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = Date.now();
     // Due now, or within the next quarter of its lifetime: renew those together.
-    const due = [...this.claims.values()].filter((c) => !c.renewing && c.renewAt <= now + (c.expiresAt - c.renewAt) / 2);
+    const due = [...this.claims.values()].filter(
+      (c) => !c.renewing && c.renewAt <= now + (c.expiresAt - c.renewAt) / 2,
+    );
     for (const c of due) c.renewing = true;
     this.rearm();
     if (due.length === 0) return;
     const sentAt = Date.now();
     try {
-      const res = await this.o.worker.checkpoint({ queue: this.o.queue, checkpoints: due.map((c) => ({ jobId: c.jobId, claimToken: c.claimToken })) });
+      const res = await this.o.worker.checkpoint({
+        queue: this.o.queue,
+        checkpoints: due.map((c) => ({ jobId: c.jobId, claimToken: c.claimToken })),
+      });
       due.forEach((claim, i) => {
         claim.renewing = false;
         if (this.claims.get(claim.jobId) !== claim) return; // finished meanwhile
         const result = res.results[i];
         if (result?.outcome === Outcome.ACKNOWLEDGED) {
-          const serverExpiry = result.claimExpiresAt ? timestampMs(result.claimExpiresAt) : sentAt + (claim.expiresAt - claim.renewAt) * 2;
+          const serverExpiry = result.claimExpiresAt
+            ? timestampMs(result.claimExpiresAt)
+            : sentAt + (claim.expiresAt - claim.renewAt) * 2;
           claim.expiresAt = serverExpiry;
           claim.renewAt = renewTime(sentAt, claim.expiresAt);
           return;
         }
         this.claims.delete(claim.jobId);
-        this.o.onError(new Error(`claim on job ${claim.jobId} lost: ${result === undefined ? "no outcome" : Outcome[result.outcome]}`), { op: "checkpoint", jobId: claim.jobId });
+        this.o.onError(
+          new Error(
+            `claim on job ${claim.jobId} lost: ${result === undefined ? "no outcome" : Outcome[result.outcome]}`,
+          ),
+          { op: "checkpoint", jobId: claim.jobId },
+        );
         this.o.onLost(claim.jobId);
       });
     } catch (err) {

@@ -11,14 +11,17 @@ export type JobOutcome =
   | { kind: "snooze"; delayMs: number; customStatus: string };
 
 export function outcomeOfResult(result: unknown): JobOutcome {
-  if (result instanceof Snooze) return { kind: "snooze", delayMs: Math.max(0, result.delayMs), customStatus: result.customStatus };
+  if (result instanceof Snooze)
+    return { kind: "snooze", delayMs: Math.max(0, result.delayMs), customStatus: result.customStatus };
   return { kind: "success", customStatus: typeof result === "string" ? result : "" };
 }
 
 /** attempt is the attempt that failed; the policy (if any) picks the delay before the next. */
 export function outcomeOfError(err: unknown, attempt: number, policy: RetryPolicy | undefined): JobOutcome {
-  if (err instanceof DoNotRetry) return { kind: "failure", customStatus: err.message, retryDelayMs: undefined, noRetry: true };
-  if (err instanceof RetryAfter) return { kind: "failure", customStatus: err.message, retryDelayMs: Math.max(0, err.delayMs), noRetry: false };
+  if (err instanceof DoNotRetry)
+    return { kind: "failure", customStatus: err.message, retryDelayMs: undefined, noRetry: true };
+  if (err instanceof RetryAfter)
+    return { kind: "failure", customStatus: err.message, retryDelayMs: Math.max(0, err.delayMs), noRetry: false };
   // No policy: leave retry_delay unset so the queue's own retry policy decides.
   const retryDelayMs = policy ? Math.max(0, policy(attempt)) : undefined;
   return { kind: "failure", customStatus: messageOf(err), retryDelayMs, noRetry: false };

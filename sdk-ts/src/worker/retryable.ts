@@ -5,7 +5,15 @@
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 
-const permanent = new Set<Code>([Code.InvalidArgument, Code.NotFound, Code.PermissionDenied, Code.Unauthenticated, Code.Unimplemented, Code.FailedPrecondition, Code.OutOfRange]);
+const permanent = new Set<Code>([
+  Code.InvalidArgument,
+  Code.NotFound,
+  Code.PermissionDenied,
+  Code.Unauthenticated,
+  Code.Unimplemented,
+  Code.FailedPrecondition,
+  Code.OutOfRange,
+]);
 
 export function isRetryable(err: unknown): boolean {
   // Anything that is not a ConnectError (a socket reset surfacing oddly, say) is

@@ -17,7 +17,12 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { AsyncQueue } from "../async-queue.js";
-import type { AckRequest, DequeuedJob, DequeueStreamRequestSchema, WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
+import type {
+  AckRequest,
+  DequeuedJob,
+  DequeueStreamRequestSchema,
+  WorkerService,
+} from "../gen/runlater/v1/worker_service_pb.js";
 import type { AckBatcher } from "./ack-batcher.js";
 import { Backoff, sleep } from "./backoff.js";
 import type { WorkerErrorHandler } from "./types.js";
@@ -89,7 +94,10 @@ export class StreamPuller {
       // From now on outcomes go by Ack calls; the acks already sent still get their answers.
       this.requests = undefined;
       requests.close();
-      setTimeout(() => cutOff.abort(new Error("the server did not end the stream in time after stop")), this.o.stopTimeoutMs).unref();
+      setTimeout(
+        () => cutOff.abort(new Error("the server did not end the stream in time after stop")),
+        this.o.stopTimeoutMs,
+      ).unref();
     };
     stop.addEventListener("abort", onStop, { once: true });
     let brought = false;

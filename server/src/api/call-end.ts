@@ -11,7 +11,10 @@ import type { StreamResponse, UnaryResponse } from "@connectrpc/connect";
  */
 export type CallEnded = (err: unknown) => unknown;
 
-export async function onCallEnd<R extends UnaryResponse | StreamResponse>(call: Promise<R>, ended: CallEnded): Promise<R> {
+export async function onCallEnd<R extends UnaryResponse | StreamResponse>(
+  call: Promise<R>,
+  ended: CallEnded,
+): Promise<R> {
   let res: R;
   try {
     res = await call;

@@ -1,19 +1,31 @@
 /** Conversions between runlater.v1 messages and the engine's domain values. */
 import { create } from "@bufbuild/protobuf";
 import { type Job, JobSchema, JobState } from "@runlater/sdk/gen/job_pb.js";
-import { type Queue, type QueueConfig, QueueConfigSchema, QueueSchema, QueueStatsSchema, RetryPolicySchema } from "@runlater/sdk/gen/queue_service_pb.js";
+import {
+  type Queue,
+  type QueueConfig,
+  QueueConfigSchema,
+  QueueSchema,
+  QueueStatsSchema,
+  RetryPolicySchema,
+} from "@runlater/sdk/gen/queue_service_pb.js";
 import { type AckRequest, type JobOutcome, Outcome } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/inputs.js";
 import { invalidArgument } from "../domain/errors.js";
+import type { JobFilter } from "../domain/job-filter.js";
 import type { JobRecord } from "../domain/job-record.js";
 import { visibleOrderingKey } from "../domain/ordering.js";
 import type { QueueConfigInput } from "../domain/queue-config.js";
 import { visibleState } from "../domain/transitions.js";
-import type { JobFilter } from "../domain/job-filter.js";
+import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/inputs.js";
 import type { EveryField } from "../wire/every-field.js";
 import { durationToMs, msToDuration, msToTimestamp } from "../wire/time.js";
 
-const stateToProto = { pending: JobState.PENDING, running: JobState.RUNNING, succeeded: JobState.SUCCEEDED, failed: JobState.FAILED } as const;
+const stateToProto = {
+  pending: JobState.PENDING,
+  running: JobState.RUNNING,
+  succeeded: JobState.SUCCEEDED,
+  failed: JobState.FAILED,
+} as const;
 
 export function stateFromProto(state: JobState, field = "state"): JobFilter["state"] {
   switch (state) {
@@ -51,7 +63,11 @@ export function jobToProto(job: JobRecord, includeBody: boolean): Job {
   });
 }
 
-const outcomeToProto = { acknowledged: Outcome.ACKNOWLEDGED, stale_claim: Outcome.STALE_CLAIM, not_found: Outcome.NOT_FOUND } as const;
+const outcomeToProto = {
+  acknowledged: Outcome.ACKNOWLEDGED,
+  stale_claim: Outcome.STALE_CLAIM,
+  not_found: Outcome.NOT_FOUND,
+} as const;
 
 export function outcomesToProto(results: DomainOutcome[]): JobOutcome[] {
   // Literals, as for DequeuedJob: one per acked job on the hot path.

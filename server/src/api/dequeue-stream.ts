@@ -13,10 +13,10 @@
  * it too, after the jobs already handed out have been written: none is left unsent.
  */
 import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { Engine } from "../engine/engine.js";
-import type { AckInput } from "../engine/inputs.js";
 import { invalidArgument } from "../domain/errors.js";
 import { limits } from "../domain/limits.js";
+import type { Engine } from "../engine/engine.js";
+import type { AckInput } from "../engine/inputs.js";
 import { dequeuedToProto } from "../wire/dequeued-job.js";
 import { ackFromProto, outcomesToProto } from "./convert.js";
 import { StreamOutbox } from "./stream-outbox.js";
@@ -94,19 +94,26 @@ class StreamSession {
 
   /** The first message names the queue, which must exist. */
   private async open(first: DequeueStreamRequest): Promise<void> {
-    if (first.queue === "") throw invalidArgument("queue", "queue is empty: the first message of a DequeueStream names the queue");
+    if (first.queue === "")
+      throw invalidArgument("queue", "queue is empty: the first message of a DequeueStream names the queue");
     await this.engine.requireQueue(first.queue);
     this.queue = first.queue;
   }
 
   private take(req: DequeueStreamRequest): void {
     if (req.queue !== "" && req.queue !== this.queue) {
-      throw invalidArgument("queue", `a DequeueStream serves one queue (${this.queue}), this message names ${req.queue}`);
+      throw invalidArgument(
+        "queue",
+        `a DequeueStream serves one queue (${this.queue}), this message names ${req.queue}`,
+      );
     }
     if (req.credit > 0) {
       const credits = this.credits + req.credit;
       if (credits > limits.streamCreditMax) {
-        throw invalidArgument("credit", `credits not yet used may not exceed ${limits.streamCreditMax}; this message brings them to ${credits}`);
+        throw invalidArgument(
+          "credit",
+          `credits not yet used may not exceed ${limits.streamCreditMax}; this message brings them to ${credits}`,
+        );
       }
       this.credits = credits;
       this.wakeHandOut?.();
@@ -122,7 +129,11 @@ class StreamSession {
     this.lastAnswer = this.lastAnswer.then(async () => {
       try {
         const results = outcomesToProto(await applied);
-        this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: [], ack: { $typeName: "runlater.v1.AckResponse", results } });
+        this.outbox.push({
+          $typeName: "runlater.v1.DequeueStreamResponse",
+          jobs: [],
+          ack: { $typeName: "runlater.v1.AckResponse", results },
+        });
       } catch (err) {
         this.fail(err);
       } finally {
@@ -148,7 +159,10 @@ class StreamSession {
         });
         if (jobs.length === 0) continue;
         this.credits -= jobs.length;
-        const sent = this.outbox.push({ $typeName: "runlater.v1.DequeueStreamResponse", jobs: jobs.map((j) => dequeuedToProto(j, false)) });
+        const sent = this.outbox.push({
+          $typeName: "runlater.v1.DequeueStreamResponse",
+          jobs: jobs.map((j) => dequeuedToProto(j, false)),
+        });
         // The stream failed while they were being started: hand them back now rather than
         // leave them to their claim timeout.
         if (!sent) await this.engine.releaseUndelivered(jobs);

@@ -21,20 +21,37 @@ const codes: Record<ErrorCode, Code> = {
 
 export function toConnectError(err: unknown, log: Logger, procedure: string): ConnectError {
   if (err instanceof RunlaterError) {
-    const detail = { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }) };
+    const detail = {
+      desc: ErrorInfoSchema,
+      value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }),
+    };
     return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
   }
   if (err instanceof ConnectError) return err;
   if (isStoreUnreachable(err)) {
     log.warn({ err, procedure }, "store unreachable");
-    return new ConnectError(`the store is unreachable (${(err as Error).message}); retry later`, Code.Unavailable, undefined, undefined, err);
+    return new ConnectError(
+      `the store is unreachable (${(err as Error).message}); retry later`,
+      Code.Unavailable,
+      undefined,
+      undefined,
+      err,
+    );
   }
   log.error({ err, procedure }, "internal error");
   return new ConnectError("internal error; the server log has the details", Code.Internal, undefined, undefined, err);
 }
 
 /** Connection-level failures of a store driver (ioredis, mysql2, Node sockets): retryable. */
-const unreachableCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "PROTOCOL_CONNECTION_LOST", "ER_CON_COUNT_ERROR"]);
+const unreachableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "PROTOCOL_CONNECTION_LOST",
+  "ER_CON_COUNT_ERROR",
+]);
 
 function isStoreUnreachable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -52,11 +69,20 @@ export function errorInterceptor(log: Logger): Interceptor {
     const started = performance.now();
     return onCallEnd(next(req), (err) => {
       if (err === undefined) {
-        if (log.isLevelEnabled("debug")) log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
+        if (log.isLevelEnabled("debug"))
+          log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
         return undefined;
       }
       const connectError = toConnectError(err, log, req.method.name);
-      log.debug({ procedure: req.method.name, ms: performance.now() - started, code: Code[connectError.code], message: connectError.rawMessage }, "call failed");
+      log.debug(
+        {
+          procedure: req.method.name,
+          ms: performance.now() - started,
+          code: Code[connectError.code],
+          message: connectError.rawMessage,
+        },
+        "call failed",
+      );
       return connectError;
     });
   };

@@ -6,13 +6,20 @@ import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
-import type { Engine } from "../engine/engine.js";
 import { invalidArgument } from "../domain/errors.js";
-import { dequeueStream } from "./dequeue-stream.js";
-import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
+import type { Engine } from "../engine/engine.js";
 import { dequeuedToProto } from "../wire/dequeued-job.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
 import { durationToMs, timestampToMs } from "../wire/time.js";
-import { ackFromProto, jobToProto, outcomesToProto, queueConfigFromProto, queueToProto, stateFromProto } from "./convert.js";
+import {
+  ackFromProto,
+  jobToProto,
+  outcomesToProto,
+  queueConfigFromProto,
+  queueToProto,
+  stateFromProto,
+} from "./convert.js";
+import { dequeueStream } from "./dequeue-stream.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -25,49 +32,53 @@ export interface ServedApis {
 /** Longest call id accepted (the router's are 12 characters); a longer one is ignored. */
 const CALL_ID_MAX_LENGTH = 64;
 
-export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis = { frontend: true }): ConnectRouter {
+export function registerServices(
+  router: ConnectRouter,
+  engine: Engine,
+  served: ServedApis = { frontend: true },
+): ConnectRouter {
   if (served.frontend) registerFrontend(router, engine);
   return router.service(WorkerService, {
-      async dequeue(req, ctx) {
-        const result = await engine.dequeue({
-          queue: req.queue,
-          limit: req.limit,
-          waitMs: Math.min(durationToMs(req.wait, "wait") ?? 0, deadlineLeft(ctx)),
-          signal: ctx.signal,
-          dryRun: req.dryRun,
-          ack: req.ack ? ackFromProto(req.ack) : undefined,
-          forwarded: ctx.requestHeader.get(FORWARDED_HEADER) === "1",
-          forwardedCall: callId(ctx.requestHeader.get(FORWARDED_CALL_HEADER)),
-        });
-        return {
-          jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
-          ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
-        };
-      },
-      dequeueStream(requests, ctx) {
-        return dequeueStream(engine, requests, ctx.signal);
-      },
-      async ack(req) {
-        if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
-        return { results: outcomesToProto(await engine.ack(ackFromProto(req))) };
-      },
-      async checkpoint(req) {
-        const results = await engine.checkpoint({
-          queue: req.queue,
-          items: req.checkpoints.map((c, i) => ({
-            jobId: c.jobId,
-            claimToken: c.claimToken,
-            extendClaimByMs: durationToMs(c.extendClaimBy, `checkpoints[${i}].extend_claim_by`),
-            newBody: c.newBody,
-            moveToPending: c.moveToPending,
-            runAfter: timestampToMs(c.runAfter),
-            attemptsAllowed: c.attemptsAllowed,
-            customStatus: c.customStatus,
-          })),
-        });
-        return { results: outcomesToProto(results) };
-      },
-    });
+    async dequeue(req, ctx) {
+      const result = await engine.dequeue({
+        queue: req.queue,
+        limit: req.limit,
+        waitMs: Math.min(durationToMs(req.wait, "wait") ?? 0, deadlineLeft(ctx)),
+        signal: ctx.signal,
+        dryRun: req.dryRun,
+        ack: req.ack ? ackFromProto(req.ack) : undefined,
+        forwarded: ctx.requestHeader.get(FORWARDED_HEADER) === "1",
+        forwardedCall: callId(ctx.requestHeader.get(FORWARDED_CALL_HEADER)),
+      });
+      return {
+        jobs: result.jobs.map((j) => dequeuedToProto(j, req.dryRun)),
+        ack: result.ack ? { results: outcomesToProto(result.ack) } : undefined,
+      };
+    },
+    dequeueStream(requests, ctx) {
+      return dequeueStream(engine, requests, ctx.signal);
+    },
+    async ack(req) {
+      if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");
+      return { results: outcomesToProto(await engine.ack(ackFromProto(req))) };
+    },
+    async checkpoint(req) {
+      const results = await engine.checkpoint({
+        queue: req.queue,
+        items: req.checkpoints.map((c, i) => ({
+          jobId: c.jobId,
+          claimToken: c.claimToken,
+          extendClaimByMs: durationToMs(c.extendClaimBy, `checkpoints[${i}].extend_claim_by`),
+          newBody: c.newBody,
+          moveToPending: c.moveToPending,
+          runAfter: timestampToMs(c.runAfter),
+          attemptsAllowed: c.attemptsAllowed,
+          customStatus: c.customStatus,
+        })),
+      });
+      return { results: outcomesToProto(results) };
+    },
+  });
 }
 
 function registerFrontend(router: ConnectRouter, engine: Engine): void {
@@ -98,7 +109,12 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
       async scanJobs(req) {
         const page = await engine.scanJobs({
           queue: req.queue,
-          filter: { state: stateFromProto(req.state), priority: req.priority, future: req.future, bodyRegex: req.bodyRegex },
+          filter: {
+            state: stateFromProto(req.state),
+            priority: req.priority,
+            future: req.future,
+            bodyRegex: req.bodyRegex,
+          },
           limit: req.limit,
           pageToken: req.pageToken,
           includeBody: req.includeBody,
@@ -108,7 +124,12 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
       async countJobs(req) {
         const count = await engine.countJobs({
           queue: req.queue,
-          filter: { state: stateFromProto(req.state), priority: req.priority, future: req.future, bodyRegex: req.bodyRegex },
+          filter: {
+            state: stateFromProto(req.state),
+            priority: req.priority,
+            future: req.future,
+            bodyRegex: req.bodyRegex,
+          },
         });
         return { count: BigInt(count) };
       },

@@ -5,10 +5,10 @@
  * `unimplemented` and a message saying how to enable it.
  */
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Code, type ConnectRouter, ConnectError } from "@connectrpc/connect";
-import { TestControlService } from "../gen/runlater/testing/v1/control_pb.js";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { type ManualClock, settle } from "../domain/clock.js";
 import type { Engine } from "../engine/engine.js";
+import { TestControlService } from "../gen/runlater/testing/v1/control_pb.js";
 import type { Maintenance } from "../maintenance/maintenance.js";
 import { durationToMs } from "../wire/time.js";
 

@@ -26,10 +26,10 @@ import { type HandOutPlan, handOut } from "../domain/transitions.js";
 import type { Store } from "../store/store.js";
 import { BufferMemory } from "./buffer-memory.js";
 import { PartitionBuffer } from "./partition-buffer.js";
-import { RateLimiter } from "./rate-limiter.js";
-import { Waiters } from "./waiters.js";
 import { PartitionLeases } from "./partition-leases.js";
 import type { QueueState } from "./queue-state.js";
+import { RateLimiter } from "./rate-limiter.js";
+import { Waiters } from "./waiters.js";
 
 export interface BrokerOptions {
   store: Store;
@@ -142,26 +142,33 @@ export class Broker {
   notify(queue: string, partition: number, dueAt: number, priority?: number): void {
     const state = this.queues.get(queue);
     if (!state) return; // Nobody has dequeued here yet: the first Dequeue claims from the store.
-    void state.then((q) => {
-      const buffer = q.partitions[partition];
-      if (!buffer) return;
-      if (dueAt <= this.o.clock.now()) this.markDue(q, buffer, priority ?? 0);
-      else this.armDueTimer(q, buffer, dueAt);
-    }, () => {});
+    void state.then(
+      (q) => {
+        const buffer = q.partitions[partition];
+        if (!buffer) return;
+        if (dueAt <= this.o.clock.now()) this.markDue(q, buffer, priority ?? 0);
+        else this.armDueTimer(q, buffer, dueAt);
+      },
+      () => {},
+    );
   }
 
   /** The queue's config changed (rate limit, pause, ...): apply it at once. */
   onQueueUpdated(name: string, config: QueueConfig): void {
-    void this.queues.get(name)?.then((q) => {
-      q.config = config;
-      const grew = q.partitions.length < config.partitions;
-      // Partitions only grow: the new ones start empty and unowned, claimed on demand.
-      while (q.partitions.length < config.partitions) q.partitions.push(new PartitionBuffer(name, q.partitions.length, this.memory));
-      // More partitions can move old ones between brokers (the per-broker bound changed).
-      if (grew) return this.rebalanceQueue(q);
-      this.applyRate(q);
-      q.waiters.wakeAll();
-    }, () => {});
+    void this.queues.get(name)?.then(
+      (q) => {
+        q.config = config;
+        const grew = q.partitions.length < config.partitions;
+        // Partitions only grow: the new ones start empty and unowned, claimed on demand.
+        while (q.partitions.length < config.partitions)
+          q.partitions.push(new PartitionBuffer(name, q.partitions.length, this.memory));
+        // More partitions can move old ones between brokers (the per-broker bound changed).
+        if (grew) return this.rebalanceQueue(q);
+        this.applyRate(q);
+        q.waiters.wakeAll();
+      },
+      () => {},
+    );
   }
 
   /** A queue was changed through another node: read its config again. */
@@ -182,7 +189,11 @@ export class Broker {
    * and wake waiters so the ones it gained are claimed.
    */
   rebalance(): void {
-    for (const state of this.queues.values()) void state.then((q) => this.rebalanceQueue(q), () => {});
+    for (const state of this.queues.values())
+      void state.then(
+        (q) => this.rebalanceQueue(q),
+        () => {},
+      );
   }
 
   private async rebalanceQueue(q: QueueState): Promise<void> {
@@ -191,7 +202,11 @@ export class Broker {
       if (this.owns(q, b)) {
         if (b.epoch === undefined) this.markDue(q, b, 0);
       } else if (b.epoch !== undefined) {
-        await this.leases.giveUp(b).catch((err) => this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"));
+        await this.leases
+          .giveUp(b)
+          .catch((err) =>
+            this.o.log.warn({ err, queue: q.name, partition: b.partition }, "could not release partition"),
+          );
       }
     }
     q.waiters.wakeAll();
@@ -200,17 +215,22 @@ export class Broker {
   onQueueDeleted(name: string): void {
     const state = this.queues.get(name);
     this.queues.delete(name);
-    void state?.then(async (q) => {
-      q.retired = true;
-      q.waiters.wakeAll();
-      for (const b of q.partitions) {
-        b.cancelDueTimer?.();
-        b.cancelLeaseRetry?.();
-        // Nothing to release if the queue is really gone; if a stale notice retired a
-        // queue that still exists, its buffered jobs must not stay BUFFERED.
-        await this.leases.release(b, b.drain()).catch((err) => this.o.log.warn({ err, queue: name }, "release failed"));
-      }
-    }, () => {});
+    void state?.then(
+      async (q) => {
+        q.retired = true;
+        q.waiters.wakeAll();
+        for (const b of q.partitions) {
+          b.cancelDueTimer?.();
+          b.cancelLeaseRetry?.();
+          // Nothing to release if the queue is really gone; if a stale notice retired a
+          // queue that still exists, its buffered jobs must not stay BUFFERED.
+          await this.leases
+            .release(b, b.drain())
+            .catch((err) => this.o.log.warn({ err, queue: name }, "release failed"));
+        }
+      },
+      () => {},
+    );
   }
 
   /** Stops serving: releases every buffered job back to pending and gives up leases. */
@@ -289,7 +309,10 @@ export class Broker {
   private applyRate(q: QueueState): void {
     const rate = q.config.maxDequeuePerSecond;
     const owned = q.partitions.filter((b) => this.owns(q, b)).length;
-    q.limiter.setRate(rate === 0 || owned === q.partitions.length ? rate : (rate * owned) / q.partitions.length, this.o.clock.now());
+    q.limiter.setRate(
+      rate === 0 || owned === q.partitions.length ? rate : (rate * owned) / q.partitions.length,
+      this.o.clock.now(),
+    );
   }
 
   /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
@@ -307,7 +330,8 @@ export class Broker {
           // Refill first when this partition alone cannot fill the request and the store may have more,
           // or when a better priority than the buffered ones was announced.
           const needsJobs = b.size < wanted && !this.knownEmpty(b);
-          const betterArrived = b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
+          const betterArrived =
+            b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
           return needsJobs || betterArrived ? this.refill(q, b) : undefined;
         }),
       );
@@ -331,7 +355,8 @@ export class Broker {
       if (total === before) break;
     }
     for (const b of owned) {
-      if (b.size < this.o.bufferSize / 4 && !this.knownEmpty(b)) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
+      if (b.size < this.o.bufferSize / 4 && !this.knownEmpty(b))
+        void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
     }
     const started = await Promise.all([...picked].map(([b, jobs]) => this.startJobs(q, b, jobs)));
     return started.flat().sort(compareForDequeue);
@@ -347,12 +372,23 @@ export class Broker {
       retryDelayMs: retryDelayMs(q.config.retryPolicy, job.attempt + 1),
     }));
     if (buffer.epoch === undefined) return [];
-    const started = new Set(await this.o.store.jobStartMany({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, plans, now }));
+    const started = new Set(
+      await this.o.store.jobStartMany({
+        queue: buffer.queue,
+        partition: buffer.partition,
+        epoch: buffer.epoch,
+        plans,
+        now,
+      }),
+    );
     if (started.size < plans.length) {
       // The store refused to start some: their epoch is no longer the lease's (a newer
       // owner took the partition while we were paused or cut off) or they were deleted.
       // Check the lease before handing out anything else from this buffer.
-      this.o.log.warn({ queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, refused: plans.length - started.size }, "hand-out refused by the store");
+      this.o.log.warn(
+        { queue: buffer.queue, partition: buffer.partition, epoch: buffer.epoch, refused: plans.length - started.size },
+        "hand-out refused by the store",
+      );
       buffer.leaseExpiresAt = 0;
     }
     // The store applied handOut; apply the same transition to our copies for the reply.
@@ -374,7 +410,10 @@ export class Broker {
     if (!(await this.leases.ensure(q, b, now))) return;
     const dirty = b.dirtyPriority;
     b.dirtyPriority = Number.POSITIVE_INFINITY;
-    const full = b.size >= this.o.bufferSize || (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes) || this.memory.room() === 0;
+    const full =
+      b.size >= this.o.bufferSize ||
+      (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes) ||
+      this.memory.room() === 0;
     if (full && dirty < b.worstPriority()) {
       // Full (in jobs or in bytes, its own or the broker's) of worse jobs while better ones wait in the store: make room for them.
       await this.leases.release(b, b.removeWorseThan(dirty));
@@ -382,14 +421,26 @@ export class Broker {
     // A refill claims at most a quarter of the buffer at a time (more only when the buffer
     // is empty): one big claim would hold the event loop for milliseconds, and every
     // Dequeue waiting behind it would see that in its latency.
-    const room = Math.min(this.o.bufferSize - b.size, b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)));
+    const room = Math.min(
+      this.o.bufferSize - b.size,
+      b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)),
+    );
     if (room <= 0) return;
     // Bytes: the partition's own room and the broker's, reserved while the claim runs.
-    const roomBytes = this.memory.reserve(this.o.bufferBytes === undefined ? undefined : Math.max(0, this.o.bufferBytes - b.bytes));
+    const roomBytes = this.memory.reserve(
+      this.o.bufferBytes === undefined ? undefined : Math.max(0, this.o.bufferBytes - b.bytes),
+    );
     let claimed: JobRecord[];
     try {
       if (roomBytes === 0 && b.size > 0) return;
-      claimed = await this.o.store.jobClaimMany({ queue: b.queue, partition: b.partition, epoch: b.epoch!, limit: room, maxBytes: roomBytes, now });
+      claimed = await this.o.store.jobClaimMany({
+        queue: b.queue,
+        partition: b.partition,
+        epoch: b.epoch!,
+        limit: room,
+        maxBytes: roomBytes,
+        now,
+      });
       if (!q.retired) b.add(claimed);
     } finally {
       this.memory.release(roomBytes);
@@ -423,7 +474,8 @@ export class Broker {
     b.exhausted = false;
     b.dirtyPriority = Math.min(b.dirtyPriority, priority);
     q.announced++;
-    if (q.waiters.size > 0 || evenWithoutWaiters) void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
+    if (q.waiters.size > 0 || evenWithoutWaiters)
+      void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
   }
 
   private armDueTimer(q: QueueState, b: PartitionBuffer, at: number): void {
@@ -447,7 +499,9 @@ export class Broker {
         q.partitions.map((b) => {
           if (b.epoch === undefined) return undefined;
           const renewing = this.owns(q, b) ? this.leases.ensure(q, b, this.o.clock.now()) : this.leases.giveUp(b);
-          return renewing.catch((err) => this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"));
+          return renewing.catch((err) =>
+            this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "lease renewal failed"),
+          );
         }),
       );
     }
@@ -459,6 +513,4 @@ export class Broker {
       await this.reloadQueue(name).catch((err) => this.o.log.warn({ err, queue: name }, "queue reload failed"));
     }
   }
-
-
 }

@@ -68,7 +68,8 @@ export class PartitionBuffer {
     const merged: JobRecord[] = [];
     let i = this.head;
     let k = 0;
-    while (i < held.length && k < claimed.length) merged.push(compareForDequeue(held[i]!, claimed[k]!) <= 0 ? held[i++]! : claimed[k++]!);
+    while (i < held.length && k < claimed.length)
+      merged.push(compareForDequeue(held[i]!, claimed[k]!) <= 0 ? held[i++]! : claimed[k++]!);
     while (i < held.length) merged.push(held[i++]!);
     while (k < claimed.length) merged.push(claimed[k++]!);
     this.jobs = merged;

@@ -43,7 +43,12 @@ export class PartitionLeases {
   /** Returns buffered jobs to pending, fenced by the epoch they were claimed under. */
   async release(b: PartitionBuffer, jobs: JobRecord[]): Promise<void> {
     if (jobs.length === 0 || b.epoch === undefined) return;
-    await this.o.store.jobReleaseBuffered({ queue: b.queue, partition: b.partition, epoch: b.epoch, ids: jobs.map((j) => j.id) });
+    await this.o.store.jobReleaseBuffered({
+      queue: b.queue,
+      partition: b.partition,
+      epoch: b.epoch,
+      ids: jobs.map((j) => j.id),
+    });
   }
 
   /**
@@ -74,11 +79,18 @@ export class PartitionLeases {
     if (b.epoch !== undefined && !this.renewalDue(b, now)) return true; // renewed while we queued
     const wanted = () => this.o.owns(q, b) && !q.retired && !this.o.stopped();
     if (!wanted()) return false;
-    const lease = await this.o.store.leaseAcquire({ queue: b.queue, partition: b.partition, owner: this.o.owner, ttlMs: this.o.leaseTtlMs, now });
+    const lease = await this.o.store.leaseAcquire({
+      queue: b.queue,
+      partition: b.partition,
+      owner: this.o.owner,
+      ttlMs: this.o.leaseTtlMs,
+      now,
+    });
     if (!lease || (b.epoch !== undefined && lease.epoch !== b.epoch)) {
       // Someone else holds it, or held it since our last renewal: what we buffered under
       // the old epoch is theirs to release; our late writes are refused by the fence.
-      if (b.epoch !== undefined) this.o.log.warn({ queue: b.queue, partition: b.partition, epoch: b.epoch }, "lease lost");
+      if (b.epoch !== undefined)
+        this.o.log.warn({ queue: b.queue, partition: b.partition, epoch: b.epoch }, "lease lost");
       b.epoch = undefined;
       b.drain();
     }

@@ -7,7 +7,11 @@ export class Waiters {
   }
 
   /** Resolves on the next wake(), after `ms`, or when `signal` aborts, whichever is first. */
-  wait(ms: number, signal: AbortSignal | undefined, setTimer: (ms: number, fn: () => void) => () => void): Promise<void> {
+  wait(
+    ms: number,
+    signal: AbortSignal | undefined,
+    setTimer: (ms: number, fn: () => void) => () => void,
+  ): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         this.waiting.delete(done);

@@ -10,8 +10,8 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
-import type { CliIo } from "./io.js";
 import { usageError } from "./exits.js";
+import type { CliIo } from "./io.js";
 
 export const DEFAULT_URL = "http://127.0.0.1:8080";
 
@@ -27,7 +27,8 @@ function checkUrl(value: string): string {
   } catch {
     throw new InvalidArgumentError(`"${value}" is not a URL: use e.g. ${DEFAULT_URL}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new InvalidArgumentError(`"${value}" must start with http:// or https://`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new InvalidArgumentError(`"${value}" must start with http:// or https://`);
   return value;
 }
 

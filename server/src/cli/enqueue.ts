@@ -7,10 +7,10 @@ import { JobSpecSchema } from "@runlater/sdk/gen/job_pb.js";
 import { EnqueueResponseSchema } from "@runlater/sdk/gen/job_service_pb.js";
 import type { Command } from "commander";
 import { addJsonOption, clientContext } from "./client.js";
+import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
 import { printJson } from "./json.js";
 import { parseTimeMs, positiveInt, uint32 } from "./parse.js";
-import { usageError } from "./exits.js";
 
 /** The server takes at most this many jobs per Enqueue call (limits.enqueueBatchMax). */
 export const ENQUEUE_BATCH = 1000;
@@ -35,18 +35,28 @@ export function registerEnqueue(program: Command, io: CliIo): void {
       .argument("[body]", "job body as text; - reads stdin; omitted: read stdin when it is piped")
       .option("--file <path>", "read the body from a file (bytes as they are)")
       .option("--priority <n>", "1 is the highest; default the queue's default (1)", positiveInt)
-      .option("--run-after <time>", "earliest run time: RFC 3339 (2026-05-01T12:00:00Z) or a delay from now (10s, 5m, 1h)", (v: string) => parseTimeMs(v))
+      .option(
+        "--run-after <time>",
+        "earliest run time: RFC 3339 (2026-05-01T12:00:00Z) or a delay from now (10s, 5m, 1h)",
+        (v: string) => parseTimeMs(v),
+      )
       .option("--attempts <n>", "attempts allowed in all (default: the queue's default-attempts)", uint32)
-      .option("--idempotency-key <key>", "a repeat enqueue with the same key returns the first job's id and adds nothing")
-      .option("--ordering-key <key>", "jobs with the same key run one at a time, in enqueue order (ignored on FIFO queues)")
+      .option(
+        "--idempotency-key <key>",
+        "a repeat enqueue with the same key returns the first job's id and adds nothing",
+      )
+      .option(
+        "--ordering-key <key>",
+        "jobs with the same key run one at a time, in enqueue order (ignored on FIFO queues)",
+      )
       .option("--count <n>", `enqueue the same body n times (sent in batches of ${ENQUEUE_BATCH})`, positiveInt, 1),
   )
     .addHelpText(
       "after",
       "\nExamples:\n" +
-        "  $ runlater enqueue emails '{\"to\":\"a@example.com\"}'\n" +
+        '  $ runlater enqueue emails \'{"to":"a@example.com"}\'\n' +
         "  $ runlater enqueue emails --file job.bin --priority 2 --run-after 10m\n" +
-        "  $ runlater enqueue payments '{\"op\":\"refund\"}' --ordering-key account-42\n" +
+        '  $ runlater enqueue payments \'{"op":"refund"}\' --ordering-key account-42\n' +
         "  $ echo hello | runlater enqueue emails --count 5000",
     )
     .action(async (queue: string, bodyArg: string | undefined, opts: EnqueueFlags, cmd: Command) => {
@@ -78,8 +88,14 @@ export function registerEnqueue(program: Command, io: CliIo): void {
 }
 
 /** The body from exactly one source: the argument, --file, or stdin (`-` or piped). */
-async function readBody(io: CliIo, cmd: Command, arg: string | undefined, file: string | undefined): Promise<Uint8Array> {
-  if (arg !== undefined && file !== undefined) usageError(cmd, "give the body either as an argument or with --file, not both");
+async function readBody(
+  io: CliIo,
+  cmd: Command,
+  arg: string | undefined,
+  file: string | undefined,
+): Promise<Uint8Array> {
+  if (arg !== undefined && file !== undefined)
+    usageError(cmd, "give the body either as an argument or with --file, not both");
   if (file !== undefined) {
     try {
       return new Uint8Array(await readFile(file));

@@ -21,7 +21,8 @@ export const processIo: CliIo = {
   err: (text) => void process.stderr.write(text),
   async readStdin() {
     const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+    for await (const chunk of process.stdin)
+      chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
     return new Uint8Array(Buffer.concat(chunks));
   },
   get stdinIsTTY() {

@@ -23,7 +23,10 @@ export function addPriorityFlag(cmd: Command): Command {
 }
 
 export function addBodyRegexFlag(cmd: Command): Command {
-  return cmd.option("--body-regex <regex>", "only jobs whose body, read as UTF-8, matches this JavaScript regular expression");
+  return cmd.option(
+    "--body-regex <regex>",
+    "only jobs whose body, read as UTF-8, matches this JavaScript regular expression",
+  );
 }
 
 /** --future and --due split jobs by whether run_after has come. */
@@ -39,7 +42,12 @@ export function addFilterFlags(cmd: Command): Command {
 }
 
 /** The filter fields of ScanJobsRequest / CountJobsRequest. */
-export function filterFields(f: FilterFlags): { state?: JobState; priority: number; future?: boolean; bodyRegex: string } {
+export function filterFields(f: FilterFlags): {
+  state?: JobState;
+  priority: number;
+  future?: boolean;
+  bodyRegex: string;
+} {
   return {
     state: f.state,
     priority: f.priority ?? 0,

@@ -11,12 +11,19 @@ import {
 } from "@runlater/sdk/gen/job_service_pb.js";
 import type { Command } from "commander";
 import { addJsonOption, type ClientContext, clientContext } from "./client.js";
+import { ExitStatus } from "./exits.js";
 import type { CliIo } from "./io.js";
-import { addBodyRegexFlag, addFilterFlags, addPriorityFlag, addStateFlag, type FilterFlags, filterFields } from "./job-filters.js";
+import {
+  addBodyRegexFlag,
+  addFilterFlags,
+  addPriorityFlag,
+  addStateFlag,
+  type FilterFlags,
+  filterFields,
+} from "./job-filters.js";
 import { printJson } from "./json.js";
 import { bodyBlock, bodyCell, fields, formatTime, keyText, stateName, table } from "./output.js";
 import { parseTimeMs, positiveInt, uint32 } from "./parse.js";
-import { ExitStatus } from "./exits.js";
 
 /** The server looks up at most this many ids per GetJobs call (limits.getJobsMax). */
 export const GET_BATCH = 1000;
@@ -38,7 +45,10 @@ export function registerJobs(program: Command, io: CliIo): void {
       const ctx = clientContext(io, cmd);
       const res = create(GetJobsResponseSchema);
       for (let at = 0; at < ids.length; at += GET_BATCH) {
-        const page = await ctx.clients.jobs.getJobs({ jobIds: ids.slice(at, at + GET_BATCH), includeBody: opts.body === true });
+        const page = await ctx.clients.jobs.getJobs({
+          jobIds: ids.slice(at, at + GET_BATCH),
+          includeBody: opts.body === true,
+        });
         res.jobs.push(...page.jobs);
         res.notFoundJobIds.push(...page.notFoundJobIds);
       }
@@ -51,30 +61,51 @@ export function registerJobs(program: Command, io: CliIo): void {
     });
 
   addJsonOption(
-    addFilterFlags(jobs.command("scan").description("list a queue's jobs matching the filters, newest run_after first, a page at a time").argument("<queue>", "queue name"))
+    addFilterFlags(
+      jobs
+        .command("scan")
+        .description("list a queue's jobs matching the filters, newest run_after first, a page at a time")
+        .argument("<queue>", "queue name"),
+    )
       .option("--limit <n>", "page size (default 100, at most 1000)", positiveInt)
       .option("--page-token <token>", "continue from a previous page (the token scan printed)")
       .option("--all", "follow every page to the end")
       .option("--body", BODY_HELP),
   )
     .addHelpText("after", "\nExample:\n  $ runlater jobs scan emails --state failed --body-regex 'example\\.com' --all")
-    .action(async (queue: string, opts: FilterFlags & { limit?: number; pageToken?: string; all?: boolean; body?: boolean }, cmd: Command) => {
-      const ctx = clientContext(io, cmd);
-      const includeBody = opts.body === true;
-      const res = create(ScanJobsResponseSchema);
-      let pageToken = opts.pageToken ?? "";
-      do {
-        const page = await ctx.clients.jobs.scanJobs({ queue, ...filterFields(opts), limit: opts.limit ?? 0, pageToken, includeBody });
-        res.jobs.push(...page.jobs);
-        res.nextPageToken = pageToken = page.nextPageToken;
-      } while (opts.all && pageToken !== "");
-      if (ctx.json) return printJson(io, ScanJobsResponseSchema, res);
-      printJobTable(ctx, res.jobs, includeBody);
-      // On stderr so that stdout stays a clean table for pipes.
-      if (res.nextPageToken !== "") io.err(`more jobs: add --page-token ${res.nextPageToken} (or --all)\n`);
-    });
+    .action(
+      async (
+        queue: string,
+        opts: FilterFlags & { limit?: number; pageToken?: string; all?: boolean; body?: boolean },
+        cmd: Command,
+      ) => {
+        const ctx = clientContext(io, cmd);
+        const includeBody = opts.body === true;
+        const res = create(ScanJobsResponseSchema);
+        let pageToken = opts.pageToken ?? "";
+        do {
+          const page = await ctx.clients.jobs.scanJobs({
+            queue,
+            ...filterFields(opts),
+            limit: opts.limit ?? 0,
+            pageToken,
+            includeBody,
+          });
+          res.jobs.push(...page.jobs);
+          res.nextPageToken = pageToken = page.nextPageToken;
+        } while (opts.all && pageToken !== "");
+        if (ctx.json) return printJson(io, ScanJobsResponseSchema, res);
+        printJobTable(ctx, res.jobs, includeBody);
+        // On stderr so that stdout stays a clean table for pipes.
+        if (res.nextPageToken !== "") io.err(`more jobs: add --page-token ${res.nextPageToken} (or --all)\n`);
+      },
+    );
 
-  addJsonOption(addFilterFlags(jobs.command("count").description("count a queue's jobs matching the filters").argument("<queue>", "queue name")))
+  addJsonOption(
+    addFilterFlags(
+      jobs.command("count").description("count a queue's jobs matching the filters").argument("<queue>", "queue name"),
+    ),
+  )
     .addHelpText("after", "\nExample:\n  $ runlater jobs count emails --state pending --due")
     .action(async (queue: string, opts: FilterFlags, cmd: Command) => {
       const ctx = clientContext(io, cmd);
@@ -84,33 +115,63 @@ export function registerJobs(program: Command, io: CliIo): void {
     });
 
   addJsonOption(
-    addPriorityFlag(jobs.command("retry").description("move FAILED jobs back to PENDING with fresh attempts, oldest failures first").argument("<queue>", "queue name"))
+    addPriorityFlag(
+      jobs
+        .command("retry")
+        .description("move FAILED jobs back to PENDING with fresh attempts, oldest failures first")
+        .argument("<queue>", "queue name"),
+    )
       .option("--attempts <n>", "attempts the retried jobs get (default: the queue's default-attempts)", uint32)
-      .option("--run-after <time>", "when they become due: RFC 3339 or a delay from now (10s, 5m); default now", (v: string) => parseTimeMs(v))
+      .option(
+        "--run-after <time>",
+        "when they become due: RFC 3339 or a delay from now (10s, 5m); default now",
+        (v: string) => parseTimeMs(v),
+      )
       .option("--limit <n>", "at most this many jobs (default 1000, at most 100000)", positiveInt),
   )
     .addHelpText("after", "\nExample:\n  $ runlater jobs retry emails --attempts 3 --run-after 5m")
-    .action(async (queue: string, opts: { priority?: number; attempts?: number; runAfter?: number; limit?: number }, cmd: Command) => {
-      const ctx = clientContext(io, cmd);
-      const res = await ctx.clients.jobs.retryFailedJobs({
-        queue,
-        priority: opts.priority ?? 0,
-        attemptsAllowed: opts.attempts ?? 0,
-        runAfter: opts.runAfter === undefined ? undefined : timestampFromMs(opts.runAfter),
-        limit: opts.limit ?? 0,
-      });
-      if (ctx.json) return printJson(io, RetryFailedJobsResponseSchema, res);
-      io.out(`retried ${res.count} ${plural(res.count)} (now PENDING)\n`);
-    });
+    .action(
+      async (
+        queue: string,
+        opts: { priority?: number; attempts?: number; runAfter?: number; limit?: number },
+        cmd: Command,
+      ) => {
+        const ctx = clientContext(io, cmd);
+        const res = await ctx.clients.jobs.retryFailedJobs({
+          queue,
+          priority: opts.priority ?? 0,
+          attemptsAllowed: opts.attempts ?? 0,
+          runAfter: opts.runAfter === undefined ? undefined : timestampFromMs(opts.runAfter),
+          limit: opts.limit ?? 0,
+        });
+        if (ctx.json) return printJson(io, RetryFailedJobsResponseSchema, res);
+        io.out(`retried ${res.count} ${plural(res.count)} (now PENDING)\n`);
+      },
+    );
 
   addJsonOption(
-    addBodyRegexFlag(addPriorityFlag(addStateFlag(jobs.command("delete").description("delete a queue's jobs in one state (to delete a whole queue use `queue delete`)").argument("<queue>", "queue name"), true)))
-      .option("--limit <n>", "at most this many jobs (default 1000, at most 100000)", positiveInt),
+    addBodyRegexFlag(
+      addPriorityFlag(
+        addStateFlag(
+          jobs
+            .command("delete")
+            .description("delete a queue's jobs in one state (to delete a whole queue use `queue delete`)")
+            .argument("<queue>", "queue name"),
+          true,
+        ),
+      ),
+    ).option("--limit <n>", "at most this many jobs (default 1000, at most 100000)", positiveInt),
   )
     .addHelpText("after", "\nExample:\n  $ runlater jobs delete emails --state failed --body-regex test")
     .action(async (queue: string, opts: FilterFlags & { limit?: number }, cmd: Command) => {
       const ctx = clientContext(io, cmd);
-      const res = await ctx.clients.jobs.deleteJobs({ queue, state: opts.state, priority: opts.priority ?? 0, bodyRegex: opts.bodyRegex ?? "", limit: opts.limit ?? 0 });
+      const res = await ctx.clients.jobs.deleteJobs({
+        queue,
+        state: opts.state,
+        priority: opts.priority ?? 0,
+        bodyRegex: opts.bodyRegex ?? "",
+        limit: opts.limit ?? 0,
+      });
       if (ctx.json) return printJson(io, DeleteJobsResponseSchema, res);
       io.out(`deleted ${res.count} ${plural(res.count)}\n`);
     });
@@ -127,7 +188,16 @@ function printJobTable(ctx: ClientContext, jobs: Job[], includeBody: boolean): v
   }
   // The ORDERING KEY column only when a job of the page has one: most queues use none.
   const keyed = jobs.some((j) => j.orderingKey !== "");
-  const headers = ["JOB ID", "STATE", "PRIORITY", "RUN AFTER", "ATTEMPTS LEFT", "CREATED", ...(keyed ? ["ORDERING KEY"] : []), ...(includeBody ? ["BODY"] : [])];
+  const headers = [
+    "JOB ID",
+    "STATE",
+    "PRIORITY",
+    "RUN AFTER",
+    "ATTEMPTS LEFT",
+    "CREATED",
+    ...(keyed ? ["ORDERING KEY"] : []),
+    ...(includeBody ? ["BODY"] : []),
+  ];
   const rows = jobs.map((j) => [
     j.jobId,
     stateName(j.state),

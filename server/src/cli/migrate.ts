@@ -11,13 +11,26 @@ export function registerMigrate(program: Command, io: CliIo): void {
   program
     .command("migrate")
     .description("create or upgrade the schema of a mysql:// store (repeat --store for each shard), then exit")
-    .requiredOption("--store <url>", "mysql://user:password@host:port/database; repeat for several shards", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .requiredOption(
+      "--store <url>",
+      "mysql://user:password@host:port/database; repeat for several shards",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .action(async (opts: { store: string[] }) => {
       const other = opts.store.find((url) => !url.startsWith("mysql://"));
-      if (other !== undefined) throw invalidArgument("store", `migrate applies to mysql:// stores only, got "${other}" (memory and redis need no schema)`);
+      if (other !== undefined)
+        throw invalidArgument(
+          "store",
+          `migrate applies to mysql:// stores only, got "${other}" (memory and redis need no schema)`,
+        );
       for (const [i, r] of (await migrateUrls(opts.store)).entries()) {
         const where = redact(r.url);
-        io.out(r.applied.length > 0 ? `shard ${i} (${where}): applied ${r.applied.join(", ")}; schema version ${r.version}\n` : `shard ${i} (${where}): up to date at schema version ${r.version}\n`);
+        io.out(
+          r.applied.length > 0
+            ? `shard ${i} (${where}): applied ${r.applied.join(", ")}; schema version ${r.version}\n`
+            : `shard ${i} (${where}): up to date at schema version ${r.version}\n`,
+        );
       }
     });
 }

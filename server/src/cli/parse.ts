@@ -25,7 +25,9 @@ export function parseDurationMs(value: string): number {
     at = token.lastIndex;
   }
   if (text === "" || at !== text.length || !Number.isFinite(total)) {
-    throw new InvalidArgumentError(`"${value}" is not a duration: use a number and a unit (ms, s, m, h, d), e.g. 500ms, 30s, 5m, 1h30m`);
+    throw new InvalidArgumentError(
+      `"${value}" is not a duration: use a number and a unit (ms, s, m, h, d), e.g. 500ms, 30s, 5m, 1h30m`,
+    );
   }
   return Math.round(total);
 }
@@ -44,28 +46,33 @@ export function parseTimeMs(value: string, now: () => number = Date.now): number
   try {
     return now() + parseDurationMs(value);
   } catch {
-    throw new InvalidArgumentError(`"${value}" is neither an RFC 3339 time (2026-05-01T12:00:00Z) nor a delay (10s, 5m, 1h)`);
+    throw new InvalidArgumentError(
+      `"${value}" is neither an RFC 3339 time (2026-05-01T12:00:00Z) nor a delay (10s, 5m, 1h)`,
+    );
   }
 }
 
 /** A whole number ≥ 1 (counts, priorities, partitions). */
 export function positiveInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`"${value}" is not a whole number of at least 1`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError(`"${value}" is not a whole number of at least 1`);
   return n;
 }
 
 /** A whole number ≥ 0 that fits a uint32 field; 0 usually means "the default". */
 export function uint32(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n > 0xffff_ffff) throw new InvalidArgumentError(`"${value}" is not a whole number from 0 to 4294967295`);
+  if (!/^\d+$/.test(value.trim()) || n > 0xffff_ffff)
+    throw new InvalidArgumentError(`"${value}" is not a whole number from 0 to 4294967295`);
   return n;
 }
 
 /** A non-negative number, fractions allowed (rates). */
 export function nonNegativeNumber(value: string): number {
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`"${value}" is not a number of at least 0`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError(`"${value}" is not a number of at least 0`);
   return n;
 }
 
@@ -81,6 +88,7 @@ export const stateNames = Object.keys(STATES);
 /** A job state by its short name (pending, running, succeeded, failed), any case. */
 export function parseState(value: string): JobState {
   const state = STATES[value.toLowerCase()];
-  if (state === undefined) throw new InvalidArgumentError(`"${value}" is not a job state: use ${stateNames.join(", ")}`);
+  if (state === undefined)
+    throw new InvalidArgumentError(`"${value}" is not a job state: use ${stateNames.join(", ")}`);
   return state;
 }

@@ -9,11 +9,18 @@ import {
 } from "@runlater/sdk/gen/queue_service_pb.js";
 import type { Command } from "commander";
 import { addJsonOption, clientContext } from "./client.js";
+import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
 import { printJson } from "./json.js";
 import { fields, formatAge, formatDuration, formatRate, table, yesNo } from "./output.js";
-import { addCreateOnlyFlags, addTunableFlags, addUpdateOnlyFlags, fieldMask, type QueueFlagValues, queueConfigFromFlags } from "./queue-flags.js";
-import { usageError } from "./exits.js";
+import {
+  addCreateOnlyFlags,
+  addTunableFlags,
+  addUpdateOnlyFlags,
+  fieldMask,
+  type QueueFlagValues,
+  queueConfigFromFlags,
+} from "./queue-flags.js";
 
 type JsonFlag = { json?: boolean };
 
@@ -22,11 +29,16 @@ export function registerQueue(program: Command, io: CliIo): void {
 
   const createCmd = queue
     .command("create")
-    .description("create a queue; unset flags take their defaults. Creating an existing queue changes nothing (use `queue update`)")
+    .description(
+      "create a queue; unset flags take their defaults. Creating an existing queue changes nothing (use `queue update`)",
+    )
     .argument("<name>", "queue name: 1 to 64 letters, digits and underscores");
   addCreateOnlyFlags(addTunableFlags(createCmd));
   addJsonOption(createCmd)
-    .addHelpText("after", "\nExample:\n  $ runlater queue create emails --priorities 5 --claim-timeout 30s --max-dequeue-per-second 100")
+    .addHelpText(
+      "after",
+      "\nExample:\n  $ runlater queue create emails --priorities 5 --claim-timeout 30s --max-dequeue-per-second 100",
+    )
     .action(async (name: string, opts: QueueFlagValues & JsonFlag, cmd: Command) => {
       const ctx = clientContext(io, cmd);
       const { config, paths } = queueConfigFromFlags(opts);
@@ -35,14 +47,17 @@ export function registerQueue(program: Command, io: CliIo): void {
       if (res.created) io.out(`created queue ${name}\n`);
       else {
         io.out(`queue ${name} already exists; nothing changed\n`);
-        if (paths.length > 0) io.err(`note: the flags given were not applied; to change the queue use: runlater queue update ${name} …\n`);
+        if (paths.length > 0)
+          io.err(`note: the flags given were not applied; to change the queue use: runlater queue update ${name} …\n`);
       }
       if (res.queue) io.out(describeQueue(res.queue));
     });
 
   const updateCmd = queue
     .command("update")
-    .description("change a queue's settings at runtime; only the flags given are changed (fifo is fixed at create; partitions may only grow)")
+    .description(
+      "change a queue's settings at runtime; only the flags given are changed (fifo is fixed at create; partitions may only grow)",
+    )
     .argument("<name>", "queue name");
   addUpdateOnlyFlags(addTunableFlags(updateCmd));
   addJsonOption(updateCmd)
@@ -53,7 +68,8 @@ export function registerQueue(program: Command, io: CliIo): void {
     )
     .action(async (name: string, opts: QueueFlagValues & JsonFlag, cmd: Command) => {
       const { config, paths } = queueConfigFromFlags(opts);
-      if (paths.length === 0) usageError(cmd, "nothing to change: give at least one setting flag (see runlater queue update --help)");
+      if (paths.length === 0)
+        usageError(cmd, "nothing to change: give at least one setting flag (see runlater queue update --help)");
       const ctx = clientContext(io, cmd);
       const res = await ctx.clients.queues.updateQueue({ name, config, updateMask: fieldMask(paths) });
       if (ctx.json) return printJson(io, UpdateQueueResponseSchema, res);
@@ -103,7 +119,9 @@ export function registerQueue(program: Command, io: CliIo): void {
       );
     });
 
-  addJsonOption(queue.command("show").description("show one queue's settings and live counts").argument("<name>", "queue name"))
+  addJsonOption(
+    queue.command("show").description("show one queue's settings and live counts").argument("<name>", "queue name"),
+  )
     .addHelpText("after", "\nExample:\n  $ runlater queue show emails")
     .action(async (name: string, _opts: JsonFlag, cmd: Command) => {
       const ctx = clientContext(io, cmd);

@@ -7,14 +7,19 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { type Command, CommanderError } from "commander";
 import { resolveUrl } from "./client.js";
-import type { CliIo } from "./io.js";
 import { ExitStatus } from "./exits.js";
+import type { CliIo } from "./io.js";
 
 /**
  * `from: "user"` takes argv without the node and script entries (tests); "node" takes
  * process.argv as it is.
  */
-export async function runCli(program: Command, argv: string[], io: CliIo, from: "node" | "user" = "node"): Promise<number> {
+export async function runCli(
+  program: Command,
+  argv: string[],
+  io: CliIo,
+  from: "node" | "user" = "node",
+): Promise<number> {
   try {
     await program.parseAsync(argv, { from });
     return 0;
@@ -42,7 +47,8 @@ export function describeError(err: unknown, url: () => string): string {
     if (network === "ECONNREFUSED") {
       return `error: cannot connect to ${url()}: connection refused\nhint: is the server running? start it with: runlater serve (or point --url / RUNLATER_URL at it)`;
     }
-    if (network === "ENOTFOUND" || network === "EAI_AGAIN") return `error: cannot resolve the host of ${url()} (${network})`;
+    if (network === "ENOTFOUND" || network === "EAI_AGAIN")
+      return `error: cannot resolve the host of ${url()} (${network})`;
     if (network !== undefined) return `error: cannot reach ${url()}: ${err.rawMessage}`;
     return `error: ${codeToString(err.code)}: ${err.rawMessage}${err.code === Code.Unimplemented ? `\nhint: is ${url()} a runlater server?` : ""}`;
   }

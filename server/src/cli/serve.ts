@@ -27,24 +27,57 @@ export function registerServe(program: Command): void {
     .command("serve")
     .description("run a runlater server (frontend and broker) on one port: Connect, gRPC and gRPC-Web")
     .addOption(
-      new Option("--role <role>", "all: frontend and broker in one process; frontend: enqueues, lookups, admin, forwards Dequeue; broker: owns partitions (needs a redis:// or mysql:// store)")
+      new Option(
+        "--role <role>",
+        "all: frontend and broker in one process; frontend: enqueues, lookups, admin, forwards Dequeue; broker: owns partitions (needs a redis:// or mysql:// store)",
+      )
         .choices(["all", "frontend", "broker"])
         .default("all"),
     )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on; 0 picks a free one (printed on stdout)", intOption, 8080)
-    .option("--store <url>", "store URL: memory (default); repeat for several shards", (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option(
+      "--store <url>",
+      "store URL: memory (default); repeat for several shards",
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
-    .option("--advertise-url <url>", "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)")
-    .option("--lease-ttl <ms>", "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long (+ a third)", intOption, 5_000)
-    .option("--buffer-size <n>", "jobs prefetched per owned partition (default 1000; 4000 on MySQL, whose claims cost less per job in bigger batches)", intOption)
-    .option("--buffer-bytes <n>", "body bytes prefetched per owned partition (a single larger job is still taken)", intOption, 64 * 1024 * 1024)
-    .option("--buffer-bytes-total <n>", "body bytes prefetched across every owned partition: the broker's memory bound (a partition with an empty buffer still takes one job)", intOption, 512 * 1024 * 1024)
+    .option(
+      "--advertise-url <url>",
+      "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)",
+    )
+    .option(
+      "--lease-ttl <ms>",
+      "partition lease and broker registration lifetime: a dead broker's partitions move to the others within about this long (+ a third)",
+      intOption,
+      5_000,
+    )
+    .option(
+      "--buffer-size <n>",
+      "jobs prefetched per owned partition (default 1000; 4000 on MySQL, whose claims cost less per job in bigger batches)",
+      intOption,
+    )
+    .option(
+      "--buffer-bytes <n>",
+      "body bytes prefetched per owned partition (a single larger job is still taken)",
+      intOption,
+      64 * 1024 * 1024,
+    )
+    .option(
+      "--buffer-bytes-total <n>",
+      "body bytes prefetched across every owned partition: the broker's memory bound (a partition with an empty buffer still takes one job)",
+      intOption,
+      512 * 1024 * 1024,
+    )
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
-    .option("--enable-test-control", "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)")
+    .option(
+      "--enable-test-control",
+      "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)",
+    )
     .action(async (opts: ServeFlags) => {
       const log = createLogger(opts.logLevel);
       let lastReport = 0;
@@ -78,7 +111,10 @@ export function registerServe(program: Command): void {
         await store.close().catch(() => {});
         throw err;
       });
-      if (opts.enableTestControl) log.warn("test control enabled: the clock is manual and Reset deletes every queue; never do this in production");
+      if (opts.enableTestControl)
+        log.warn(
+          "test control enabled: the clock is manual and Reset deletes every queue; never do this in production",
+        );
       process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");

@@ -42,7 +42,12 @@ export class ForwardedAnswers {
       this.forget(callId);
       return this.release(jobs);
     }
-    if (jobs.length > 0) this.remember(callId, { at: this.clock.now(), kind: "answered", jobs: jobs.map(({ id, claimToken }) => ({ id, claimToken })) });
+    if (jobs.length > 0)
+      this.remember(callId, {
+        at: this.clock.now(),
+        kind: "answered",
+        jobs: jobs.map(({ id, claimToken }) => ({ id, claimToken })),
+      });
     return Promise.resolve();
   }
 

@@ -54,7 +54,10 @@ export class Membership {
   async stop(): Promise<void> {
     this.stopped = true;
     this.cancelTimer?.();
-    if (this.self) await this.o.store.brokerLeave({ id: this.self.id }).catch((err) => this.o.log.warn({ err }, "could not leave the broker registry"));
+    if (this.self)
+      await this.o.store
+        .brokerLeave({ id: this.self.id })
+        .catch((err) => this.o.log.warn({ err }, "could not leave the broker registry"));
   }
 
   get selfId(): string | undefined {
@@ -117,7 +120,8 @@ export class Membership {
     const now = this.o.clock.now();
     this.lastRefreshAt = now;
     try {
-      if (this.self) await this.o.store.brokerHeartbeat({ id: this.self.id, url: this.self.url, ttlMs: this.o.ttlMs, now });
+      if (this.self)
+        await this.o.store.brokerHeartbeat({ id: this.self.id, url: this.self.url, ttlMs: this.o.ttlMs, now });
       const listed = await this.o.store.brokerList({ now });
       const self = this.self;
       this.setLive(self && !listed.some((b) => b.id === self.id) ? [...listed, { ...self, expiresAt: now }] : listed);

@@ -8,15 +8,15 @@
  * calls, which would crash this node whenever another one restarts.
  */
 import { Agent } from "node:http";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ClusterService, type NotifyRequestSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import type { JobRecord } from "../domain/job-record.js";
+import { ClusterService, type NotifyRequestSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import { dequeuedFromProto } from "../wire/dequeued-job.js";
 import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
 import { msToDuration } from "../wire/time.js";
-import type { JobRecord } from "../domain/job-record.js";
 
 /** Beyond the long poll itself, how long a forwarded Dequeue may take before it is given up. */
 const FORWARD_SLACK_MS = 10_000;
@@ -31,7 +31,10 @@ interface Peer {
 export class Peers {
   private readonly peers = new Map<string, Peer>();
 
-  async dequeue(url: string, p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; callId?: string }): Promise<JobRecord[]> {
+  async dequeue(
+    url: string,
+    p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; callId?: string },
+  ): Promise<JobRecord[]> {
     const headers: Record<string, string> = { [FORWARDED_HEADER]: "1" };
     if (p.callId !== undefined) headers[FORWARDED_CALL_HEADER] = p.callId;
     const res = await this.peer(url).worker.dequeue(
@@ -67,8 +70,17 @@ export class Peers {
     let peer = this.peers.get(url);
     if (!peer) {
       const agent = new Agent({ keepAlive: true });
-      const transport = createConnectTransport({ baseUrl: url, httpVersion: "1.1", useBinaryFormat: true, nodeOptions: { agent } });
-      peer = { agent, worker: createClient(WorkerService, transport), cluster: createClient(ClusterService, transport) };
+      const transport = createConnectTransport({
+        baseUrl: url,
+        httpVersion: "1.1",
+        useBinaryFormat: true,
+        nodeOptions: { agent },
+      });
+      peer = {
+        agent,
+        worker: createClient(WorkerService, transport),
+        cluster: createClient(ClusterService, transport),
+      };
       this.peers.set(url, peer);
     }
     return peer;

@@ -18,14 +18,14 @@
  */
 import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { NotifyRequest, PartitionDueSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import type { Logger } from "pino";
 import type { Broker } from "../broker/broker.js";
 import type { Clock } from "../domain/clock.js";
-import type { Dispatch, DispatchDequeue } from "../engine/dispatch.js";
 import { queueNotFound, RunlaterError } from "../domain/errors.js";
 import type { JobRecord } from "../domain/job-record.js";
 import type { QueueConfig } from "../domain/queue-config.js";
+import type { Dispatch, DispatchDequeue } from "../engine/dispatch.js";
+import type { NotifyRequest, PartitionDueSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import type { Store } from "../store/store.js";
 import { ForwardedAnswers, type HandedOut } from "./forwarded-answers.js";
 import type { Membership } from "./membership.js";
@@ -79,12 +79,18 @@ export class Router implements Dispatch {
   async dequeue(p: DispatchDequeue): Promise<JobRecord[]> {
     const local = this.o.local;
     if (p.forwarded) {
-      if (!local) throw new RunlaterError("unavailable", "NO_BROKER", "this node runs --role frontend and owns no partitions: send Dequeue to any node without the forwarded header");
+      if (!local)
+        throw new RunlaterError(
+          "unavailable",
+          "NO_BROKER",
+          "this node runs --role frontend and owns no partitions: send Dequeue to any node without the forwarded header",
+        );
       // The sender's view of the owners is behind ours: answer at once instead of holding
       // its long poll on partitions we do not serve; it asks again with a fresher view.
       if (!(await local.ownsAnyOf(p.queue))) return [];
       const jobs = await local.dequeue(p);
-      if (p.forwardedCall !== undefined && jobs.length > 0) this.background(this.answers.answered(p.forwardedCall, jobs), p.queue);
+      if (p.forwardedCall !== undefined && jobs.length > 0)
+        this.background(this.answers.answered(p.forwardedCall, jobs), p.queue);
       return jobs;
     }
     let targets = await this.targets(p.queue);
@@ -171,7 +177,8 @@ export class Router implements Dispatch {
   receive(req: NotifyRequest): void {
     const local = this.o.local;
     if (!local) return;
-    for (const d of req.due) local.notify(d.queue, d.partition, Number(d.dueAtMs), d.priority === 0 ? undefined : d.priority);
+    for (const d of req.due)
+      local.notify(d.queue, d.partition, Number(d.dueAtMs), d.priority === 0 ? undefined : d.priority);
     for (const name of req.queuesChanged) {
       this.partitionCounts.delete(name);
       void local.reloadQueue(name).catch((err) => this.o.log.warn({ err, queue: name }, "queue reload failed"));
@@ -196,11 +203,14 @@ export class Router implements Dispatch {
   }
 
   private call(t: Target, p: DispatchDequeue, callId?: string): Promise<JobRecord[]> {
-    if (t.url === undefined) return this.o.local!.dequeue({ queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal });
-    return this.o.peers.dequeue(t.url, { queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal, callId }).catch((err: unknown) => {
-      if (!p.signal?.aborted) this.o.log.debug({ err, broker: t.id, queue: p.queue }, "forwarded dequeue failed");
-      throw err;
-    });
+    if (t.url === undefined)
+      return this.o.local!.dequeue({ queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal });
+    return this.o.peers
+      .dequeue(t.url, { queue: p.queue, limit: p.limit, waitMs: p.waitMs, signal: p.signal, callId })
+      .catch((err: unknown) => {
+        if (!p.signal?.aborted) this.o.log.debug({ err, broker: t.id, queue: p.queue }, "forwarded dequeue failed");
+        throw err;
+      });
   }
 
   /** Long poll on every owner at once; the first non-empty answer wins. */
@@ -217,7 +227,8 @@ export class Router implements Dispatch {
           if (c.signal.aborted) return;
           c.abort();
           const url = targets[i]!.url;
-          if (url !== undefined && !answered[i]) this.background(this.o.peers.releaseForwarded(url, [callIds[i]!]), p.queue);
+          if (url !== undefined && !answered[i])
+            this.background(this.o.peers.releaseForwarded(url, [callIds[i]!]), p.queue);
         });
       };
       p.signal?.addEventListener("abort", cancelAll, { once: true });
@@ -257,7 +268,8 @@ export class Router implements Dispatch {
           )
           .finally(() => {
             if (--open > 0 || settled) return;
-            if (failures === targets.length && !p.signal?.aborted) finish(undefined, this.unreachable(p.queue, lastError));
+            if (failures === targets.length && !p.signal?.aborted)
+              finish(undefined, this.unreachable(p.queue, lastError));
             else finish([]);
           });
       });
@@ -271,7 +283,11 @@ export class Router implements Dispatch {
 
   private unreachable(queue: string, cause: unknown): RunlaterError {
     const detail = cause instanceof Error ? `: ${cause.message}` : "";
-    return new RunlaterError("unavailable", "NO_BROKER", `no broker owning partitions of queue "${queue}" could be reached${detail}; retry shortly`);
+    return new RunlaterError(
+      "unavailable",
+      "NO_BROKER",
+      `no broker owning partitions of queue "${queue}" could be reached${detail}; retry shortly`,
+    );
   }
 
   private async partitionCount(queue: string): Promise<number> {

@@ -62,9 +62,7 @@ export class ManualClock implements Clock {
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
     for (;;) {
-      const due = this.timers
-        .filter((t) => t.at <= target)
-        .sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+      const due = this.timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
       if (!due) break;
       this.timers = this.timers.filter((t) => t !== due);
       this.current = Math.max(this.current, due.at);

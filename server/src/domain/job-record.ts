@@ -54,7 +54,17 @@ export function withoutBody(job: JobRecord): JobRecord {
 /** What a store needs to insert a job; the engine has already decided every field. */
 export type NewJob = Pick<
   JobRecord,
-  "id" | "queue" | "partition" | "priority" | "body" | "runAfter" | "attemptsAllowed" | "customStatus" | "createdAt" | "idempotencyKey" | "orderingKey"
+  | "id"
+  | "queue"
+  | "partition"
+  | "priority"
+  | "body"
+  | "runAfter"
+  | "attemptsAllowed"
+  | "customStatus"
+  | "createdAt"
+  | "idempotencyKey"
+  | "orderingKey"
 >;
 
 /** Per-job result of an ack or checkpoint (proto Outcome). */

@@ -1,5 +1,5 @@
-import { invalidArgument, RunlaterError } from "./errors.js";
 import { formatDuration } from "./duration.js";
+import { invalidArgument, RunlaterError } from "./errors.js";
 import { limits } from "./limits.js";
 import { defaultRetryPolicy, type RetryPolicy } from "./retry-policy.js";
 
@@ -117,7 +117,10 @@ function resolveRetryPolicy(input: Partial<RetryPolicy> | undefined, base: Retry
 /** Applies the fields named in `mask` (proto field names) to `current`. */
 export function updateQueueConfig(current: QueueConfig, input: QueueConfigInput, mask: string[]): QueueConfig {
   if (mask.length === 0) {
-    throw invalidArgument("update_mask", `update_mask is empty: name the fields to change (${updatableFields.join(", ")})`);
+    throw invalidArgument(
+      "update_mask",
+      `update_mask is empty: name the fields to change (${updatableFields.join(", ")})`,
+    );
   }
   const next: QueueConfig = { ...current, retryPolicy: { ...current.retryPolicy } };
   for (const path of mask) {
@@ -126,7 +129,10 @@ export function updateQueueConfig(current: QueueConfig, input: QueueConfigInput,
       case "priorities":
         next.priorities = input.priorities || defaultQueueConfig.priorities;
         if (next.priorities < current.priorities) {
-          throw invalidArgument("config.priorities", `priorities can only grow (now ${current.priorities}): jobs may use every level`);
+          throw invalidArgument(
+            "config.priorities",
+            `priorities can only grow (now ${current.priorities}): jobs may use every level`,
+          );
         }
         break;
       case "claim_timeout":
@@ -134,9 +140,12 @@ export function updateQueueConfig(current: QueueConfig, input: QueueConfigInput,
         break;
       case "retry_policy":
         if (sub === undefined) next.retryPolicy = resolveRetryPolicy(input.retryPolicy, defaultRetryPolicy);
-        else if (sub === "initial_delay") next.retryPolicy.initialDelayMs = input.retryPolicy?.initialDelayMs || defaultRetryPolicy.initialDelayMs;
-        else if (sub === "linear_steps") next.retryPolicy.linearSteps = input.retryPolicy?.linearSteps || defaultRetryPolicy.linearSteps;
-        else if (sub === "max_delay") next.retryPolicy.maxDelayMs = input.retryPolicy?.maxDelayMs || defaultRetryPolicy.maxDelayMs;
+        else if (sub === "initial_delay")
+          next.retryPolicy.initialDelayMs = input.retryPolicy?.initialDelayMs || defaultRetryPolicy.initialDelayMs;
+        else if (sub === "linear_steps")
+          next.retryPolicy.linearSteps = input.retryPolicy?.linearSteps || defaultRetryPolicy.linearSteps;
+        else if (sub === "max_delay")
+          next.retryPolicy.maxDelayMs = input.retryPolicy?.maxDelayMs || defaultRetryPolicy.maxDelayMs;
         else throw invalidArgument("update_mask", `unknown field "${path}" in update_mask`);
         break;
       case "default_attempts_allowed":
@@ -161,14 +170,21 @@ export function updateQueueConfig(current: QueueConfig, input: QueueConfigInput,
         next.partitions = input.partitions || current.partitions;
         next.keyPartitions = current.keyPartitions ?? current.partitions;
         if (next.partitions < current.partitions) {
-          throw invalidArgument("config.partitions", `partitions can only grow (now ${current.partitions}): jobs live in every partition`);
+          throw invalidArgument(
+            "config.partitions",
+            `partitions can only grow (now ${current.partitions}): jobs live in every partition`,
+          );
         }
-        if (current.fifo && next.partitions !== 1) throw invalidArgument("config.partitions", "a fifo queue has exactly one partition");
+        if (current.fifo && next.partitions !== 1)
+          throw invalidArgument("config.partitions", "a fifo queue has exactly one partition");
         break;
       case "fifo":
         throw invalidArgument("update_mask", `${head} is fixed when the queue is created and cannot be updated`);
       default:
-        throw invalidArgument("update_mask", `unknown field "${path}" in update_mask; updatable: ${updatableFields.join(", ")}`);
+        throw invalidArgument(
+          "update_mask",
+          `unknown field "${path}" in update_mask; updatable: ${updatableFields.join(", ")}`,
+        );
     }
   }
   validateQueueConfig(next);
@@ -179,19 +195,55 @@ function validateQueueConfig(c: QueueConfig): void {
   const check = (ok: boolean, field: string, message: string) => {
     if (!ok) throw invalidArgument(`config.${field}`, message);
   };
-  check(Number.isInteger(c.priorities) && c.priorities >= 1 && c.priorities <= limits.prioritiesMax, "priorities", `priorities must be 1 to ${limits.prioritiesMax}`);
+  check(
+    Number.isInteger(c.priorities) && c.priorities >= 1 && c.priorities <= limits.prioritiesMax,
+    "priorities",
+    `priorities must be 1 to ${limits.prioritiesMax}`,
+  );
   check(
     c.claimTimeoutMs >= limits.claimTimeoutMinMs && c.claimTimeoutMs <= limits.claimTimeoutMaxMs,
     "claim_timeout",
     `claim_timeout must be ${limits.claimTimeoutMinMs} ms to ${formatDuration(limits.claimTimeoutMaxMs)}`,
   );
-  check(c.defaultAttemptsAllowed >= 1 && c.defaultAttemptsAllowed <= limits.attemptsMax, "default_attempts_allowed", `default_attempts_allowed must be 1 to ${limits.attemptsMax}`);
-  check(Number.isFinite(c.maxDequeuePerSecond) && c.maxDequeuePerSecond >= 0, "max_dequeue_per_second", "max_dequeue_per_second must be 0 (unlimited) or positive");
+  check(
+    c.defaultAttemptsAllowed >= 1 && c.defaultAttemptsAllowed <= limits.attemptsMax,
+    "default_attempts_allowed",
+    `default_attempts_allowed must be 1 to ${limits.attemptsMax}`,
+  );
+  check(
+    Number.isFinite(c.maxDequeuePerSecond) && c.maxDequeuePerSecond >= 0,
+    "max_dequeue_per_second",
+    "max_dequeue_per_second must be 0 (unlimited) or positive",
+  );
   const retention = `must be positive and at most ${formatDuration(limits.retentionMaxMs)}`;
-  check(c.succeededRetentionMs > 0 && c.succeededRetentionMs <= limits.retentionMaxMs, "succeeded_retention", `succeeded_retention ${retention}`);
-  check(c.failedRetentionMs > 0 && c.failedRetentionMs <= limits.retentionMaxMs, "failed_retention", `failed_retention ${retention}`);
-  check(Number.isInteger(c.partitions) && c.partitions >= 1 && c.partitions <= limits.partitionsMax, "partitions", `partitions must be 1 to ${limits.partitionsMax}`);
-  check(c.maxBodyBytes >= 1 && c.maxBodyBytes <= limits.maxBodyBytesMax, "max_body_bytes", `max_body_bytes must be 1 to ${limits.maxBodyBytesMax}`);
-  check(c.retryPolicy.initialDelayMs >= 0 && c.retryPolicy.maxDelayMs >= c.retryPolicy.initialDelayMs, "retry_policy", "retry_policy.max_delay must be at least initial_delay");
-  check(c.retryPolicy.maxDelayMs <= limits.retryDelayMaxMs, "retry_policy", `retry_policy delays must be at most ${formatDuration(limits.retryDelayMaxMs)}`);
+  check(
+    c.succeededRetentionMs > 0 && c.succeededRetentionMs <= limits.retentionMaxMs,
+    "succeeded_retention",
+    `succeeded_retention ${retention}`,
+  );
+  check(
+    c.failedRetentionMs > 0 && c.failedRetentionMs <= limits.retentionMaxMs,
+    "failed_retention",
+    `failed_retention ${retention}`,
+  );
+  check(
+    Number.isInteger(c.partitions) && c.partitions >= 1 && c.partitions <= limits.partitionsMax,
+    "partitions",
+    `partitions must be 1 to ${limits.partitionsMax}`,
+  );
+  check(
+    c.maxBodyBytes >= 1 && c.maxBodyBytes <= limits.maxBodyBytesMax,
+    "max_body_bytes",
+    `max_body_bytes must be 1 to ${limits.maxBodyBytesMax}`,
+  );
+  check(
+    c.retryPolicy.initialDelayMs >= 0 && c.retryPolicy.maxDelayMs >= c.retryPolicy.initialDelayMs,
+    "retry_policy",
+    "retry_policy.max_delay must be at least initial_delay",
+  );
+  check(
+    c.retryPolicy.maxDelayMs <= limits.retryDelayMaxMs,
+    "retry_policy",
+    `retry_policy delays must be at most ${formatDuration(limits.retryDelayMaxMs)}`,
+  );
 }

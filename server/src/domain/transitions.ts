@@ -18,8 +18,9 @@
  * rules inside their single atomic script/statement, and the shared store suite
  * (server/test/storetest) pins that they agree.
  */
-import { limits } from "./limits.js";
+
 import type { JobRecord, Outcome, StoredState } from "./job-record.js";
+import { limits } from "./limits.js";
 
 export type JobPatch = Partial<JobRecord>;
 
@@ -195,7 +196,12 @@ export function appendStatus(existing: string, addition: string): string {
   let start = joined.length;
   for (let kept = 0; kept < max && start > 0; kept++) {
     const low = joined.charCodeAt(start - 1);
-    const pair = low >= 0xdc00 && low <= 0xdfff && start >= 2 && joined.charCodeAt(start - 2) >= 0xd800 && joined.charCodeAt(start - 2) <= 0xdbff;
+    const pair =
+      low >= 0xdc00 &&
+      low <= 0xdfff &&
+      start >= 2 &&
+      joined.charCodeAt(start - 2) >= 0xd800 &&
+      joined.charCodeAt(start - 2) <= 0xdbff;
     start -= pair ? 2 : 1;
   }
   return joined.slice(start);

@@ -8,7 +8,13 @@ import { newJobId } from "../domain/job-id.js";
 import type { JobRecord, NewJob } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
 import { storedOrderingKey } from "../domain/ordering.js";
-import { type QueueConfig, type QueueConfigInput, resolveQueueConfig, updateQueueConfig, validateQueueName } from "../domain/queue-config.js";
+import {
+  type QueueConfig,
+  type QueueConfigInput,
+  resolveQueueConfig,
+  updateQueueConfig,
+  validateQueueName,
+} from "../domain/queue-config.js";
 import type { QueueRecord, Store } from "../store/store.js";
 import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
@@ -108,14 +114,16 @@ export class Engine {
     const configs = new Map<string, QueueConfig>();
     for (const [i, spec] of specs.entries()) {
       validateQueueName(spec.queue, `jobs[${i}].queue`);
-      if (!configs.has(spec.queue)) configs.set(spec.queue, (await this.queues.get(spec.queue, `jobs[${i}].queue`)).config);
+      if (!configs.has(spec.queue))
+        configs.set(spec.queue, (await this.queues.get(spec.queue, `jobs[${i}].queue`)).config);
     }
     const now = this.clock.now();
     // Validate the whole batch before writing anything.
     const jobs: NewJob[] = specs.map((spec, i) => this.newJob(spec, configs.get(spec.queue)!, i, now));
     const ids = await this.store.jobInsertMany({ jobs, now });
     announceInserted(this.broker, jobs);
-    for (const [queue, n] of jobs.reduce((counts, job) => tally(counts, job.queue), new Map<string, number>())) this.counters.enqueued(queue, n);
+    for (const [queue, n] of jobs.reduce((counts, job) => tally(counts, job.queue), new Map<string, number>()))
+      this.counters.enqueued(queue, n);
     return ids;
   }
 
@@ -141,12 +149,33 @@ export class Engine {
    * limits.answerBodyBytesMax (it holds at least one job). The page is scanned without
    * bodies and cut by their sizes; then only the page's bodies are read.
    */
-  async scanJobs(p: { queue: string; filter: FilterInput; limit: number; pageToken: string; includeBody?: boolean }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
+  async scanJobs(p: {
+    queue: string;
+    filter: FilterInput;
+    limit: number;
+    pageToken: string;
+    includeBody?: boolean;
+  }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
     await this.queues.get(p.queue, "queue");
     const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
     const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
-    const jobs = await this.store.jobScan({ queue: p.queue, filter: toFilter(p.filter), limit: limit + 1, cursor, bodies: false, now: this.clock.now() });
-    const end = Math.min(limit, p.includeBody ? fitting(jobs.map((job) => job.bodySize ?? 0), limits.answerBodyBytesMax) : jobs.length);
+    const jobs = await this.store.jobScan({
+      queue: p.queue,
+      filter: toFilter(p.filter),
+      limit: limit + 1,
+      cursor,
+      bodies: false,
+      now: this.clock.now(),
+    });
+    const end = Math.min(
+      limit,
+      p.includeBody
+        ? fitting(
+            jobs.map((job) => job.bodySize ?? 0),
+            limits.answerBodyBytesMax,
+          )
+        : jobs.length,
+    );
     const page = jobs.slice(0, end);
     const last = page[page.length - 1];
     const nextPageToken = jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "";
@@ -170,7 +199,13 @@ export class Engine {
     return this.store.jobCount({ queue: p.queue, filter: toFilter(p.filter), now: this.clock.now() });
   }
 
-  async retryFailedJobs(p: { queue: string; priority: number; attemptsAllowed: number; runAfter?: number; limit: number }): Promise<number> {
+  async retryFailedJobs(p: {
+    queue: string;
+    priority: number;
+    attemptsAllowed: number;
+    runAfter?: number;
+    limit: number;
+  }): Promise<number> {
     const { config } = await this.queues.get(p.queue, "queue");
     checkPriority(p.priority, config, "priority", true);
     checkAttempts(p.attemptsAllowed, "attempts_allowed");
@@ -191,7 +226,11 @@ export class Engine {
 
   async deleteJobs(p: { queue: string; filter: FilterInput; limit: number }): Promise<number> {
     const { config } = await this.queues.get(p.queue, "queue");
-    if (!p.filter.state) throw invalidArgument("state", "state is required (PENDING, RUNNING, SUCCEEDED or FAILED); to delete everything use DeleteQueue");
+    if (!p.filter.state)
+      throw invalidArgument(
+        "state",
+        "state is required (PENDING, RUNNING, SUCCEEDED or FAILED); to delete everything use DeleteQueue",
+      );
     const limit = boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit");
     const now = this.clock.now();
     const count = await this.store.jobDeleteMany({ queue: p.queue, filter: toFilter(p.filter), limit, now });
@@ -222,12 +261,31 @@ export class Engine {
       await this.queues.get(p.queue, "queue");
       const peeked = await this.store.jobPeekMany({ queue: p.queue, limit, now: this.clock.now() });
       // The same bound on body bytes as a real hand-out (Broker.take).
-      return { jobs: peeked.slice(0, fitting(peeked.map((job) => job.body.length), limits.dequeueBodyBytesMax)), ack };
+      return {
+        jobs: peeked.slice(
+          0,
+          fitting(
+            peeked.map((job) => job.body.length),
+            limits.dequeueBodyBytesMax,
+          ),
+        ),
+        ack,
+      };
     }
     const waitMs = Math.min(p.waitMs, limits.dequeueWaitMaxMs);
     // Jobs are started while the acks are written (they concern other jobs): on a durable
     // store the two commits share a log flush instead of following each other.
-    const [acked, taken] = await Promise.allSettled([acking, this.broker.dequeue({ queue: p.queue, limit, waitMs, signal: p.signal, forwarded: p.forwarded, forwardedCall: p.forwardedCall })]);
+    const [acked, taken] = await Promise.allSettled([
+      acking,
+      this.broker.dequeue({
+        queue: p.queue,
+        limit,
+        waitMs,
+        signal: p.signal,
+        forwarded: p.forwarded,
+        forwardedCall: p.forwardedCall,
+      }),
+    ]);
     if (acked.status === "rejected") {
       // The call fails: the jobs just started must not be lost to their claim timeout.
       if (taken.status === "fulfilled" && taken.value.length > 0) await this.releaseUndelivered(taken.value);
@@ -251,23 +309,42 @@ export class Engine {
     validateQueueName(p.queue);
     const total = p.succeeded.length + p.failed.length;
     if (total > limits.ackBatchMax) throw batchTooLarge("succeeded+failed", total, limits.ackBatchMax);
-    for (const [i, f] of p.failed.entries()) checkDuration(f.retryDelayMs, limits.retryDelayMaxMs, `failed[${i}].retry_delay`);
+    for (const [i, f] of p.failed.entries())
+      checkDuration(f.retryDelayMs, limits.retryDelayMaxMs, `failed[${i}].retry_delay`);
     await this.queues.get(p.queue, "queue");
     const now = this.clock.now();
     const succeeded = ownIds(p.queue, p.succeeded);
     const failed = ownIds(p.queue, p.failed);
     const [okResults, failResults] = await Promise.all([
       this.store.jobCompleteMany({
-        items: succeeded.mine.map((s) => ({ id: s.jobId, claimToken: s.claimToken, customStatus: truncateStatus(s.customStatus) })),
+        items: succeeded.mine.map((s) => ({
+          id: s.jobId,
+          claimToken: s.claimToken,
+          customStatus: truncateStatus(s.customStatus),
+        })),
         now,
       }),
       this.store.jobFailMany({
-        items: failed.mine.map((f) => ({ id: f.jobId, claimToken: f.claimToken, customStatus: truncateStatus(f.customStatus), retryDelayMs: f.retryDelayMs, noRetry: f.noRetry })),
+        items: failed.mine.map((f) => ({
+          id: f.jobId,
+          claimToken: f.claimToken,
+          customStatus: truncateStatus(f.customStatus),
+          retryDelayMs: f.retryDelayMs,
+          noRetry: f.noRetry,
+        })),
         now,
       }),
     ]);
-    announceOutcomes(this.broker, succeeded.mine.map((s) => s.jobId), okResults);
-    announceOutcomes(this.broker, failed.mine.map((f) => f.jobId), failResults);
+    announceOutcomes(
+      this.broker,
+      succeeded.mine.map((s) => s.jobId),
+      okResults,
+    );
+    announceOutcomes(
+      this.broker,
+      failed.mine.map((f) => f.jobId),
+      failResults,
+    );
     const ok = succeeded.merge(okResults);
     const bad = failed.merge(failResults);
     const counts = new Map<AckResult, number>();
@@ -279,13 +356,15 @@ export class Engine {
 
   async checkpoint(p: { queue: string; items: CheckpointItemInput[] }): Promise<JobOutcome[]> {
     validateQueueName(p.queue);
-    if (p.items.length > limits.checkpointBatchMax) throw batchTooLarge("checkpoints", p.items.length, limits.checkpointBatchMax);
+    if (p.items.length > limits.checkpointBatchMax)
+      throw batchTooLarge("checkpoints", p.items.length, limits.checkpointBatchMax);
     const { config } = await this.queues.get(p.queue, "queue");
     const now = this.clock.now();
     for (const [i, c] of p.items.entries()) {
       checkDuration(c.extendClaimByMs, limits.claimTimeoutMaxMs, `checkpoints[${i}].extend_claim_by`);
       checkRunAfter(c.runAfter, now, `checkpoints[${i}].run_after`);
-      if (c.newBody && c.newBody.length > config.maxBodyBytes) throw bodyTooLarge(`checkpoints[${i}].new_body`, c.newBody.length, config.maxBodyBytes);
+      if (c.newBody && c.newBody.length > config.maxBodyBytes)
+        throw bodyTooLarge(`checkpoints[${i}].new_body`, c.newBody.length, config.maxBodyBytes);
       checkAttempts(c.attemptsAllowed, `checkpoints[${i}].attempts_allowed`);
     }
     const items = ownIds(p.queue, p.items);
@@ -302,11 +381,16 @@ export class Engine {
       })),
       now,
     });
-    announceOutcomes(this.broker, items.mine.map((c) => c.jobId), results);
+    announceOutcomes(
+      this.broker,
+      items.mine.map((c) => c.jobId),
+      results,
+    );
     const outcomes = items.merge(results);
     outcomes.forEach((o, i) => {
       const c = p.items[i]!;
-      if (o.outcome === "acknowledged" && !c.moveToPending) o.claimExpiresAt = now + (c.extendClaimByMs ?? config.claimTimeoutMs);
+      if (o.outcome === "acknowledged" && !c.moveToPending)
+        o.claimExpiresAt = now + (c.extendClaimByMs ?? config.claimTimeoutMs);
     });
     return outcomes;
   }
@@ -315,10 +399,22 @@ export class Engine {
   async releaseUndelivered(jobs: Array<Pick<JobRecord, "id" | "claimToken">>): Promise<void> {
     const now = this.clock.now();
     const results = await this.store.jobCheckpointMany({
-      items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, claimExpiresAt: 0, moveToPending: true, runAfter: now, attemptsAllowed: 0, customStatus: "" })),
+      items: jobs.map((j) => ({
+        id: j.id,
+        claimToken: j.claimToken,
+        claimExpiresAt: 0,
+        moveToPending: true,
+        runAfter: now,
+        attemptsAllowed: 0,
+        customStatus: "",
+      })),
       now,
     });
-    announceOutcomes(this.broker, jobs.map((j) => j.id), results);
+    announceOutcomes(
+      this.broker,
+      jobs.map((j) => j.id),
+      results,
+    );
   }
 
   /**
@@ -338,11 +434,15 @@ export class Engine {
   private newJob(spec: JobSpecInput, config: QueueConfig, i: number, now: number): NewJob {
     const priority = spec.priority || 1;
     checkPriority(priority, config, `jobs[${i}].priority`, false);
-    if (spec.body.length > config.maxBodyBytes) throw bodyTooLarge(`jobs[${i}].body`, spec.body.length, config.maxBodyBytes);
+    if (spec.body.length > config.maxBodyBytes)
+      throw bodyTooLarge(`jobs[${i}].body`, spec.body.length, config.maxBodyBytes);
     checkAttempts(spec.attemptsAllowed, `jobs[${i}].attempts_allowed`);
     checkRunAfter(spec.runAfter, now, `jobs[${i}].run_after`);
     if (spec.idempotencyKey.length > limits.idempotencyKeyMaxLength) {
-      throw invalidArgument(`jobs[${i}].idempotency_key`, `idempotency_key is longer than ${limits.idempotencyKeyMaxLength} characters`);
+      throw invalidArgument(
+        `jobs[${i}].idempotency_key`,
+        `idempotency_key is longer than ${limits.idempotencyKeyMaxLength} characters`,
+      );
     }
     const orderingKey = storedOrderingKey(spec.orderingKey ?? "", config, `jobs[${i}].ordering_key`);
     const partition = this.partitions.pick(spec.queue, orderingKey || spec.idempotencyKey, config);
@@ -360,7 +460,4 @@ export class Engine {
       orderingKey,
     };
   }
-
-
 }
-

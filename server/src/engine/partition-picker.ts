@@ -14,7 +14,8 @@ export class PartitionPicker {
   pick(queue: string, key: string, config: QueueConfig): number {
     if (config.partitions === 1) return 0;
     // Over the partitions the queue was created with: growing a queue never splits a key's jobs.
-    if (key !== "") return createHash("sha1").update(key).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
+    if (key !== "")
+      return createHash("sha1").update(key).digest().readUInt32BE(0) % (config.keyPartitions ?? config.partitions);
     const next = ((this.roundRobin.get(queue) ?? -1) + 1) % config.partitions;
     this.roundRobin.set(queue, next);
     return next;

@@ -25,17 +25,28 @@ export function checkPriority(priority: number, config: QueueConfig, field: stri
 }
 
 export function checkAttempts(attempts: number, field: string): void {
-  if (attempts < 0 || attempts > limits.attemptsMax) throw invalidArgument(field, `${field} must be 0 (the default) to ${limits.attemptsMax}`);
+  if (attempts < 0 || attempts > limits.attemptsMax)
+    throw invalidArgument(field, `${field} must be 0 (the default) to ${limits.attemptsMax}`);
 }
 
 export function bodyTooLarge(field: string, size: number, max: number): RunlaterError {
-  return new RunlaterError("resource_exhausted", "BODY_TOO_LARGE", `${field} is ${size} bytes; this queue accepts at most ${max} (max_body_bytes)`, field);
+  return new RunlaterError(
+    "resource_exhausted",
+    "BODY_TOO_LARGE",
+    `${field} is ${size} bytes; this queue accepts at most ${max} (max_body_bytes)`,
+    field,
+  );
 }
 
 export function boundedLimit(value: number, fallback: number, max: number, field: string): number {
   if (value === 0) return fallback;
   if (value > max) {
-    throw new RunlaterError("resource_exhausted", "BATCH_TOO_LARGE", `${field} ${value} is above the maximum ${max}: ask for ${max} or fewer`, field);
+    throw new RunlaterError(
+      "resource_exhausted",
+      "BATCH_TOO_LARGE",
+      `${field} ${value} is above the maximum ${max}: ask for ${max} or fewer`,
+      field,
+    );
   }
   return value;
 }
@@ -44,13 +55,17 @@ export function boundedLimit(value: number, fallback: number, max: number, field
 export function checkDuration(ms: number | undefined, max: number, field: string): void {
   if (ms === undefined) return;
   if (ms < 0) throw invalidArgument(field, `${field} must not be negative`);
-  if (ms > max) throw invalidArgument(field, `${field} is ${formatDuration(ms)}; the longest allowed is ${formatDuration(max)}`);
+  if (ms > max)
+    throw invalidArgument(field, `${field} is ${formatDuration(ms)}; the longest allowed is ${formatDuration(max)}`);
 }
 
 /** A run_after the request gives: any time in the past means now; at most limits.runAfterAheadMaxMs ahead. */
 export function checkRunAfter(at: number | undefined, now: number, field: string): void {
   if (at === undefined || at - now <= limits.runAfterAheadMaxMs) return;
-  throw invalidArgument(field, `${field} is ${new Date(Math.min(at, 8.64e15)).toISOString()}, more than ${formatDuration(limits.runAfterAheadMaxMs)} ahead; schedule it closer`);
+  throw invalidArgument(
+    field,
+    `${field} is ${new Date(Math.min(at, 8.64e15)).toISOString()}, more than ${formatDuration(limits.runAfterAheadMaxMs)} ahead; schedule it closer`,
+  );
 }
 
 export function truncateStatus(status: string): string {
@@ -60,7 +75,8 @@ export function truncateStatus(status: string): string {
 export function toFilter(input: FilterInput): JobFilter {
   let bodyRegex: RegExp | undefined;
   if (input.bodyRegex !== "") {
-    if (input.bodyRegex.length > limits.bodyRegexMaxLength) throw invalidArgument("body_regex", `body_regex is longer than ${limits.bodyRegexMaxLength} characters`);
+    if (input.bodyRegex.length > limits.bodyRegexMaxLength)
+      throw invalidArgument("body_regex", `body_regex is longer than ${limits.bodyRegexMaxLength} characters`);
     try {
       bodyRegex = new RegExp(input.bodyRegex, "u");
     } catch (err) {

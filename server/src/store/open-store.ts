@@ -17,10 +17,14 @@ export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promi
   if (kinds.size > 1) throw invalidArgument("store", `every --store must be of one kind, got ${[...kinds].join(", ")}`);
   const kind = [...kinds][0];
   if (kind === "memory") {
-    if (list.length > 1) throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
+    if (list.length > 1)
+      throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
     return new MemoryStore();
   }
   if (kind === "redis" || kind === "rediss") return openRedisStore({ urls: list, onError: o.onConnectionError });
   if (kind === "mysql") return openMysqlStore(list, { onConnectionError: o.onConnectionError });
-  throw invalidArgument("store", `unknown store "${list[0]}": use memory, redis://host:port[/db] or mysql://user:password@host:port/database`);
+  throw invalidArgument(
+    "store",
+    `unknown store "${list[0]}": use memory, redis://host:port[/db] or mysql://user:password@host:port/database`,
+  );
 }

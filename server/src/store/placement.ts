@@ -73,7 +73,8 @@ export class PlacementCache {
     const map = stored.map ? [...stored.map] : placePartitions(queue, 0, stored.partitions, this.legacyShards);
     // A legacy queue grown by a server that predates maps: its new partitions were placed
     // by the formula over the legacy count too.
-    if (map.length < stored.partitions) map.push(...placePartitions(queue, map.length, stored.partitions, this.legacyShards));
+    if (map.length < stored.partitions)
+      map.push(...placePartitions(queue, map.length, stored.partitions, this.legacyShards));
     return map;
   }
 
@@ -119,7 +120,9 @@ export class PlacementCache {
   shardIn(map: number[] | undefined, queue: string, partition: number): number {
     const shard = map?.[partition] ?? formulaShard(queue, partition, this.shards);
     if (shard >= this.shards) {
-      throw new Error(`partition ${partition} of queue "${queue}" is on shard ${shard}, but this server was given ${this.shards} --store URLs: give it every shard`);
+      throw new Error(
+        `partition ${partition} of queue "${queue}" is on shard ${shard}, but this server was given ${this.shards} --store URLs: give it every shard`,
+      );
     }
     return shard;
   }

@@ -89,7 +89,13 @@ export interface Store {
 
   // Leases (partition ownership with fencing epochs).
   /** Takes or renews the lease if free, expired, or already `owner`'s; a new owner gets a higher epoch. */
-  leaseAcquire(p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined>;
+  leaseAcquire(p: {
+    queue: string;
+    partition: number;
+    owner: string;
+    ttlMs: number;
+    now: number;
+  }): Promise<Lease | undefined>;
   leaseRelease(p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void>;
 
   // Jobs.
@@ -109,14 +115,35 @@ export interface Store {
    * read as pending, which is what users see anyway), and the start and release of what it
    * claimed must go through it, as the broker's do.
    */
-  jobClaimMany(p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]>;
-  jobCheckpointMany(p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
-  jobCompleteMany(p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]>;
+  jobClaimMany(p: {
+    queue: string;
+    partition: number;
+    epoch: number;
+    limit: number;
+    maxBytes?: number;
+    now: number;
+  }): Promise<JobRecord[]>;
+  jobCheckpointMany(p: {
+    items: Array<CheckpointInput & { id: string; claimToken: string }>;
+    now: number;
+  }): Promise<OutcomeResult[]>;
+  jobCompleteMany(p: {
+    items: Array<{ id: string; claimToken: string; customStatus: string }>;
+    now: number;
+  }): Promise<OutcomeResult[]>;
   jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number>;
   /** Deletes finished jobs of `queue` whose retention has passed, oldest first. */
-  jobDeleteFinished(p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number>;
+  jobDeleteFinished(p: {
+    queue: string;
+    succeededBefore: number;
+    failedBefore: number;
+    limit: number;
+  }): Promise<number>;
   jobDeleteMany(p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number>;
-  jobFailMany(p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]>;
+  jobFailMany(p: {
+    items: Array<FailureInput & { id: string; claimToken: string }>;
+    now: number;
+  }): Promise<OutcomeResult[]>;
   /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read) and `bodySize` says its length. */
   jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>>;
   /**
@@ -129,21 +156,47 @@ export interface Store {
   /** Due pending (and buffered) jobs, best first, changing nothing: the dry run. */
   jobPeekMany(p: { queue: string; limit: number; now: number }): Promise<JobRecord[]>;
   /** Moves buffered jobs back to pending: the given ids under `epoch`, or with no ids every job buffered under an epoch < `belowEpoch`. */
-  jobReleaseBuffered(p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number>;
+  jobReleaseBuffered(p: {
+    queue: string;
+    partition: number;
+    epoch?: number;
+    ids?: string[];
+    belowEpoch?: number;
+  }): Promise<number>;
   /** Failed jobs get fresh attempts; one with an ordering key rejoins its key's sequence at the tail (waiting if the key is busy). */
-  jobRetryFailed(p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number>;
+  jobRetryFailed(p: {
+    queue: string;
+    priority?: number;
+    attemptsAllowed: number;
+    runAfter: number;
+    limit: number;
+    now: number;
+  }): Promise<number>;
   /**
    * Newest run_after first, ties by id descending; strictly after `cursor`. With `bodies`
    * false every record's body is empty and `bodySize` says its length: the store does not
    * send them (a body regex still filters on them).
    */
-  jobScan(p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]>;
+  jobScan(p: {
+    queue: string;
+    filter: JobFilter;
+    limit: number;
+    cursor?: ScanCursor;
+    bodies?: boolean;
+    now: number;
+  }): Promise<JobRecord[]>;
   /**
    * Buffered jobs under `epoch` (the lease's) become running per their plan (transitions.handOut).
    * Returns the ids started, in plan order; a job no longer buffered under `epoch` is skipped.
    * The broker applies handOut to its own buffered copy, so no job comes back over the wire.
    */
-  jobStartMany(p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]>;
+  jobStartMany(p: {
+    queue: string;
+    partition: number;
+    epoch: number;
+    plans: HandOutPlan[];
+    now: number;
+  }): Promise<string[]>;
 
   // Queues.
   queueCreate(p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }>;

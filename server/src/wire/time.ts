@@ -24,6 +24,10 @@ let lastTimestamp: { ms: number; message: Timestamp } | undefined;
 
 export function msToTimestamp(ms: number): Timestamp | undefined {
   if (ms <= 0) return undefined;
-  if (lastTimestamp?.ms !== ms) lastTimestamp = { ms, message: create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 }) };
+  if (lastTimestamp?.ms !== ms)
+    lastTimestamp = {
+      ms,
+      message: create(TimestampSchema, { seconds: BigInt(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1_000_000 }),
+    };
   return lastTimestamp.message;
 }

@@ -6,13 +6,18 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
-import { StreamOutbox } from "../../src/api/stream-outbox.js";
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
-import { type DequeueStreamRequestSchema, type DequeueStreamResponse, Outcome, WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
+import {
+  type DequeueStreamRequestSchema,
+  type DequeueStreamResponse,
+  Outcome,
+  WorkerService,
+} from "@runlater/sdk/gen/worker_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StreamOutbox } from "../../src/api/stream-outbox.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 
@@ -64,10 +69,16 @@ describe.each(Object.entries(transports))("DequeueStream, %s", (_name, makeTrans
   async function newQueue(jobs: number): Promise<{ queue: string; ids: string[] }> {
     const queue = `stream_${++n}`;
     await createClient(QueueService, transport()).createQueue({ name: queue });
-    const { jobIds } = jobs > 0 ? await createClient(JobService, transport()).enqueue({ jobs: Array.from({ length: jobs }, (_, i) => ({ queue, body: new Uint8Array([i]) })) }) : { jobIds: [] };
+    const { jobIds } =
+      jobs > 0
+        ? await createClient(JobService, transport()).enqueue({
+            jobs: Array.from({ length: jobs }, (_, i) => ({ queue, body: new Uint8Array([i]) })),
+          })
+        : { jobIds: [] };
     return { queue, ids: jobIds };
   }
-  const count = async (queue: string, state: JobState) => Number((await createClient(JobService, transport()).countJobs({ queue, state })).count);
+  const count = async (queue: string, state: JobState) =>
+    Number((await createClient(JobService, transport()).countJobs({ queue, state })).count);
 
   it("pushes no more jobs than the credits granted, and more as credits come", async () => {
     const { queue, ids } = await newQueue(5);
@@ -100,7 +111,14 @@ describe.each(Object.entries(transports))("DequeueStream, %s", (_name, makeTrans
     expect(jobs).toHaveLength(3);
     stream.send({ ack: { succeeded: [{ jobId: jobs[0]!.jobId, claimToken: jobs[0]!.claimToken }] } });
     stream.send({ ack: { failed: [{ jobId: jobs[1]!.jobId, claimToken: "not-the-token" }] } });
-    stream.send({ ack: { succeeded: [{ jobId: jobs[2]!.jobId, claimToken: jobs[2]!.claimToken }, { jobId: `${queue}.0.zzzzzzzzzz`, claimToken: "x" }] } });
+    stream.send({
+      ack: {
+        succeeded: [
+          { jobId: jobs[2]!.jobId, claimToken: jobs[2]!.claimToken },
+          { jobId: `${queue}.0.zzzzzzzzzz`, claimToken: "x" },
+        ],
+      },
+    });
     stream.end();
     const answers = await stream.rest();
     expect(Array.isArray(answers) && answers.map((a) => a.ack?.results.map((r) => Outcome[r.outcome]))).toEqual([
@@ -145,19 +163,28 @@ describe.each(Object.entries(transports))("DequeueStream, %s", (_name, makeTrans
 
     const nameless = open(transport());
     nameless.send({ credit: 1 });
-    expect(await nameless.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/first message of a DequeueStream names the queue/) });
+    expect(await nameless.rest()).toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringMatching(/first message of a DequeueStream names the queue/),
+    });
 
     const { queue } = await newQueue(0);
     const other = await newQueue(0);
     const switching = open(transport());
     switching.send({ queue, credit: 1 });
     switching.send({ queue: other.queue, credit: 1 });
-    expect(await switching.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/serves one queue/) });
+    expect(await switching.rest()).toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringMatching(/serves one queue/),
+    });
 
     const greedy = open(transport());
     greedy.send({ queue, credit: 6000 });
     greedy.send({ credit: 6000 });
-    expect(await greedy.rest()).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringMatching(/may not exceed 10000; this message brings them to 12000/) });
+    expect(await greedy.rest()).toMatchObject({
+      code: Code.InvalidArgument,
+      rawMessage: expect.stringMatching(/may not exceed 10000; this message brings them to 12000/),
+    });
   });
 
   it("hands out nothing after an error: jobs stay pending for the next worker", async () => {
@@ -184,7 +211,12 @@ describe("DequeueStream in metrics and errors", () => {
     missing.send({ queue: "stream_metrics_missing" });
     expect(await missing.rest()).toBeInstanceOf(ConnectError);
     const text = await (await fetch(`${server.url}/metrics`)).text();
-    const count = (code: string) => Number(new RegExp(`runlater_rpc_duration_seconds_count\\{method="DequeueStream",code="${code}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    const count = (code: string) =>
+      Number(
+        new RegExp(`runlater_rpc_duration_seconds_count\\{method="DequeueStream",code="${code}"\\} (\\d+)`).exec(
+          text,
+        )?.[1] ?? 0,
+      );
     expect(count("ok")).toBeGreaterThanOrEqual(1);
     expect(count("not_found")).toBeGreaterThanOrEqual(1);
   });
@@ -197,14 +229,20 @@ describe("DequeueStream and a worker that does not read", () => {
     await createClient(QueueService, transport).createQueue({ name: queue });
     const applied = async () => {
       const text = await (await fetch(`${server.url}/metrics`)).text();
-      return Number(new RegExp(`runlater_jobs_acked_total\\{queue="${queue}",result="not_found"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+      return Number(
+        new RegExp(`runlater_jobs_acked_total\\{queue="${queue}",result="not_found"\\} (\\d+)`).exec(text)?.[1] ?? 0,
+      );
     };
     const stream = open(transport);
     stream.send({ queue });
     // 200 acks of 1000 unknown jobs each: ~8 MB of answers, far more than HTTP/2 buffers.
     const acks = 200;
     for (let a = 0; a < acks; a++) {
-      stream.send({ ack: { succeeded: Array.from({ length: 1000 }, (_, i) => ({ jobId: `${queue}.0.${a}x${i}`, claimToken: "t" })) } });
+      stream.send({
+        ack: {
+          succeeded: Array.from({ length: 1000 }, (_, i) => ({ jobId: `${queue}.0.${a}x${i}`, claimToken: "t" })),
+        },
+      });
     }
     let before = -1;
     for (let now = await applied(); now !== before; now = await applied()) {

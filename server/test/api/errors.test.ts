@@ -20,13 +20,18 @@ async function enqueueWith(failure: Error): Promise<ConnectError> {
   await createClient(QueueService, transport).createQueue({ name: "q" });
   return createClient(JobService, transport)
     .enqueue({ jobs: [{ queue: "q" }] })
-    .then(() => {
-      throw new Error("enqueue succeeded");
-    }, (e: unknown) => ConnectError.from(e));
+    .then(
+      () => {
+        throw new Error("enqueue succeeded");
+      },
+      (e: unknown) => ConnectError.from(e),
+    );
 }
 
 it("answers unavailable (retryable) when the store cannot be reached", async () => {
-  const err = await enqueueWith(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" }));
+  const err = await enqueueWith(
+    Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6379"), { code: "ECONNREFUSED" }),
+  );
   expect(err.code).toBe(Code.Unavailable);
   expect(err.rawMessage).toMatch(/store is unreachable .*ECONNREFUSED.*retry later/);
 });

@@ -40,7 +40,10 @@ describe("metrics", () => {
     const [a, b, , d] = (await worker.dequeue({ queue: "q", limit: 4 })).jobs;
     await worker.ack({
       queue: "q",
-      succeeded: [a!, { jobId: a!.jobId, claimToken: "not-the-token" }].map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })),
+      succeeded: [a!, { jobId: a!.jobId, claimToken: "not-the-token" }].map((j) => ({
+        jobId: j.jobId,
+        claimToken: j.claimToken,
+      })),
       failed: [{ jobId: b!.jobId, claimToken: b!.claimToken }],
     });
     await queues.getQueue({ name: "nope" }).catch(() => undefined);

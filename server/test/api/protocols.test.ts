@@ -20,8 +20,10 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const transports: Record<string, () => Transport> = {
-  "connect json over HTTP/1.1": () => createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: false }),
-  "connect binary over h2c": () => createConnectTransport({ baseUrl: server.url, httpVersion: "2", useBinaryFormat: true }),
+  "connect json over HTTP/1.1": () =>
+    createConnectTransport({ baseUrl: server.url, httpVersion: "1.1", useBinaryFormat: false }),
+  "connect binary over h2c": () =>
+    createConnectTransport({ baseUrl: server.url, httpVersion: "2", useBinaryFormat: true }),
   "grpc over h2c": () => createGrpcTransport({ baseUrl: server.url }),
   "grpc-web over HTTP/1.1": () => createGrpcWebTransport({ baseUrl: server.url, httpVersion: "1.1" }),
 };
@@ -41,7 +43,10 @@ describe.each(Object.entries(transports))("%s", (_name, makeTransport) => {
     expect(taken).toHaveLength(1);
     expect(taken[0]).toMatchObject({ jobId: jobIds[0], priority: 2, attempt: 1, attemptsAllowed: 11 });
     expect(Array.from(taken[0]!.body)).toEqual(Array.from(body));
-    const ack = await worker.ack({ queue, succeeded: [{ jobId: taken[0]!.jobId, claimToken: taken[0]!.claimToken, customStatus: "done" }] });
+    const ack = await worker.ack({
+      queue,
+      succeeded: [{ jobId: taken[0]!.jobId, claimToken: taken[0]!.claimToken, customStatus: "done" }],
+    });
     expect(ack.results[0]!.outcome).toBe(Outcome.ACKNOWLEDGED);
     const found = await jobs.getJobs({ jobIds: [jobIds[0]!, `${queue}.0.zzzzzzzzzz`], includeBody: true });
     expect(found.jobs[0]).toMatchObject({ state: JobState.SUCCEEDED, customStatus: "done" });
@@ -63,7 +68,11 @@ describe.each(Object.entries(transports))("%s", (_name, makeTransport) => {
 
 describe("connect json as curl sees it", () => {
   const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/runlater.v1.${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    fetch(`${server.url}/runlater.v1.${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
 
   it("answers malformed JSON with invalid_argument, never internal", async () => {
     const res = await post("JobService/Enqueue", '{"jobs":[{"queue":');
@@ -77,14 +86,19 @@ describe("connect json as curl sees it", () => {
   });
 
   it("refuses a request larger than the server's limit with resource_exhausted", async () => {
-    const res = await post("JobService/Enqueue", JSON.stringify({ jobs: [{ queue: "x", body: Buffer.alloc(3 * 1024 * 1024).toString("base64") }] }));
+    const res = await post(
+      "JobService/Enqueue",
+      JSON.stringify({ jobs: [{ queue: "x", body: Buffer.alloc(3 * 1024 * 1024).toString("base64") }] }),
+    );
     expect(await res.json()).toMatchObject({ code: "resource_exhausted" });
   });
 
   it("serves read-only methods over GET", async () => {
     await post("QueueService/CreateQueue", '{"name":"get_me"}');
     const message = encodeURIComponent(JSON.stringify({ name: "get_me" }));
-    const res = await fetch(`${server.url}/runlater.v1.QueueService/GetQueue?connect=v1&encoding=json&message=${message}`);
+    const res = await fetch(
+      `${server.url}/runlater.v1.QueueService/GetQueue?connect=v1&encoding=json&message=${message}`,
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ queue: { name: "get_me" } });
   });
@@ -92,7 +106,9 @@ describe("connect json as curl sees it", () => {
   it("ends a long poll before the caller's deadline, with an empty answer", async () => {
     await post("QueueService/CreateQueue", '{"name":"long_poll"}');
     const started = Date.now();
-    const res = await post("WorkerService/Dequeue", '{"queue":"long_poll","wait":"30s"}', { "connect-timeout-ms": "400" });
+    const res = await post("WorkerService/Dequeue", '{"queue":"long_poll","wait":"30s"}', {
+      "connect-timeout-ms": "400",
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({});
     expect(Date.now() - started).toBeLessThan(2000);

@@ -24,11 +24,31 @@ describe("partition hand-over", () => {
     await store.queueCreate({ name: "q", config: resolveQueueConfig({}), now: clock.now() });
     const now = clock.now();
     await store.jobInsertMany({
-      jobs: [1, 2].map(() => ({ id: newJobId("q", 0, now), queue: "q", partition: 0, priority: 1, body: new Uint8Array(), runAfter: now, attemptsAllowed: 3, customStatus: "", createdAt: now, idempotencyKey: "", orderingKey: "" })),
+      jobs: [1, 2].map(() => ({
+        id: newJobId("q", 0, now),
+        queue: "q",
+        partition: 0,
+        priority: 1,
+        body: new Uint8Array(),
+        runAfter: now,
+        attemptsAllowed: 3,
+        customStatus: "",
+        createdAt: now,
+        idempotencyKey: "",
+        orderingKey: "",
+      })),
       now,
     });
     let mine = true;
-    const broker = new Broker({ store, clock, log: silentLogger, owner: "a", bufferSize: 10, leaseTtlMs: TTL, ownership: { owns: () => mine } });
+    const broker = new Broker({
+      store,
+      clock,
+      log: silentLogger,
+      owner: "a",
+      bufferSize: 10,
+      leaseTtlMs: TTL,
+      ownership: { owns: () => mine },
+    });
     broker.start();
     expect(await broker.dequeue({ queue: "q", limit: 1, waitMs: 0 })).toHaveLength(1); // owns p0, one job buffered
 
@@ -46,7 +66,13 @@ describe("partition hand-over", () => {
     // The new owner gets the partition at once, with the buffered job back to pending.
     const lease = await store.leaseAcquire({ queue: "q", partition: 0, owner: "b", ttlMs: TTL, now: clock.now() });
     expect(lease).toBeDefined();
-    const claimed = await store.jobClaimMany({ queue: "q", partition: 0, epoch: lease!.epoch, limit: 10, now: clock.now() });
+    const claimed = await store.jobClaimMany({
+      queue: "q",
+      partition: 0,
+      epoch: lease!.epoch,
+      limit: 10,
+      now: clock.now(),
+    });
     expect(claimed).toHaveLength(1);
     await broker.stop();
   });

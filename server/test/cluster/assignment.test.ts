@@ -4,7 +4,8 @@ import { assignQueue } from "../../src/cluster/assignment.js";
 /** Owner of every partition of `queues` queues × `partitions` partitions, keyed "q/p". */
 const ownersOf = (brokers: string[], queues: number, partitions: number) => {
   const owners = new Map<string, string>();
-  for (let q = 0; q < queues; q++) assignQueue(brokers, `q${q}`, partitions).forEach((o, p) => owners.set(`q${q}/${p}`, o));
+  for (let q = 0; q < queues; q++)
+    assignQueue(brokers, `q${q}`, partitions).forEach((o, p) => owners.set(`q${q}/${p}`, o));
   return owners;
 };
 
@@ -21,7 +22,12 @@ describe("partition assignment", () => {
 
   it("balances every queue: no broker has more than its share, rounded up", () => {
     for (let q = 0; q < 50; q++) {
-      for (const [brokers, partitions] of [[["a", "b", "c"], 6], [["a", "b", "c"], 7], [["a", "b"], 5], [["a", "b", "c", "d"], 16]] as const) {
+      for (const [brokers, partitions] of [
+        [["a", "b", "c"], 6],
+        [["a", "b", "c"], 7],
+        [["a", "b"], 5],
+        [["a", "b", "c", "d"], 16],
+      ] as const) {
         const owners = assignQueue(brokers, `q${q}`, partitions);
         const counts = brokers.map((id) => owners.filter((o) => o === id).length);
         expect(Math.max(...counts)).toBe(Math.ceil(partitions / brokers.length));

@@ -24,7 +24,12 @@ describe("forwarded answers", () => {
     await memory.answered("c1", jobs("j1", "j2"));
     await memory.answered("c2", jobs("j3"));
     await memory.cancelled("c1");
-    expect(released).toEqual([[{ id: "j1", claimToken: "tok-j1" }, { id: "j2", claimToken: "tok-j2" }]]);
+    expect(released).toEqual([
+      [
+        { id: "j1", claimToken: "tok-j1" },
+        { id: "j2", claimToken: "tok-j2" },
+      ],
+    ]);
     await memory.cancelled("c1"); // told twice: nothing more
     expect(released).toHaveLength(1);
     expect(memory.size).toBe(2); // c2 answered, c1 remembered as cancelled

@@ -5,15 +5,15 @@
  */
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { ClusterService } from "../../src/gen/runlater/cluster/v1/cluster_pb.js";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { afterEach, expect, it } from "vitest";
-import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../../src/wire/forwarding.js";
+import { ClusterService } from "../../src/gen/runlater/cluster/v1/cluster_pb.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../../src/wire/forwarding.js";
 
 let server: RunningServer | undefined;
 afterEach(() => server?.stop());
@@ -27,7 +27,8 @@ it("puts the jobs of a forwarded answer back to pending when its call is named a
   const cluster = createClient(ClusterService, transport);
   await queues.createQueue({ name: "q" });
   const { jobIds } = await jobs.enqueue({ jobs: [{ queue: "q" }, { queue: "q" }] });
-  const forwarded = (callId: string) => worker.dequeue({ queue: "q", limit: 1 }, { headers: { [FORWARDED_HEADER]: "1", [FORWARDED_CALL_HEADER]: callId } });
+  const forwarded = (callId: string) =>
+    worker.dequeue({ queue: "q", limit: 1 }, { headers: { [FORWARDED_HEADER]: "1", [FORWARDED_CALL_HEADER]: callId } });
   const [lost] = (await forwarded("call-lost")).jobs;
   const [kept] = (await forwarded("call-kept")).jobs;
   expect([lost!.jobId, kept!.jobId].sort()).toEqual([...jobIds].sort());

@@ -16,7 +16,13 @@ const job = (id: string) => ({ id }) as JobRecord;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A forwarded call: empty at once when it may not wait; else `jobs` after `afterMs`, or rejected when cancelled first (like fetch). */
-function answer(jobs: JobRecord[], afterMs: number, seen: { cancelledAt?: number }, signal?: AbortSignal, waitMs = 0): Promise<JobRecord[]> {
+function answer(
+  jobs: JobRecord[],
+  afterMs: number,
+  seen: { cancelledAt?: number },
+  signal?: AbortSignal,
+  waitMs = 0,
+): Promise<JobRecord[]> {
   if (waitMs === 0) return Promise.resolve([]);
   const started = Date.now();
   return new Promise((resolve, reject) => {
@@ -32,9 +38,15 @@ function answer(jobs: JobRecord[], afterMs: number, seen: { cancelledAt?: number
 function routerWith(peers: Record<string, (signal?: AbortSignal, waitMs?: number) => Promise<JobRecord[]>>) {
   const released: HandedOut[][] = [];
   /** Per owner: the call id of its last long poll, and the ids it was told were cancelled. */
-  const calls: Record<string, { lastId?: string; cancelled: string[] }> = Object.fromEntries(Object.keys(peers).map((id) => [id, { cancelled: [] }]));
+  const calls: Record<string, { lastId?: string; cancelled: string[] }> = Object.fromEntries(
+    Object.keys(peers).map((id) => [id, { cancelled: [] }]),
+  );
   const router = new Router({
-    membership: { selfId: undefined, ownersOf: () => Object.keys(peers).map((id) => ({ id, url: id })), refreshNow: async () => {} } as never,
+    membership: {
+      selfId: undefined,
+      ownersOf: () => Object.keys(peers).map((id) => ({ id, url: id })),
+      refreshNow: async () => {},
+    } as never,
     peers: {
       dequeue: (url: string, p: { signal?: AbortSignal; waitMs: number; callId?: string }) => {
         if (p.waitMs > 0) calls[url]!.lastId = p.callId;
@@ -44,7 +56,9 @@ function routerWith(peers: Record<string, (signal?: AbortSignal, waitMs?: number
         calls[url]!.cancelled.push(...ids);
       },
     } as never,
-    store: { queueGet: async () => ({ name: "q", config: resolveQueueConfig({ partitions: 2 }), createdAt: 0 }) } as never,
+    store: {
+      queueGet: async () => ({ name: "q", config: resolveQueueConfig({ partitions: 2 }), createdAt: 0 }),
+    } as never,
     clock: { now: () => Date.now() } as never,
     log: pino({ level: "silent" }),
   });
@@ -56,7 +70,8 @@ function routerWith(peers: Record<string, (signal?: AbortSignal, waitMs?: number
 
 describe("the frontend's long-poll race", () => {
   it("releases the jobs of an owner that answered just after the winner, instead of dropping its answer", async () => {
-    const a = {}, b = {};
+    const a = {},
+      b = {};
     const { router, released } = routerWith({
       a: (signal, waitMs) => answer([job("a1")], 10, a, signal, waitMs),
       b: (signal, waitMs) => answer([job("b1"), job("b2")], 15, b, signal, waitMs),

@@ -37,14 +37,23 @@ describe("dequeue order and eligibility", () => {
   it("buffers no more body bytes than bufferBytes, yet serves every job, a larger one included", async () => {
     const t = await setup({ bufferBytes: 1000 });
     const body = (n: number) => new Uint8Array(n);
-    const ids = await t.enqueue(...Array.from({ length: 10 }, () => ({ body: body(300) })), { body: body(5000) }, { body: body(10) });
+    const ids = await t.enqueue(
+      ...Array.from({ length: 10 }, () => ({ body: body(300) })),
+      { body: body(5000) },
+      { body: body(10) },
+    );
     const first = await t.dequeue(1);
     expect(first.map((j) => j.id)).toEqual([ids[0]]);
     // Claims keep at most 3 × 300 bytes buffered (a fourth would pass 1000), topped up
     // after the hand-out.
     await settle();
     expect(await t.broker.bufferedCount(t.queue)).toBe(3);
-    const rest = [...(await t.dequeue(100)), ...(await t.dequeue(100)), ...(await t.dequeue(100)), ...(await t.dequeue(100))];
+    const rest = [
+      ...(await t.dequeue(100)),
+      ...(await t.dequeue(100)),
+      ...(await t.dequeue(100)),
+      ...(await t.dequeue(100)),
+    ];
     expect([...first, ...rest].map((j) => j.id)).toEqual(ids); // none skipped, in order, the 5000-byte one too
     expect(await t.dequeue(100)).toEqual([]);
   });
@@ -82,11 +91,14 @@ describe("dequeue order and eligibility", () => {
   it("keeps one answer's bodies within limits.dequeueBodyBytesMax, or one job, dry runs too", async () => {
     const t = await setup({ queue: { maxBodyBytes: 8 * 1024 * 1024 } });
     const mib = new Uint8Array(1024 * 1024);
-    const ids = await t.enqueue(...Array.from({ length: 5 }, () => ({ body: mib })), { body: new Uint8Array(6 * 1024 * 1024) });
+    const ids = await t.enqueue(...Array.from({ length: 5 }, () => ({ body: mib })), {
+      body: new Uint8Array(6 * 1024 * 1024),
+    });
     const peek = await t.engine.dequeue({ queue: t.queue, limit: 10, waitMs: 0, dryRun: true });
     expect(peek.jobs.map((j) => j.id)).toEqual(ids.slice(0, 3));
     const answers: string[][] = [];
-    for (let call = 0; call < 10 && answers.flat().length < ids.length; call++) answers.push((await t.dequeue(10)).map((j) => j.id));
+    for (let call = 0; call < 10 && answers.flat().length < ids.length; call++)
+      answers.push((await t.dequeue(10)).map((j) => j.id));
     expect(answers).toEqual([ids.slice(0, 3), ids.slice(3, 5), [ids[5]]]);
   });
 

@@ -88,7 +88,12 @@ describe("claim timeout", () => {
     const [job] = await t.dequeue();
     for (let i = 0; i < 5; i++) {
       await t.clock.advance(600);
-      const [r] = await t.engine.checkpoint({ queue: t.queue, items: [{ jobId: job!.id, claimToken: job!.claimToken, moveToPending: false, attemptsAllowed: 0, customStatus: "" }] });
+      const [r] = await t.engine.checkpoint({
+        queue: t.queue,
+        items: [
+          { jobId: job!.id, claimToken: job!.claimToken, moveToPending: false, attemptsAllowed: 0, customStatus: "" },
+        ],
+      });
       expect(r!.outcome).toBe("acknowledged");
       expect(r!.claimExpiresAt).toBe(t.clock.now() + 1000);
     }
@@ -111,8 +116,26 @@ describe("checkpoint", () => {
     const [id] = await t.enqueue({ attemptsAllowed: 1 });
     const [job] = await t.dequeue();
     const runAfter = t.clock.now() + 60_000;
-    await t.engine.checkpoint({ queue: t.queue, items: [{ jobId: job!.id, claimToken: job!.claimToken, moveToPending: true, runAfter, attemptsAllowed: 0, customStatus: "next run", newBody: new Uint8Array([7]) }] });
-    expect(await t.job(id!)).toMatchObject({ state: "pending", runAfter, attemptsRemaining: 1, customStatus: "next run" });
+    await t.engine.checkpoint({
+      queue: t.queue,
+      items: [
+        {
+          jobId: job!.id,
+          claimToken: job!.claimToken,
+          moveToPending: true,
+          runAfter,
+          attemptsAllowed: 0,
+          customStatus: "next run",
+          newBody: new Uint8Array([7]),
+        },
+      ],
+    });
+    expect(await t.job(id!)).toMatchObject({
+      state: "pending",
+      runAfter,
+      attemptsRemaining: 1,
+      customStatus: "next run",
+    });
     const waiting = t.dequeue(1, 120_000);
     await t.clock.advance(60_000);
     const [again] = await waiting;
@@ -149,9 +172,19 @@ describe("retention, retry and delete", () => {
     expect(await t.engine.retryFailedJobs({ queue: t.queue, priority: 2, attemptsAllowed: 3, limit: 0 })).toBe(1);
     const [retried] = await t.dequeue(5);
     expect(retried).toMatchObject({ priority: 2, attempt: 1, attemptsAllowed: 3 });
-    expect(await t.engine.deleteJobs({ queue: t.queue, filter: { state: "pending", priority: 0, bodyRegex: "^keep$" }, limit: 0 })).toBe(0);
-    expect(await t.engine.deleteJobs({ queue: t.queue, filter: { state: "failed", priority: 0, bodyRegex: "" }, limit: 0 })).toBe(1);
-    await expect(t.engine.deleteJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 0 })).rejects.toMatchObject({ code: "invalid_argument" });
+    expect(
+      await t.engine.deleteJobs({
+        queue: t.queue,
+        filter: { state: "pending", priority: 0, bodyRegex: "^keep$" },
+        limit: 0,
+      }),
+    ).toBe(0);
+    expect(
+      await t.engine.deleteJobs({ queue: t.queue, filter: { state: "failed", priority: 0, bodyRegex: "" }, limit: 0 }),
+    ).toBe(1);
+    await expect(
+      t.engine.deleteJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 0 }),
+    ).rejects.toMatchObject({ code: "invalid_argument" });
   });
 
   it("pages a scan with tokens and refuses a token it did not issue", async () => {
@@ -160,12 +193,19 @@ describe("retention, retry and delete", () => {
     const seen: string[] = [];
     let pageToken = "";
     do {
-      const page = await t.engine.scanJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 2, pageToken });
+      const page = await t.engine.scanJobs({
+        queue: t.queue,
+        filter: { priority: 0, bodyRegex: "" },
+        limit: 2,
+        pageToken,
+      });
       seen.push(...page.jobs.map((j) => j.id));
       pageToken = page.nextPageToken;
     } while (pageToken !== "");
     expect(seen.sort()).toEqual([...ids].sort());
-    await expect(t.engine.scanJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 2, pageToken: "nonsense" })).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(
+      t.engine.scanJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" }, limit: 2, pageToken: "nonsense" }),
+    ).rejects.toMatchObject({ code: "invalid_argument" });
   });
 
   it("keeps answers with bodies within limits.answerBodyBytesMax: a scan page ends early, a bigger lookup is refused", async () => {
@@ -197,14 +237,19 @@ describe("retention, retry and delete", () => {
       pageToken = page.nextPageToken;
     } while (pageToken !== "");
     expect(pages).toEqual([3, 1]);
-    const [first] = (await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true })).jobs;
+    const [first] = (await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true }))
+      .jobs;
     expect(first!.body.length).toBe(body.length);
     expect((await t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "" })).jobs).toHaveLength(4); // without bodies: one page
     await expect(t.engine.getJobs(ids, true)).rejects.toMatchObject({ code: "resource_exhausted" });
     expect(await t.engine.getJobs(ids.slice(0, 3), true)).toHaveLength(3);
     expect(await t.engine.getJobs(ids, false)).toHaveLength(4);
     // Only what the answer carries is read: the page's bodies, none for a refused lookup.
-    expect(await readDuring(() => t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true }))).toBe(3 * body.length);
+    expect(
+      await readDuring(() =>
+        t.engine.scanJobs({ queue: t.queue, filter, limit: 10, pageToken: "", includeBody: true }),
+      ),
+    ).toBe(3 * body.length);
     expect(await readDuring(() => t.engine.getJobs(ids, true))).toBe(0);
     expect(await readDuring(() => t.engine.getJobs(ids, false))).toBe(0);
   });
@@ -212,7 +257,10 @@ describe("retention, retry and delete", () => {
 
 describe("validation", () => {
   const expectError = async (p: Promise<unknown>, code: string, reason: string, message: RegExp) => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RunlaterError);
     expect(err).toMatchObject({ code, reason });
     expect((err as Error).message).toMatch(message);
@@ -220,24 +268,59 @@ describe("validation", () => {
 
   it("rejects a whole enqueue batch when one job is bad, writing nothing", async () => {
     const t = await setup();
-    await expectError(t.enqueue({}, { priority: 4 }), "invalid_argument", "INVALID_PRIORITY", /jobs\[1\]\.priority is 4; this queue has priorities 1 \(highest\) to 3/);
+    await expectError(
+      t.enqueue({}, { priority: 4 }),
+      "invalid_argument",
+      "INVALID_PRIORITY",
+      /jobs\[1\]\.priority is 4; this queue has priorities 1 \(highest\) to 3/,
+    );
     expect(await t.engine.countJobs({ queue: t.queue, filter: { priority: 0, bodyRegex: "" } })).toBe(0);
   });
 
   it("names unknown queues with the way to create them", async () => {
     const t = await setup();
-    await expectError(t.engine.enqueue([t.spec({ queue: "nope" })]), "not_found", "QUEUE_NOT_FOUND", /queue "nope" does not exist; create it/);
-    await expectError(t.engine.dequeue({ queue: "nope", limit: 1, waitMs: 0, dryRun: false }), "not_found", "QUEUE_NOT_FOUND", /nope/);
-    await expectError(t.engine.ack({ queue: "nope", succeeded: [], failed: [] }), "not_found", "QUEUE_NOT_FOUND", /nope/);
+    await expectError(
+      t.engine.enqueue([t.spec({ queue: "nope" })]),
+      "not_found",
+      "QUEUE_NOT_FOUND",
+      /queue "nope" does not exist; create it/,
+    );
+    await expectError(
+      t.engine.dequeue({ queue: "nope", limit: 1, waitMs: 0, dryRun: false }),
+      "not_found",
+      "QUEUE_NOT_FOUND",
+      /nope/,
+    );
+    await expectError(
+      t.engine.ack({ queue: "nope", succeeded: [], failed: [] }),
+      "not_found",
+      "QUEUE_NOT_FOUND",
+      /nope/,
+    );
   });
 
   it("checks queue names, body size and batch size", async () => {
     const t = await setup({ queue: { maxBodyBytes: 10 } });
     await expectError(t.engine.createQueue("", {}), "invalid_argument", "INVALID_QUEUE_NAME", /name is empty/);
-    await expectError(t.engine.createQueue("bad-name", {}), "invalid_argument", "INVALID_QUEUE_NAME", /letters, digits and underscores/);
+    await expectError(
+      t.engine.createQueue("bad-name", {}),
+      "invalid_argument",
+      "INVALID_QUEUE_NAME",
+      /letters, digits and underscores/,
+    );
     await expectError(t.engine.createQueue("x".repeat(65), {}), "invalid_argument", "INVALID_QUEUE_NAME", /1 to 64/);
-    await expectError(t.enqueue({ body: new Uint8Array(11) }), "resource_exhausted", "BODY_TOO_LARGE", /11 bytes; this queue accepts at most 10/);
-    await expectError(t.enqueue(...Array.from({ length: 1001 }, () => ({}))), "resource_exhausted", "BATCH_TOO_LARGE", /at most 1000/);
+    await expectError(
+      t.enqueue({ body: new Uint8Array(11) }),
+      "resource_exhausted",
+      "BODY_TOO_LARGE",
+      /11 bytes; this queue accepts at most 10/,
+    );
+    await expectError(
+      t.enqueue(...Array.from({ length: 1001 }, () => ({}))),
+      "resource_exhausted",
+      "BATCH_TOO_LARGE",
+      /at most 1000/,
+    );
     await expectError(t.engine.enqueue([]), "invalid_argument", "INVALID_ARGUMENT", /jobs is empty/);
     await expectError(t.dequeue(1001), "resource_exhausted", "BATCH_TOO_LARGE", /limit 1001 is above the maximum 1000/);
   });
@@ -257,9 +340,15 @@ describe("queues", () => {
     const t = await setup({ queue: { partitions: 2 } });
     const view = await t.engine.updateQueue(t.queue, { paused: true, priorities: 9, claimTimeoutMs: 1234 }, ["paused"]);
     expect(view.queue.config).toMatchObject({ paused: true, priorities: 3, claimTimeoutMs: 300_000, partitions: 2 });
-    await expect(t.engine.updateQueue(t.queue, { partitions: 1 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
-    await expect(t.engine.updateQueue(t.queue, { fifo: true }, ["fifo"])).rejects.toMatchObject({ code: "invalid_argument" });
-    await expect(t.engine.updateQueue(t.queue, { priorities: 2 }, ["priorities"])).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(t.engine.updateQueue(t.queue, { partitions: 1 }, ["partitions"])).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    await expect(t.engine.updateQueue(t.queue, { fifo: true }, ["fifo"])).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
+    await expect(t.engine.updateQueue(t.queue, { priorities: 2 }, ["priorities"])).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
     await expect(t.engine.updateQueue(t.queue, {}, [])).rejects.toMatchObject({ code: "invalid_argument" });
   });
 
@@ -274,9 +363,13 @@ describe("queues", () => {
     expect(await t.enqueue({ idempotencyKey: "k1" })).toEqual([keyedBefore]);
     const handed = await t.dequeue(100);
     expect(new Set(handed.map((j) => j.id))).toEqual(new Set([keyedBefore, ...ids]));
-    await expect(t.engine.updateQueue(t.queue, { partitions: 3 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(t.engine.updateQueue(t.queue, { partitions: 3 }, ["partitions"])).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
     const fifo = await setup({ queue: { fifo: true } });
-    await expect(fifo.engine.updateQueue(fifo.queue, { partitions: 2 }, ["partitions"])).rejects.toMatchObject({ code: "invalid_argument" });
+    await expect(fifo.engine.updateQueue(fifo.queue, { partitions: 2 }, ["partitions"])).rejects.toMatchObject({
+      code: "invalid_argument",
+    });
   });
 
   it("shows live stats: counts per state and the oldest pending age", async () => {
@@ -334,7 +427,9 @@ describe("queues", () => {
     await t.clock.advance(60_000);
     expect(lines.slice(before).filter((l) => /lease lost|partition acquired/.test(l))).toEqual([]);
     // Nobody holds a lease on the gone queue's partition: another owner gets it at once.
-    expect(await store.leaseAcquire({ queue: t.queue, partition: 0, owner: "other", ttlMs: 1000, now: t.clock.now() })).toBeDefined();
+    expect(
+      await store.leaseAcquire({ queue: t.queue, partition: 0, owner: "other", ttlMs: 1000, now: t.clock.now() }),
+    ).toBeDefined();
   });
 
   it("stopping the broker returns buffered jobs to pending in the store", async () => {
@@ -343,7 +438,9 @@ describe("queues", () => {
     await t.dequeue(1);
     expect(await t.broker.bufferedCount(t.queue)).toBe(2);
     await t.broker.stop();
-    const states = await Promise.all(ids.slice(1).map(async (id) => (await t.store.jobGetMany({ ids: [id] }))[0]!.state));
+    const states = await Promise.all(
+      ids.slice(1).map(async (id) => (await t.store.jobGetMany({ ids: [id] }))[0]!.state),
+    );
     expect(states).toEqual(["pending", "pending"]);
   });
 });

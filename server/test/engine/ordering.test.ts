@@ -30,7 +30,9 @@ describe("partition choice", () => {
     const partitionOf = (id: string) => Number(id.split(".")[1]);
     const t = await setup({ queue: { partitions: 8 } });
     const [solo] = await t.enqueue({ orderingKey: "user-42" });
-    const both = await t.enqueue(...Array.from({ length: 6 }, (_, i) => ({ orderingKey: "user-42", idempotencyKey: `op-${i}` })));
+    const both = await t.enqueue(
+      ...Array.from({ length: 6 }, (_, i) => ({ orderingKey: "user-42", idempotencyKey: `op-${i}` })),
+    );
     expect(new Set([solo!, ...both].map(partitionOf))).toEqual(new Set([partitionOf(solo!)]));
     // Alone, those idempotency keys spread over partitions: with the ordering key they did not.
     const other = await setup({ queue: { partitions: 8 } });
@@ -45,7 +47,11 @@ describe("ordering keys through the broker", () => {
   it("hands out only the head of a key, even to a Dequeue asking for 10; keys run in parallel", async () => {
     const t = await setup();
     await t.enqueue(...["a1", "a2", "a3"].map((customStatus) => ({ customStatus, orderingKey: "a" })));
-    await t.enqueue({ customStatus: "b1", orderingKey: "b" }, { customStatus: "free" }, { customStatus: "b2", orderingKey: "b" });
+    await t.enqueue(
+      { customStatus: "b1", orderingKey: "b" },
+      { customStatus: "free" },
+      { customStatus: "b2", orderingKey: "b" },
+    );
     const first = await t.dequeue(10);
     expect(bodies(first)).toEqual(["a1", "b1", "free"]);
     expect(await t.dequeue(10)).toEqual([]);
@@ -87,7 +93,9 @@ describe("ordering keys through the broker", () => {
     await t.dequeue(10);
     const waiting = t.dequeue(10, 30_000);
     expect(await t.isSettled(waiting)).toBe(false);
-    expect(await t.engine.deleteJobs({ queue: t.queue, filter: { state: "running", priority: 0, bodyRegex: "" }, limit: 0 })).toBe(1);
+    expect(
+      await t.engine.deleteJobs({ queue: t.queue, filter: { state: "running", priority: 0, bodyRegex: "" }, limit: 0 }),
+    ).toBe(1);
     expect((await waiting).map((j) => j.id)).toEqual([next]);
   });
 

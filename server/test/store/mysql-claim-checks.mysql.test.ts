@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import type { HandOutPlan } from "../../src/domain/transitions.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { select, Shard } from "../../src/store/mysql/shard.js";
+import { Shard, select } from "../../src/store/mysql/shard.js";
 import { newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
@@ -28,20 +28,31 @@ beforeAll(async () => {
 afterAll(() => dropDatabases(store, shard));
 
 /** A fresh queue whose `count` jobs are started at T0 with a claim of `claimMs`: one token for all (the fast start) or one each (the exact path). */
-async function started(count: number, claimMs: number, oneToken = true): Promise<{ queue: string; jobs: Array<{ id: string; claimToken: string }> }> {
+async function started(
+  count: number,
+  claimMs: number,
+  oneToken = true,
+): Promise<{ queue: string; jobs: Array<{ id: string; claimToken: string }> }> {
   const queue = `checks_${++n}`;
   await store.queueCreate({ name: queue, config: resolveQueueConfig(), now: T0 });
   await store.jobInsertMany({ jobs: Array.from({ length: count }, () => newJob(queue)), now: T0 });
   const lease = (await store.leaseAcquire({ queue, partition: 0, owner: "o", ttlMs: 600_000, now: T0 }))!;
   const claimed = await store.jobClaimMany({ queue, partition: 0, epoch: lease.epoch, limit: count, now: T0 });
-  const plans: HandOutPlan[] = claimed.map((j, i) => ({ id: j.id, claimToken: oneToken ? "tok" : `tok${i}`, claimExpiresAt: T0 + claimMs, retryDelayMs: 0 }));
+  const plans: HandOutPlan[] = claimed.map((j, i) => ({
+    id: j.id,
+    claimToken: oneToken ? "tok" : `tok${i}`,
+    claimExpiresAt: T0 + claimMs,
+    retryDelayMs: 0,
+  }));
   expect(await store.jobStartMany({ queue, partition: 0, epoch: lease.epoch, plans, now: T0 })).toHaveLength(count);
   return { queue, jobs: plans.map((p) => ({ id: p.id, claimToken: p.claimToken })) };
 }
 
 /** The checks that list a job of `queue`: due time and the listed ids. */
 async function checksOf(queue: string): Promise<Array<{ dueAt: number; ids: string[] }>> {
-  const rows = await shard.session((c) => select<{ due_at: number | string; job_ids: string }>(c, "SELECT due_at, job_ids FROM claim_checks ORDER BY id"));
+  const rows = await shard.session((c) =>
+    select<{ due_at: number | string; job_ids: string }>(c, "SELECT due_at, job_ids FROM claim_checks ORDER BY id"),
+  );
   return rows
     .map((r) => ({ dueAt: Number(r.due_at), ids: r.job_ids.split(" ").filter((id) => id.startsWith(`${queue}.`)) }))
     .filter((r) => r.ids.length > 0);
@@ -65,7 +76,14 @@ describe("mysql claim checks", () => {
   it("a checkpoint that extends the claim adds a check at the new deadline, which the first check leaves for later", async () => {
     const { queue, jobs } = await started(1, 1000);
     const [job] = jobs;
-    const extended = { ...job!, claimExpiresAt: T0 + 5000, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "" };
+    const extended = {
+      ...job!,
+      claimExpiresAt: T0 + 5000,
+      moveToPending: false,
+      runAfter: 0,
+      attemptsAllowed: 0,
+      customStatus: "",
+    };
     expect((await store.jobCheckpointMany({ items: [extended], now: T0 + 500 }))[0]!.outcome).toBe("acknowledged");
     expect((await checksOf(queue)).map((c) => c.dueAt)).toEqual([T0 + 1000, T0 + 5000]);
     await store.jobClaimExpire({ now: T0 + 1000, limit: 100 });
@@ -82,7 +100,9 @@ describe("mysql claim checks", () => {
     expect(first.expired.map((j) => j.id)).toEqual(jobs.slice(0, 2).map((j) => j.id));
     expect(await checksOf(queue)).toEqual([{ dueAt: T0 + 1000, ids: jobs.slice(2).map((j) => j.id) }]);
     const rest = await store.jobClaimExpire({ now: T0 + 1000, limit: 100 });
-    expect(rest.expired.map((j) => j.id).filter((id) => id.startsWith(`${queue}.`))).toEqual(jobs.slice(2).map((j) => j.id));
+    expect(rest.expired.map((j) => j.id).filter((id) => id.startsWith(`${queue}.`))).toEqual(
+      jobs.slice(2).map((j) => j.id),
+    );
     expect(await checksOf(queue)).toEqual([]);
   });
 
@@ -112,7 +132,9 @@ describe("mysql claim checks", () => {
       expect(nextExpiryAt).toBe(T0 + 1000);
       await c.query("ROLLBACK");
     });
-    expect((await store.jobClaimExpire({ now: T0 + 1000, limit: 100 })).expired.map((j) => j.id)).toContain(jobs[0]!.id);
+    expect((await store.jobClaimExpire({ now: T0 + 1000, limit: 100 })).expired.map((j) => j.id)).toContain(
+      jobs[0]!.id,
+    );
   });
 
   it("reports the next check ahead as the time to look again, no sooner than 100 ms ahead", async () => {

@@ -31,6 +31,7 @@ describe("mysql store against the memory store", () => {
   // RUNLATER_DIFF_SEEDS=500 for a longer soak; a failing seed replays exactly.
   const seeds = Number(process.env.RUNLATER_DIFF_SEEDS ?? 8);
   for (let seed = 1; seed <= seeds; seed++) {
-    it(`agrees on every job after each step of random sequence ${seed}`, async () => runDifferential(seed, await emptyStore()));
+    it(`agrees on every job after each step of random sequence ${seed}`, async () =>
+      runDifferential(seed, await emptyStore()));
   }
 });

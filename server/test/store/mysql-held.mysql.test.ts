@@ -26,7 +26,10 @@ vi.mock("../../src/store/mysql/shard.js", async (importOriginal) => {
     ...original,
     select: async (...args: Parameters<typeof original.select>) => {
       const rows = await original.select(...args);
-      if (/queued_state = 'pending' AND priority = \? AND run_after <= \?.* LIMIT \?$/.test(args[1]) && !args[1].startsWith("SELECT id, run_after, seq")) {
+      if (
+        /queued_state = 'pending' AND priority = \? AND run_after <= \?.* LIMIT \?$/.test(args[1]) &&
+        !args[1].startsWith("SELECT id, run_after, seq")
+      ) {
         const fn = afterClaimRead.fn;
         afterClaimRead.fn = undefined;
         await fn?.();
@@ -61,7 +64,10 @@ afterAll(() => dropDatabases(store, other));
 async function queueWithJobs(count: number): Promise<{ queue: string; ids: string[]; epoch: number }> {
   const queue = `held_${++n}`;
   await store.queueCreate({ name: queue, config: resolveQueueConfig({}), now: T0 });
-  const ids = await store.jobInsertMany({ jobs: Array.from({ length: count }, (_, i) => newJob(queue, { runAfter: T0 - 1000 + i })), now: T0 });
+  const ids = await store.jobInsertMany({
+    jobs: Array.from({ length: count }, (_, i) => newJob(queue, { runAfter: T0 - 1000 + i })),
+    now: T0,
+  });
   const lease = await store.leaseAcquire({ queue, partition: 0, owner: "a", ttlMs: 600_000, now: T0 });
   return { queue, ids, epoch: lease!.epoch };
 }
@@ -87,7 +93,9 @@ describe("mysql claim holds jobs in memory", () => {
     expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 + 1 }))).toEqual([ids[2]]);
     expect(await store.jobNextDueAt({ queue, partition: 0 })).toBeUndefined();
     // ...until the level is looked at from its start again, RESCAN_EVERY_MS after the last look.
-    expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 + RESCAN_EVERY_MS }))).toEqual([behind]);
+    expect(
+      idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 + RESCAN_EVERY_MS })),
+    ).toEqual([behind]);
   });
 
   it("claims next a job this store queued behind the cursor, even one that committed while a claim was reading", async () => {
@@ -101,7 +109,11 @@ describe("mysql claim holds jobs in memory", () => {
     expect(behind).not.toBe("");
     expect(await store.jobNextDueAt({ queue, partition: 0 })).toBe(T0 - 1000);
     // Same clock: no periodic rescan; the note from the insert is what finds it.
-    expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 }))).toEqual([behind, ids[2], ids[3]]);
+    expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 }))).toEqual([
+      behind,
+      ids[2],
+      ids[3],
+    ]);
   });
 
   it("a claim that fails half-way holds nothing, and the next claim finds every job", async () => {
@@ -113,9 +125,18 @@ describe("mysql claim holds jobs in memory", () => {
         throw new Error("connection lost");
       };
     };
-    await expect(store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 })).rejects.toThrow("connection lost");
-    expect((await store.jobGetMany({ ids: [...ids, worse!] })).map((j) => j!.state)).toEqual(["pending", "pending", "pending"]);
-    expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 }))).toEqual([...ids, worse]);
+    await expect(store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 })).rejects.toThrow(
+      "connection lost",
+    );
+    expect((await store.jobGetMany({ ids: [...ids, worse!] })).map((j) => j!.state)).toEqual([
+      "pending",
+      "pending",
+      "pending",
+    ]);
+    expect(idsOf(await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 }))).toEqual([
+      ...ids,
+      worse,
+    ]);
   });
 
   it("a start that fails holds nothing: the jobs it did not start are claimed again", async () => {
@@ -133,22 +154,32 @@ describe("mysql claim holds jobs in memory", () => {
     const { queue, ids, epoch } = await queueWithJobs(2);
     await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 });
     const taken = await other.leaseAcquire({ queue, partition: 0, owner: "b", ttlMs: 600_000, now: T0 + 700_000 });
-    expect(idsOf(await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 }))).toEqual(ids);
+    expect(
+      idsOf(await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 })),
+    ).toEqual(ids);
     const plans = ids.map((id) => ({ id, claimToken: "old", claimExpiresAt: T0 + 800_000, retryDelayMs: 0 }));
     expect(await store.jobStartMany({ queue, partition: 0, epoch, plans, now: T0 + 700_000 })).toEqual([]);
     const newPlans = ids.map((id) => ({ id, claimToken: "new", claimExpiresAt: T0 + 800_000, retryDelayMs: 0 }));
-    expect(await other.jobStartMany({ queue, partition: 0, epoch: taken!.epoch, plans: newPlans, now: T0 + 700_000 })).toEqual(ids);
+    expect(
+      await other.jobStartMany({ queue, partition: 0, epoch: taken!.epoch, plans: newPlans, now: T0 + 700_000 }),
+    ).toEqual(ids);
     expect((await store.jobGetMany({ ids })).map((j) => j!.claimToken)).toEqual(["new", "new"]);
   });
 
   it("a new owner releases rows an earlier runlater marked buffered in the table", async () => {
     const { queue, ids } = await queueWithJobs(2);
     const shard = new Shard(0, url, { retryForMs: 5000, connectionLimit: 1 });
-    await shard.session((c) => c.query("UPDATE jobs SET state = 'buffered', buffer_epoch = 1 WHERE queue = ?", [queue]));
+    await shard.session((c) =>
+      c.query("UPDATE jobs SET state = 'buffered', buffer_epoch = 1 WHERE queue = ?", [queue]),
+    );
     await shard.close();
     const taken = await other.leaseAcquire({ queue, partition: 0, owner: "b", ttlMs: 600_000, now: T0 + 700_000 });
-    expect(await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 })).toEqual([]);
+    expect(
+      await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 }),
+    ).toEqual([]);
     expect(await other.jobReleaseBuffered({ queue, partition: 0, belowEpoch: taken!.epoch })).toBe(2);
-    expect(idsOf(await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 }))).toEqual(ids);
+    expect(
+      idsOf(await other.jobClaimMany({ queue, partition: 0, epoch: taken!.epoch, limit: 10, now: T0 + 700_000 })),
+    ).toEqual(ids);
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { loadMigrations, migrate } from "../../src/store/mysql/migrate.js";
 import { openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { select, Shard } from "../../src/store/mysql/shard.js";
+import { Shard, select } from "../../src/store/mysql/shard.js";
 import { newJob } from "../storetest/fixtures.js";
-import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 const shards: Shard[] = [];
@@ -23,7 +23,9 @@ describe("mysql schema migrations", () => {
     // GET_LOCK serialises the runs: one applies everything, the others find it done.
     expect(results.flatMap((r) => r.applied).sort()).toEqual(all.map((m) => m.name).sort());
     expect(results.every((r) => r.version === all[all.length - 1]!.version)).toBe(true);
-    const rows = await open(url).session((c) => select<{ version: number }>(c, "SELECT version FROM schema_migrations ORDER BY version"));
+    const rows = await open(url).session((c) =>
+      select<{ version: number }>(c, "SELECT version FROM schema_migrations ORDER BY version"),
+    );
     expect(rows.map((r) => Number(r.version))).toEqual(all.map((m) => m.version));
   });
 
@@ -48,7 +50,9 @@ describe("mysql schema migrations", () => {
     const [v1] = await loadMigrations();
     await shard.session(async (c) => {
       for (const statement of v1!.statements) await c.query(statement);
-      await c.query("INSERT INTO queues (name, config, created_at) VALUES ('old', ?, 1)", [JSON.stringify(resolveQueueConfig())]);
+      await c.query("INSERT INTO queues (name, config, created_at) VALUES ('old', ?, 1)", [
+        JSON.stringify(resolveQueueConfig()),
+      ]);
       await c.query(
         "INSERT INTO jobs (id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
           "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, body) " +
@@ -61,7 +65,10 @@ describe("mysql schema migrations", () => {
     try {
       const [kept] = await store.jobGetMany({ ids: ["old.0.aaaaaaaaaaaa"] });
       expect(kept).toMatchObject({ state: "pending", orderingKey: "" });
-      const ids = await store.jobInsertMany({ jobs: [newJob("old", { orderingKey: "k" }, 2), newJob("old", { orderingKey: "k" }, 2)], now: 2 });
+      const ids = await store.jobInsertMany({
+        jobs: [newJob("old", { orderingKey: "k" }, 2), newJob("old", { orderingKey: "k" }, 2)],
+        now: 2,
+      });
       expect((await store.jobGetMany({ ids })).map((j) => j!.state)).toEqual(["pending", "waiting"]);
       const lease = (await store.leaseAcquire({ queue: "old", partition: 0, owner: "o", ttlMs: 1000, now: 2 }))!;
       const claimed = await store.jobClaimMany({ queue: "old", partition: 0, epoch: lease.epoch, limit: 10, now: 2 });
@@ -70,7 +77,12 @@ describe("mysql schema migrations", () => {
       // counted and collected through jobs_finished, its claim token reads back unpadded.
       const [done] = await store.jobGetMany({ ids: ["old.0.bbbbbbbbbbbb"] });
       expect(done).toMatchObject({ state: "succeeded", claimToken: "tok" });
-      expect(await store.queueStats({ name: "old", now: 2 })).toMatchObject({ pending: 3, running: 1, succeeded: 1, failed: 0 });
+      expect(await store.queueStats({ name: "old", now: 2 })).toMatchObject({
+        pending: 3,
+        running: 1,
+        succeeded: 1,
+        failed: 0,
+      });
       // Version 6 gave the job running at the upgrade a claim check: its claim still runs out.
       const { expired } = await store.jobClaimExpire({ now: 5, limit: 10 });
       expect(expired.map((j) => j.id)).toEqual(["old.0.cccccccccccc"]);

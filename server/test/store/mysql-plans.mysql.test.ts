@@ -10,7 +10,7 @@ import { addClaimChecks } from "../../src/store/mysql/claim-checks.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import * as sql from "../../src/store/mysql/queries.js";
 import { keyBytes } from "../../src/store/mysql/rows.js";
-import { select, Shard } from "../../src/store/mysql/shard.js";
+import { Shard, select } from "../../src/store/mysql/shard.js";
 import { newJob, T0 } from "../storetest/fixtures.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
@@ -38,7 +38,12 @@ beforeAll(async () => {
   // A queue with history: many pending jobs (due and future, three priorities), some running, some finished.
   for (let batch = 0; batch < 6; batch++) {
     const jobs = Array.from({ length: 1000 }, (_, i) =>
-      newJob(queue, { partition: i % 2, priority: 1 + (i % 3), runAfter: T0 + ((i * 37) % 2000) - 1000, idempotencyKey: i % 10 === 0 ? `k${batch}-${i}` : "" }),
+      newJob(queue, {
+        partition: i % 2,
+        priority: 1 + (i % 3),
+        runAfter: T0 + ((i * 37) % 2000) - 1000,
+        idempotencyKey: i % 10 === 0 ? `k${batch}-${i}` : "",
+      }),
     );
     await store.jobInsertMany({ jobs, now: T0 });
   }
@@ -57,10 +62,23 @@ beforeAll(async () => {
     now: T0,
   });
   started = (await store.jobGetMany({ ids: startedIds })).map((j) => j!);
-  await store.jobCompleteMany({ items: started.slice(0, 300).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 + 10 });
-  await store.jobFailMany({ items: started.slice(300, 400).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 + 10 });
+  await store.jobCompleteMany({
+    items: started.slice(0, 300).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })),
+    now: T0 + 10,
+  });
+  await store.jobFailMany({
+    items: started
+      .slice(300, 400)
+      .map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })),
+    now: T0 + 10,
+  });
   // Claim checks of many hand-outs: one per deadline, as a busy server leaves them.
-  await shard.session((c) => addClaimChecks(c, Array.from({ length: 2000 }, (_, i) => ({ id: `${queue}.1.check${i}`, claimExpiresAt: T0 + 30_000 + i }))));
+  await shard.session((c) =>
+    addClaimChecks(
+      c,
+      Array.from({ length: 2000 }, (_, i) => ({ id: `${queue}.1.check${i}`, claimExpiresAt: T0 + 30_000 + i })),
+    ),
+  );
   await shard.session((c) => c.query("ANALYZE TABLE jobs, ordering_keys, ordering_members, claim_checks"));
 }, 60_000);
 

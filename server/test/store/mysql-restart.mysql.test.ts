@@ -14,9 +14,9 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
-import { newJob } from "../storetest/fixtures.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import { mysqlUrl } from "../services.js";
+import { newJob } from "../storetest/fixtures.js";
 
 const user = execFileSync("id", ["-un"], { encoding: "utf8" }).trim();
 const dir = mkdtempSync(join(tmpdir(), "runlater-mariadb-"));
@@ -79,9 +79,18 @@ describe("mysql store across a mariadbd restart", () => {
 
   beforeAll(async () => {
     mysqlUrl(); // makes sure MariaDB is installed (scripts/services.sh)
-    execFileSync("mariadb-install-db", [`--user=${user}`, `--datadir=${join(dir, "data")}`, "--auth-root-authentication-method=normal", "--skip-test-db"], {
-      stdio: "ignore",
-    });
+    execFileSync(
+      "mariadb-install-db",
+      [
+        `--user=${user}`,
+        `--datadir=${join(dir, "data")}`,
+        "--auth-root-authentication-method=normal",
+        "--skip-test-db",
+      ],
+      {
+        stdio: "ignore",
+      },
+    );
     port = await freePort();
     await startMariadb();
     store = await openMysqlStore([`mysql://root@127.0.0.1:${port}/runlater_restart`], {
@@ -109,7 +118,15 @@ describe("mysql store across a mariadbd restart", () => {
         const n = ++batchNo;
         // Half the batches carry idempotency keys, so replays after a lost COMMIT are exercised too.
         const jobs = Array.from({ length: 20 }, (_, i) =>
-          newJob(queue, { partition: i % 4, idempotencyKey: n % 2 === 0 ? `b${n}-${i}` : "", body: new TextEncoder().encode(`job ${n}/${i}`) }, Date.now()),
+          newJob(
+            queue,
+            {
+              partition: i % 4,
+              idempotencyKey: n % 2 === 0 ? `b${n}-${i}` : "",
+              body: new TextEncoder().encode(`job ${n}/${i}`),
+            },
+            Date.now(),
+          ),
         );
         try {
           acknowledged.push(...(await store.jobInsertMany({ jobs, now: Date.now() })));
@@ -133,7 +150,8 @@ describe("mysql store across a mariadbd restart", () => {
     expect(acknowledged.length).toBeGreaterThan(beforeRestart); // enqueues resumed after the restart
     const unique = [...new Set(acknowledged)];
     const found: Array<JobRecord | undefined> = [];
-    for (let i = 0; i < unique.length; i += 1000) found.push(...(await store.jobGetMany({ ids: unique.slice(i, i + 1000) })));
+    for (let i = 0; i < unique.length; i += 1000)
+      found.push(...(await store.jobGetMany({ ids: unique.slice(i, i + 1000) })));
     const missing = unique.filter((_, i) => found[i] === undefined);
     expect(missing).toEqual([]);
     // The store saw the restart (and reported it), its own retries carried every batch

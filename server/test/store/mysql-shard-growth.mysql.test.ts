@@ -21,11 +21,25 @@ describe("mysql store: adding shards", () => {
   shardGrowthTests(() => {
     const urls = Array.from({ length: 4 }, () => freshDatabaseUrl("grow"));
     return {
-      open: (shards) => openMysqlStore(shards.map((i) => urls[i]!), { connectionLimit: 2 }),
-      placement: async (queue) => (await query<{ shards: string }>(urls[0]!, "SELECT shards FROM queue_placement WHERE name = ?", [queue]))[0]?.shards,
-      dropPlacement: async (queue) => void (await query(urls[0]!, "DELETE FROM queue_placement WHERE name = ?", [queue])),
+      open: (shards) =>
+        openMysqlStore(
+          shards.map((i) => urls[i]!),
+          { connectionLimit: 2 },
+        ),
+      placement: async (queue) =>
+        (await query<{ shards: string }>(urls[0]!, "SELECT shards FROM queue_placement WHERE name = ?", [queue]))[0]
+          ?.shards,
+      dropPlacement: async (queue) =>
+        void (await query(urls[0]!, "DELETE FROM queue_placement WHERE name = ?", [queue])),
       holdsJobs: async (shard, queue, partition) =>
-        Number((await query<{ n: number }>(urls[shard]!, "SELECT COUNT(*) AS n FROM jobs WHERE queue = ? AND part = ?", [queue, partition]))[0]!.n) > 0,
+        Number(
+          (
+            await query<{ n: number }>(urls[shard]!, "SELECT COUNT(*) AS n FROM jobs WHERE queue = ? AND part = ?", [
+              queue,
+              partition,
+            ])
+          )[0]!.n,
+        ) > 0,
       pollute: async (shard) => {
         // Another deployment's data, from before shard indexes were recorded.
         await migrateUrls([urls[shard]!]);

@@ -14,6 +14,7 @@ describe("redis store against the memory store", () => {
   // RUNLATER_DIFF_SEEDS=300 for a longer soak; a failing seed replays exactly.
   const seeds = Number(process.env.RUNLATER_DIFF_SEEDS ?? 8);
   for (let seed = 1; seed <= seeds; seed++) {
-    it(`agrees on every job after each step of random sequence ${seed}`, async () => runDifferential(seed, await openTestStore(2)));
+    it(`agrees on every job after each step of random sequence ${seed}`, async () =>
+      runDifferential(seed, await openTestStore(2)));
   }
 });

@@ -46,7 +46,8 @@ export async function cleanup(): Promise<void> {
   // One SCAN per database for all of this file's prefixes (not one per store: a shared
   // Redis may hold many other keys).
   const prefixesByUrl = new Map<string, string[]>();
-  for (const { urls, prefix } of stores) for (const url of urls) prefixesByUrl.set(url, [...(prefixesByUrl.get(url) ?? []), `${prefix}:`]);
+  for (const { urls, prefix } of stores)
+    for (const url of urls) prefixesByUrl.set(url, [...(prefixesByUrl.get(url) ?? []), `${prefix}:`]);
   for (const [url, prefixes] of prefixesByUrl) {
     const keys = (await keysOf(url, "test")).filter((k) => prefixes.some((p) => k.startsWith(p)));
     const client = new Redis(url);

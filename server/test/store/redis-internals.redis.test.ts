@@ -9,8 +9,8 @@ import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { shardOf } from "../../src/store/redis/keys.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { createQueue, get, handOut, insert, lease, T0 } from "../storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";
+import { createQueue, get, handOut, insert, lease, T0 } from "../storetest/fixtures.js";
 import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
 
 afterAll(cleanup);
@@ -25,32 +25,50 @@ describe("redis store internals", () => {
     const other = await createQueue(store);
     await insert(store, other, [{}]);
     const [otherJob] = await handOut(store, other);
-    const specs = Array.from({ length: 40 }, (_, i) => ({ partition: i % 4, priority: 1 + (i % 3), idempotencyKey: i % 5 === 0 ? `k${i}` : "", runAfter: T0 + (i % 7 === 0 ? 60_000 : 0) }));
+    const specs = Array.from({ length: 40 }, (_, i) => ({
+      partition: i % 4,
+      priority: 1 + (i % 3),
+      idempotencyKey: i % 5 === 0 ? `k${i}` : "",
+      runAfter: T0 + (i % 7 === 0 ? 60_000 : 0),
+    }));
     await insert(store, q, specs);
     for (let partition = 0; partition < 4; partition++) {
       const running = await handOut(store, q, { partition, limit: 6 });
-      await store.jobCompleteMany({ items: running.slice(0, 2).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 });
-      await store.jobFailMany({ items: running.slice(2, 4).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now: T0 });
-      const epoch = (await store.leaseAcquire({ queue: q, partition, owner: "broker-a", ttlMs: 60_000, now: T0 }))!.epoch;
+      await store.jobCompleteMany({
+        items: running.slice(0, 2).map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })),
+        now: T0,
+      });
+      await store.jobFailMany({
+        items: running
+          .slice(2, 4)
+          .map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })),
+        now: T0,
+      });
+      const epoch = (await store.leaseAcquire({ queue: q, partition, owner: "broker-a", ttlMs: 60_000, now: T0 }))!
+        .epoch;
       await store.jobClaimMany({ queue: q, partition, epoch, limit: 2, now: T0 }); // buffered
     }
     expect(await store.queueDelete({ name: q })).toBe(true);
     const left = (await Promise.all(shardUrls(2).map((url) => keysOf(url, prefixOf(store))))).flat();
     expect(left.filter((k) => k.includes(`{q:${q}:`))).toEqual([]);
     // The shard-wide claim checks forgot the queue's jobs but kept the other queue's.
-    const checks = await Promise.all(shardUrls(2).map(async (url) => {
-      const client = new Redis(url);
-      const names = await client.zrange(`${prefixOf(store)}:{shard}:checks`, "0", "-1");
-      const listed = await Promise.all(names.map((name) => client.get(`${prefixOf(store)}:{shard}:checks:${name}`)));
-      const counts = names.length > 0 ? await client.hmget(`${prefixOf(store)}:{shard}:checks-n`, ...names) : [];
-      const fields = await client.hlen(`${prefixOf(store)}:{shard}:checks-n`);
-      client.disconnect();
-      return { listed, counts, fields };
-    }));
+    const checks = await Promise.all(
+      shardUrls(2).map(async (url) => {
+        const client = new Redis(url);
+        const names = await client.zrange(`${prefixOf(store)}:{shard}:checks`, "0", "-1");
+        const listed = await Promise.all(names.map((name) => client.get(`${prefixOf(store)}:{shard}:checks:${name}`)));
+        const counts = names.length > 0 ? await client.hmget(`${prefixOf(store)}:{shard}:checks-n`, ...names) : [];
+        const fields = await client.hlen(`${prefixOf(store)}:{shard}:checks-n`);
+        client.disconnect();
+        return { listed, counts, fields };
+      }),
+    );
     expect(checks.flatMap((c) => c.listed)).toEqual([`${otherJob!.id} `]);
     expect(checks.flatMap((c) => c.counts)).toEqual(["1"]);
     expect(checks.reduce((n, c) => n + c.fields, 0)).toBe(1);
-    expect((await store.jobClaimExpire({ now: T0 + 1e9, limit: 100 })).expired.map((j) => j.id)).toEqual([otherJob!.id]);
+    expect((await store.jobClaimExpire({ now: T0 + 1e9, limit: 100 })).expired.map((j) => j.id)).toEqual([
+      otherJob!.id,
+    ]);
   });
 
   it("keeps one claim check per hand-out until its jobs have left; the sweep's limit cuts a check and leaves the rest due", async () => {
@@ -62,14 +80,23 @@ describe("redis store internals", () => {
       const out: Array<{ name: string; due: number; count: string | null; listed: string | null }> = [];
       for (let i = 0; i < names.length; i += 2) {
         const name = names[i]!;
-        out.push({ name, due: Number(names[i + 1]), count: await admin.hget(`${prefix}:{shard}:checks-n`, name), listed: await admin.get(`${prefix}:{shard}:checks:${name}`) });
+        out.push({
+          name,
+          due: Number(names[i + 1]),
+          count: await admin.hget(`${prefix}:{shard}:checks-n`, name),
+          listed: await admin.get(`${prefix}:{shard}:checks:${name}`),
+        });
       }
       return out;
     };
     const leftovers = async () => (await keysOf(shardUrls(1)[0]!, prefix)).filter((k) => k.includes(":checks"));
     try {
       const q = await createQueue(store);
-      const ids = await insert(store, q, Array.from({ length: 5 }, () => ({})));
+      const ids = await insert(
+        store,
+        q,
+        Array.from({ length: 5 }, () => ({})),
+      );
       const epoch = await lease(store, q);
       const token = "one-hand-out";
       const start = async (jobIds: string[], now = T0) => {
@@ -78,18 +105,31 @@ describe("redis store internals", () => {
         expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now })).toEqual(jobIds);
       };
       await start(ids);
-      expect(await checks()).toEqual([{ name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "5", listed: `${ids.join(" ")} ` }]);
+      expect(await checks()).toEqual([
+        { name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "5", listed: `${ids.join(" ")} ` },
+      ]);
       // ACKs and failures only count down.
-      await store.jobCompleteMany({ items: ids.slice(0, 2).map((id) => ({ id, claimToken: token, customStatus: "" })), now: T0 });
-      await store.jobFailMany({ items: [{ id: ids[2]!, claimToken: token, customStatus: "", noRetry: true }], now: T0 });
+      await store.jobCompleteMany({
+        items: ids.slice(0, 2).map((id) => ({ id, claimToken: token, customStatus: "" })),
+        now: T0,
+      });
+      await store.jobFailMany({
+        items: [{ id: ids[2]!, claimToken: token, customStatus: "", noRetry: true }],
+        now: T0,
+      });
       expect((await checks()).map((c) => c.count)).toEqual(["2"]);
       // Not due yet: nothing expires, and the check says when to look.
-      expect(await store.jobClaimExpire({ now: T0 + 999, limit: 10 })).toEqual({ expired: [], nextExpiryAt: T0 + 1000 });
+      expect(await store.jobClaimExpire({ now: T0 + 999, limit: 10 })).toEqual({
+        expired: [],
+        nextExpiryAt: T0 + 1000,
+      });
       // Cut by the limit: the check stays due with the job it did not reach.
       const first = await store.jobClaimExpire({ now: T0 + 1000, limit: 1 });
       expect(first.expired.map((j) => j.id)).toEqual([ids[3]]);
       expect(first.nextExpiryAt).toBe(T0 + 1000);
-      expect(await checks()).toEqual([{ name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "1", listed: `${ids[4]} ` }]);
+      expect(await checks()).toEqual([
+        { name: `${token}@${T0 + 1000}`, due: T0 + 1000, count: "1", listed: `${ids[4]} ` },
+      ]);
       const second = await store.jobClaimExpire({ now: T0 + 1000, limit: 10 });
       expect(second.expired.map((j) => j.id)).toEqual([ids[4]]);
       expect(second.nextExpiryAt).toBeUndefined();
@@ -97,7 +137,10 @@ describe("redis store internals", () => {
       // The expired jobs are pending again (attempts left): a hand-out all ACKed leaves nothing behind.
       await start([ids[3]!, ids[4]!], T0 + 1000);
       expect((await checks()).map((c) => c.count)).toEqual(["2"]);
-      await store.jobCompleteMany({ items: [ids[3]!, ids[4]!].map((id) => ({ id, claimToken: token, customStatus: "" })), now: T0 + 1000 });
+      await store.jobCompleteMany({
+        items: [ids[3]!, ids[4]!].map((id) => ({ id, claimToken: token, customStatus: "" })),
+        now: T0 + 1000,
+      });
       expect(await leftovers()).toEqual([]);
     } finally {
       admin.disconnect();
@@ -109,28 +152,49 @@ describe("redis store internals", () => {
     const q = await createQueue(store);
     await insert(store, q, [{ idempotencyKey: "once" }, {}]);
     const jobs = await handOut(store, q);
-    await store.jobCompleteMany({ items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 });
+    await store.jobCompleteMany({
+      items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })),
+      now: T0,
+    });
     expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 1, failedBefore: 0, limit: 10 })).toBe(2);
     const left = (await keysOf(shardUrls(1)[0]!, prefixOf(store))).filter((k) => k.includes(`{q:${q}:`));
-    expect(left.sort()).toEqual([`${prefixOf(store)}:{q:${q}:0}:lease`, `${prefixOf(store)}:{q:${q}:0}:n`, `${prefixOf(store)}:{q:${q}:0}:q`]);
+    expect(left.sort()).toEqual([
+      `${prefixOf(store)}:{q:${q}:0}:lease`,
+      `${prefixOf(store)}:{q:${q}:0}:n`,
+      `${prefixOf(store)}:{q:${q}:0}:q`,
+    ]);
   });
 
   it("records each claim as one buffer batch; a job released and claimed again is listed twice but seen once, and nothing outlives the batches", async () => {
     const store = await openTestStore();
     const prefix = prefixOf(store);
     const q = await createQueue(store);
-    const bufferKeys = async () => (await keysOf(shardUrls(1)[0]!, prefix)).filter((k) => k.includes(`{q:${q}:0}:buf`)).sort();
+    const bufferKeys = async () =>
+      (await keysOf(shardUrls(1)[0]!, prefix)).filter((k) => k.includes(`{q:${q}:0}:buf`)).sort();
     const [j1, j2, j3] = await insert(store, q, [{}, {}, {}]);
     const e1 = await lease(store, q);
-    const claim = async (limit: number) => (await store.jobClaimMany({ queue: q, partition: 0, epoch: e1, limit, now: T0 })).map((j) => j.id);
+    const claim = async (limit: number) =>
+      (await store.jobClaimMany({ queue: q, partition: 0, epoch: e1, limit, now: T0 })).map((j) => j.id);
     expect(await claim(2)).toEqual([j1, j2]);
-    expect(await bufferKeys()).toEqual([`${prefix}:{q:${q}:0}:buf`, `${prefix}:{q:${q}:0}:buf-n`, `${prefix}:{q:${q}:0}:buf:${e1}.1`]);
+    expect(await bufferKeys()).toEqual([
+      `${prefix}:{q:${q}:0}:buf`,
+      `${prefix}:{q:${q}:0}:buf-n`,
+      `${prefix}:{q:${q}:0}:buf:${e1}.1`,
+    ]);
     expect(await store.jobReleaseBuffered({ queue: q, partition: 0, epoch: e1, ids: [j1!] })).toBe(1);
     expect(await claim(2)).toEqual([j1, j3]); // batch 2 lists j1 too; batch 1 still holds j2
-    expect((await store.jobPeekMany({ queue: q, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual([j1, j2, j3].sort());
+    expect((await store.jobPeekMany({ queue: q, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual(
+      [j1, j2, j3].sort(),
+    );
     expect((await store.queueStats({ name: q, now: T0 })).pending).toBe(3);
     // A new owner releases every batch of the older epoch; nothing of them is left.
-    const e2 = (await store.leaseAcquire({ queue: q, partition: 0, owner: "broker-b", ttlMs: 60_000, now: T0 + 60_001 }))!.epoch;
+    const e2 = (await store.leaseAcquire({
+      queue: q,
+      partition: 0,
+      owner: "broker-b",
+      ttlMs: 60_000,
+      now: T0 + 60_001,
+    }))!.epoch;
     expect(await store.jobReleaseBuffered({ queue: q, partition: 0, belowEpoch: e2 })).toBe(3);
     expect(await bufferKeys()).toEqual([]);
     // Claimed and all started: the batch goes with its last job.
@@ -148,20 +212,30 @@ describe("redis store internals", () => {
       const [j1, j2, j3, j4] = await insert(store, q, [{}, { priority: 2 }, {}, {}]);
       const running = await handOut(store, q);
       const ack = (ids: string[], now: number) =>
-        store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: running.find((j) => j.id === id)!.claimToken, customStatus: "" })), now });
+        store.jobCompleteMany({
+          items: ids.map((id) => ({ id, claimToken: running.find((j) => j.id === id)!.claimToken, customStatus: "" })),
+          now,
+        });
       await ack([j1!, j2!], T0);
       await ack([j3!], T0 + 10);
       await ack([j4!], T0 + 20);
       const list = () => admin.lrange(`${prefixOf(store)}:{q:${q}:0}:done:s`, 0, -1);
       expect(await list()).toEqual([`${T0} ${j1} ${j2}`, `${T0 + 10} ${j3}`, `${T0 + 20} ${j4}`]);
-      expect(await store.jobDeleteMany({ queue: q, filter: { state: "succeeded", priority: 2 }, limit: 10, now: T0 + 30 })).toBe(1);
+      expect(
+        await store.jobDeleteMany({ queue: q, filter: { state: "succeeded", priority: 2 }, limit: 10, now: T0 + 30 }),
+      ).toBe(1);
       // A budget of one: the first entry is cut after j1.
       expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 11, failedBefore: 0, limit: 1 })).toBe(1);
       expect(await list()).toEqual([`${T0} ${j2}`, `${T0 + 10} ${j3}`, `${T0 + 20} ${j4}`]);
       // j2 is gone already: skipped and not counted; j4 is not old enough.
       expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 11, failedBefore: 0, limit: 10 })).toBe(1);
       expect(await list()).toEqual([`${T0 + 20} ${j4}`]);
-      expect((await store.jobGetMany({ ids: [j1!, j2!, j3!, j4!] })).map((j) => j?.state)).toEqual([undefined, undefined, undefined, "succeeded"]);
+      expect((await store.jobGetMany({ ids: [j1!, j2!, j3!, j4!] })).map((j) => j?.state)).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        "succeeded",
+      ]);
     } finally {
       admin.disconnect();
     }
@@ -183,7 +257,9 @@ describe("redis store internals", () => {
     const n = 2500;
     const ids: string[] = [];
     for (let i = 0; i < n; i += 500) {
-      const batch = Array.from({ length: 500 }, (_, k) => ({ body: new TextEncoder().encode(`job ${i + k} ${(i + k) % 2 ? "odd" : "even"}`) }));
+      const batch = Array.from({ length: 500 }, (_, k) => ({
+        body: new TextEncoder().encode(`job ${i + k} ${(i + k) % 2 ? "odd" : "even"}`),
+      }));
       ids.push(...(await insert(store, q, batch)));
     }
     const seen: string[] = [];
@@ -197,8 +273,12 @@ describe("redis store internals", () => {
     expect(seen).toEqual([...ids].sort().reverse());
     expect(await store.jobCount({ queue: q, filter: { bodyRegex: /odd$/ }, now: T0 })).toBe(n / 2);
     expect(await store.jobCount({ queue: q, filter: { priority: 1, future: false }, now: T0 })).toBe(n);
-    expect(await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 1100, now: T0 })).toBe(1100);
-    expect(await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 10_000, now: T0 })).toBe(150);
+    expect(
+      await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 1100, now: T0 }),
+    ).toBe(1100);
+    expect(
+      await store.jobDeleteMany({ queue: q, filter: { state: "pending", bodyRegex: /even$/ }, limit: 10_000, now: T0 }),
+    ).toBe(150);
     expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(n / 2);
   });
 
@@ -223,9 +303,25 @@ describe("redis store internals", () => {
         await insert(store, q, [{ customStatus: "ä".repeat(300) }]);
         const [job] = await handOut(store, q);
         for (const status of statuses.slice(0, -1)) {
-          await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 1, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: status }], now: T0 });
+          await store.jobCheckpointMany({
+            items: [
+              {
+                id: job!.id,
+                claimToken: job!.claimToken,
+                claimExpiresAt: T0 + 1,
+                moveToPending: false,
+                runAfter: 0,
+                attemptsAllowed: 0,
+                customStatus: status,
+              },
+            ],
+            now: T0,
+          });
         }
-        await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: statuses.at(-1)! }], now: T0 });
+        await store.jobCompleteMany({
+          items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: statuses.at(-1)! }],
+          now: T0,
+        });
         return (await get(store, job!.id))!.customStatus;
       }),
     );
@@ -243,10 +339,39 @@ describe("redis store internals", () => {
     await insert(store, q, [{ body }]);
     const [job] = await handOut(store, q);
     expect(job!.body).toEqual(body);
-    await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 10, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "t".repeat(300) }], now: T0 });
+    await store.jobCheckpointMany({
+      items: [
+        {
+          id: job!.id,
+          claimToken: job!.claimToken,
+          claimExpiresAt: T0 + 10,
+          moveToPending: false,
+          runAfter: 0,
+          attemptsAllowed: 0,
+          customStatus: "t".repeat(300),
+        },
+      ],
+      now: T0,
+    });
     expect((await get(store, job!.id))!.body).toEqual(body);
-    await store.jobCheckpointMany({ items: [{ id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 10, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "s".repeat(900) }], now: T0 });
-    const [done] = await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "done" }], now: T0 + 1 });
+    await store.jobCheckpointMany({
+      items: [
+        {
+          id: job!.id,
+          claimToken: job!.claimToken,
+          claimExpiresAt: T0 + 10,
+          moveToPending: false,
+          runAfter: 0,
+          attemptsAllowed: 0,
+          customStatus: "s".repeat(900),
+        },
+      ],
+      now: T0,
+    });
+    const [done] = await store.jobCompleteMany({
+      items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "done" }],
+      now: T0 + 1,
+    });
     expect(done!.outcome).toBe("acknowledged");
     const stored = (await get(store, job!.id))!;
     expect(stored).toMatchObject({ state: "succeeded", claimExpiresAt: 0, finishedAt: T0 + 1 });
@@ -264,10 +389,14 @@ describe("redis store internals", () => {
       // A deployment of an earlier build: queues, and no layout recorded.
       const old = `${prefix}old`;
       await admin.hset(`${old}:{meta}:queues`, "q", JSON.stringify(resolveQueueConfig({})));
-      await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(/layout 1.*this build reads layout 3/);
+      await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(
+        /layout 1.*this build reads layout 3/,
+      );
       // One of the build before the head-first order.
       await admin.set(`${old}:{meta}:layout`, "2");
-      await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(/layout 2.*this build reads layout 3/);
+      await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(
+        /layout 2.*this build reads layout 3/,
+      );
       await admin.del(`${old}:{meta}:queues`, `${old}:{meta}:layout`);
     } finally {
       admin.disconnect();
@@ -281,7 +410,9 @@ describe("redis store internals", () => {
     const epoch = await lease(store, q);
     await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
     const plans = [{ id: id!, claimToken: "t".repeat(65), claimExpiresAt: T0 + 1000, retryDelayMs: 0 }];
-    await expect(store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 })).rejects.toThrow(/claim token longer than 64 bytes/);
+    await expect(store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 })).rejects.toThrow(
+      /claim token longer than 64 bytes/,
+    );
     expect(await get(store, id!)).toMatchObject({ state: "buffered", bufferEpoch: epoch, attempt: 0 });
   });
 });

@@ -14,8 +14,8 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { handOut, insert, T0 } from "../storetest/fixtures.js";
 import { redisUrl } from "../services.js";
+import { handOut, insert, T0 } from "../storetest/fixtures.js";
 
 const dirs: string[] = [];
 const servers: ChildProcess[] = [];
@@ -38,10 +38,30 @@ async function freePort(): Promise<number> {
 
 /** Starts redis-server in the foreground (so this process holds its pid) and waits for PING. */
 async function startRedis(dir: string, port: number, extra: string[] = []): Promise<ChildProcess> {
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always", ...extra];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+    ...extra,
+  ];
   const server = spawn("redis-server", args, { stdio: "ignore" });
   servers.push(server);
-  const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({
+    port,
+    host: "127.0.0.1",
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on("error", () => undefined); // refused until the server listens
   for (let i = 0; i < 100; i++) {
     try {
@@ -77,12 +97,18 @@ describe("redis store durability", () => {
     await store.queueCreate({ name: "durable", config: resolveQueueConfig({ partitions: 2 }), now: T0 });
     const ids: string[] = [];
     for (let batch = 0; batch < 5; batch++) {
-      const specs = Array.from({ length: 100 }, (_, i) => ({ partition: i % 2, body: Buffer.from([batch, i, 0xff, 0]) }));
+      const specs = Array.from({ length: 100 }, (_, i) => ({
+        partition: i % 2,
+        body: Buffer.from([batch, i, 0xff, 0]),
+      }));
       ids.push(...(await insert(store, "durable", specs)));
     }
     const running = await handOut(store, "durable", { partition: 0, limit: 120 });
     const done = running.slice(0, 100);
-    const acks = await store.jobCompleteMany({ items: done.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "done" })), now: T0 + 1 });
+    const acks = await store.jobCompleteMany({
+      items: done.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "done" })),
+      now: T0 + 1,
+    });
     expect(acks.every((a) => a.outcome === "acknowledged")).toBe(true);
 
     await kill(server); // no SHUTDOWN, no save: only the AOF survives
@@ -95,7 +121,8 @@ describe("redis store durability", () => {
     expect(found.map((j) => Array.from(j!.body))).toEqual(ids.map((_, k) => [Math.floor(k / 100), k % 100, 0xff, 0]));
     const doneIds = new Set(done.map((j) => j.id));
     for (const job of found) {
-      if (doneIds.has(job!.id)) expect(job).toMatchObject({ state: "succeeded", customStatus: "done", finishedAt: T0 + 1 });
+      if (doneIds.has(job!.id))
+        expect(job).toMatchObject({ state: "succeeded", customStatus: "done", finishedAt: T0 + 1 });
     }
     expect(await store.jobCount({ queue: "durable", filter: { state: "succeeded" }, now: T0 + 1 })).toBe(100);
     expect(await store.jobCount({ queue: "durable", filter: { state: "running" }, now: T0 + 1 })).toBe(20);

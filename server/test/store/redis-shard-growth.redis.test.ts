@@ -24,9 +24,12 @@ describe("redis store: adding shards", () => {
     prefixes.push(prefix);
     return {
       open: (shards) => openRedisStore({ urls: shards.map((i) => urls[i]!), prefix }),
-      placement: async (queue) => (await onShard(urls[0]!, (c) => c.hget(`${prefix}:{meta}:placement`, queue))) ?? undefined,
-      dropPlacement: async (queue) => void (await onShard(urls[0]!, (c) => c.hdel(`${prefix}:{meta}:placement`, queue))),
-      holdsJobs: async (shard, queue, partition) => (await keysOf(urls[shard]!, prefix)).some((k) => k.startsWith(`${prefix}:{q:${queue}:${partition}}:j:`)),
+      placement: async (queue) =>
+        (await onShard(urls[0]!, (c) => c.hget(`${prefix}:{meta}:placement`, queue))) ?? undefined,
+      dropPlacement: async (queue) =>
+        void (await onShard(urls[0]!, (c) => c.hdel(`${prefix}:{meta}:placement`, queue))),
+      holdsJobs: async (shard, queue, partition) =>
+        (await keysOf(urls[shard]!, prefix)).some((k) => k.startsWith(`${prefix}:{q:${queue}:${partition}}:j:`)),
       pollute: async (shard) => void (await onShard(urls[shard]!, (c) => c.set(`${prefix}:{q:stray:0}:q`, "1"))),
     };
   });
@@ -45,8 +48,12 @@ describe("redis store: servers opening a new deployment at once", () => {
     prefixes.push(prefix);
     // A cluster's nodes start together: each reads the shard indexes (none yet), then checks
     // the shards are empty while another may already have recorded its index.
-    const opened = await Promise.allSettled(Array.from({ length: 12 }, () => openRedisStore({ urls: [urls[0]!, urls[1]!], prefix })));
-    const refused = opened.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason));
+    const opened = await Promise.allSettled(
+      Array.from({ length: 12 }, () => openRedisStore({ urls: [urls[0]!, urls[1]!], prefix })),
+    );
+    const refused = opened
+      .filter((o) => o.status === "rejected")
+      .map((o) => String((o as PromiseRejectedResult).reason));
     await Promise.all(opened.map((o) => (o.status === "fulfilled" ? o.value.close() : undefined)));
     expect(refused).toEqual([]);
   });

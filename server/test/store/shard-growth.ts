@@ -8,8 +8,8 @@
 import { expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { formulaShard, placePartitions } from "../../src/store/placement.js";
-import { createQueue, handOut, insert, T0 } from "../storetest/fixtures.js";
 import type { Store } from "../../src/store/store.js";
+import { createQueue, handOut, insert, T0 } from "../storetest/fixtures.js";
 
 export interface GrowthHarness {
   /** Opens the store over the harness's shards at these positions of its URL list (0..3). */
@@ -29,14 +29,18 @@ async function drain(store: Store, queue: string, partitions: number): Promise<n
   let n = 0;
   for (let partition = 0; partition < partitions; partition++) {
     const jobs = await handOut(store, queue, { partition });
-    const results = await store.jobCompleteMany({ items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now: T0 });
+    const results = await store.jobCompleteMany({
+      items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })),
+      now: T0,
+    });
     expect(results.every((r) => r.outcome === "acknowledged")).toBe(true);
     n += jobs.length;
   }
   return n;
 }
 
-const perPartition = (partitions: number) => Array.from({ length: partitions * 2 }, (_, i) => ({ partition: i % partitions }));
+const perPartition = (partitions: number) =>
+  Array.from({ length: partitions * 2 }, (_, i) => ({ partition: i % partitions }));
 
 /** `make` gives each test a deployment of its own (fresh shards). */
 export function shardGrowthTests(make: () => GrowthHarness): void {
@@ -111,7 +115,9 @@ export function shardGrowthTests(make: () => GrowthHarness): void {
       expect(await drain(three, legacy, 4)).toBe(8);
       // Growing it stores a map: the old partitions as the formula placed them, the new over 3.
       await three.queueUpdate({ name: legacy, config: resolveQueueConfig({ partitions: 6 }) });
-      expect(await h.placement(legacy)).toBe([...placePartitions(legacy, 0, 4, 2), ...placePartitions(legacy, 4, 6, 3)].join(","));
+      expect(await h.placement(legacy)).toBe(
+        [...placePartitions(legacy, 0, 4, 2), ...placePartitions(legacy, 4, 6, 3)].join(","),
+      );
       await insert(three, legacy, perPartition(6));
       expect(await drain(three, legacy, 6)).toBe(12);
       expect(await three.queueDelete({ name: legacy })).toBe(true);

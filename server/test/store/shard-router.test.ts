@@ -41,7 +41,12 @@ describe("shard router", () => {
 
   it("groups a queue's partitions by shard, and refuses a placement beyond the shards it was given", async () => {
     const { r } = router(["s0", "s1"], { a: { partitions: 4, map: [0, 1, 1, 0] }, b: { partitions: 1, map: [5] } });
-    expect(await r.byShard("a", [0, 1, 2, 3])).toEqual(new Map([["s0", [0, 3]], ["s1", [1, 2]]]));
+    expect(await r.byShard("a", [0, 1, 2, 3])).toEqual(
+      new Map([
+        ["s0", [0, 3]],
+        ["s1", [1, 2]],
+      ]),
+    );
     expect(await r.shardOf("a", 2)).toBe("s1");
     await expect(r.shardOf("b", 0)).rejects.toThrow(/on shard 5.*give it every shard/);
   });

@@ -34,7 +34,8 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
   const stores: Store[] = [new MemoryStore(), other];
   const queue = `diff_${seed}`;
   const partitions = 2;
-  for (const s of stores) await s.queueCreate({ name: queue, config: resolveQueueConfig({ partitions, priorities: 3 }), now: T0 });
+  for (const s of stores)
+    await s.queueCreate({ name: queue, config: resolveQueueConfig({ partitions, priorities: 3 }), now: T0 });
   const ids: string[] = [];
   let now = T0;
   let tokens = 0;
@@ -44,12 +45,27 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     expect(compare(b!)).toEqual(compare(a!));
     return a!;
   };
-  const leaseOf = async (partition: number) => (await both((s) => s.leaseAcquire({ queue, partition, owner: "o", ttlMs: 600_000, now })))!.epoch;
-  const running = async () => (await stores[0]!.jobGetMany({ ids })).filter((j): j is JobRecord => j?.state === "running");
+  const leaseOf = async (partition: number) =>
+    (await both((s) => s.leaseAcquire({ queue, partition, owner: "o", ttlMs: 600_000, now })))!.epoch;
+  const running = async () =>
+    (await stores[0]!.jobGetMany({ ids })).filter((j): j is JobRecord => j?.state === "running");
 
   for (let step = 0; step < 60; step++) {
     now += Math.floor(rand() * 400);
-    const op = pick(["insert", "insert", "claim", "claim", "complete", "fail", "checkpoint", "expire", "release", "retry", "gc", "delete"]);
+    const op = pick([
+      "insert",
+      "insert",
+      "claim",
+      "claim",
+      "complete",
+      "fail",
+      "checkpoint",
+      "expire",
+      "release",
+      "retry",
+      "gc",
+      "delete",
+    ]);
     if (op === "insert") {
       const jobs: NewJob[] = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => {
         // As the engine does, a key always goes to one partition (stores dedupe and order
@@ -57,7 +73,8 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
         // used with one is made to name it (all stores then dedupe alike).
         const key = rand() < 0.2 ? Math.floor(rand() * 4) : -1;
         const order = rand() < 0.35 ? Math.floor(rand() * 3) : -1;
-        const partition = order >= 0 ? order % partitions : key >= 0 ? key % partitions : Math.floor(rand() * partitions);
+        const partition =
+          order >= 0 ? order % partitions : key >= 0 ? key % partitions : Math.floor(rand() * partitions);
         return {
           id: newJobId(queue, partition, now),
           queue,
@@ -78,16 +95,33 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
       const epoch = await leaseOf(partition);
       const limit = 1 + Math.floor(rand() * 5);
       const claimed = await both((s) => s.jobClaimMany({ queue, partition, epoch, limit, now }), byId);
-      const plans = claimed.filter(() => rand() < 0.8).map((j) => ({ id: j.id, claimToken: `t${++tokens}`, claimExpiresAt: now + pick([100, 1000, 5000]), retryDelayMs: pick([0, 250, 1000]) }));
+      const plans = claimed
+        .filter(() => rand() < 0.8)
+        .map((j) => ({
+          id: j.id,
+          claimToken: `t${++tokens}`,
+          claimExpiresAt: now + pick([100, 1000, 5000]),
+          retryDelayMs: pick([0, 250, 1000]),
+        }));
       await both((s) => s.jobStartMany({ queue, partition, epoch, plans, now }));
     } else if (op === "complete" || op === "fail" || op === "checkpoint") {
       const targets = (await running()).filter(() => rand() < 0.6);
       const token = (j: JobRecord) => (rand() < 0.1 ? "stale" : j.claimToken);
       if (op === "complete") {
-        const items = targets.map((j) => ({ id: j.id, claimToken: token(j), customStatus: pick(["", "done", "x".repeat(700)]) }));
+        const items = targets.map((j) => ({
+          id: j.id,
+          claimToken: token(j),
+          customStatus: pick(["", "done", "x".repeat(700)]),
+        }));
         await both((s) => s.jobCompleteMany({ items, now }));
       } else if (op === "fail") {
-        const items = targets.map((j) => ({ id: j.id, claimToken: token(j), customStatus: pick(["", "boom"]), retryDelayMs: pick([undefined, 0, 500]), noRetry: rand() < 0.2 }));
+        const items = targets.map((j) => ({
+          id: j.id,
+          claimToken: token(j),
+          customStatus: pick(["", "boom"]),
+          retryDelayMs: pick([undefined, 0, 500]),
+          noRetry: rand() < 0.2,
+        }));
         await both((s) => s.jobFailMany({ items, now }));
       } else {
         const items = targets.map((j) => ({
@@ -113,18 +147,32 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
       await both((s) => s.jobReleaseBuffered({ queue, partition, belowEpoch: epoch + 1 }));
     } else if (op === "retry") {
       const priority = pick([undefined, 1, 2]);
-      await both((s) => s.jobRetryFailed({ queue, priority, attemptsAllowed: 2, runAfter: now + 100, limit: 1000, now }));
+      await both((s) =>
+        s.jobRetryFailed({ queue, priority, attemptsAllowed: 2, runAfter: now + 100, limit: 1000, now }),
+      );
     } else if (op === "gc") {
-      await both((s) => s.jobDeleteFinished({ queue, succeededBefore: now - 500, failedBefore: now - 1500, limit: 1000 }));
+      await both((s) =>
+        s.jobDeleteFinished({ queue, succeededBefore: now - 500, failedBefore: now - 1500, limit: 1000 }),
+      );
     } else {
-      const filter = { state: pick(["pending", "running", "succeeded", "failed"] as const), priority: pick([undefined, 3]) };
+      const filter = {
+        state: pick(["pending", "running", "succeeded", "failed"] as const),
+        priority: pick([undefined, 3]),
+      };
       await both((s) => s.jobDeleteMany({ queue, filter, limit: 1000, now }));
     }
     // The whole state, and the read paths, agree after every step.
-    await both((s) => s.jobGetMany({ ids }), (jobs) => jobs.map(comparable));
+    await both(
+      (s) => s.jobGetMany({ ids }),
+      (jobs) => jobs.map(comparable),
+    );
     await both((s) => s.jobPeekMany({ queue, limit: 1000, now }), byId);
     await both((s) => s.queueStats({ name: queue, now }));
-    for (let partition = 0; partition < partitions; partition++) await both((s) => s.jobNextDueAt({ queue, partition }));
+    for (let partition = 0; partition < partitions; partition++)
+      await both((s) => s.jobNextDueAt({ queue, partition }));
   }
-  await both((s) => s.jobScan({ queue, filter: {}, limit: 1000, now }), (jobs) => jobs.map(comparable));
+  await both(
+    (s) => s.jobScan({ queue, filter: {}, limit: 1000, now }),
+    (jobs) => jobs.map(comparable),
+  );
 }

@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { newJobId } from "../../src/domain/job-id.js";
 import type { JobRecord, NewJob } from "../../src/domain/job-record.js";
-import { resolveQueueConfig, type QueueConfigInput } from "../../src/domain/queue-config.js";
+import { type QueueConfigInput, resolveQueueConfig } from "../../src/domain/queue-config.js";
 import type { Store } from "../../src/store/store.js";
 
 export const T0 = Date.UTC(2030, 0, 1);
@@ -63,7 +63,12 @@ export async function handOut(store: Store, queue: string, o: HandOutOptions = {
     queue,
     partition,
     epoch,
-    plans: claimed.map((j) => ({ id: j.id, claimToken: `tok-${j.id}-${j.attempt + 1}`, claimExpiresAt: now + (o.claimMs ?? 30_000), retryDelayMs: o.retryDelayMs ?? 1000 })),
+    plans: claimed.map((j) => ({
+      id: j.id,
+      claimToken: `tok-${j.id}-${j.attempt + 1}`,
+      claimExpiresAt: now + (o.claimMs ?? 30_000),
+      retryDelayMs: o.retryDelayMs ?? 1000,
+    })),
     now,
   });
   expect(started).toEqual(claimed.map((j) => j.id));

@@ -9,9 +9,16 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ customStatus: "queued by cron" }]);
       const [job] = await handOut(store, q);
-      const [r] = await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "sent" }], now: T0 + 10 });
+      const [r] = await store.jobCompleteMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "sent" }],
+        now: T0 + 10,
+      });
       expect(r!.outcome).toBe("acknowledged");
-      expect(await get(store, job!.id)).toMatchObject({ state: "succeeded", finishedAt: T0 + 10, customStatus: "queued by cron\nsent" });
+      expect(await get(store, job!.id)).toMatchObject({
+        state: "succeeded",
+        finishedAt: T0 + 10,
+        customStatus: "queued by cron\nsent",
+      });
     });
 
     it("takes empty batches: nothing to do, nothing returned", async () => {
@@ -45,10 +52,25 @@ export function exerciseJobAck(open: OpenStore): void {
         ],
         now: T0,
       });
-      expect(results.map((r) => r.outcome)).toEqual(["stale_claim", "not_found", "not_found", "acknowledged", "not_found", "not_found", "not_found"]);
-      expect(await store.jobGetMany({ ids: ["not a job id", `${q}.x.${a!.id}`, a!.id] })).toMatchObject([undefined, undefined, { id: a!.id }]);
+      expect(results.map((r) => r.outcome)).toEqual([
+        "stale_claim",
+        "not_found",
+        "not_found",
+        "acknowledged",
+        "not_found",
+        "not_found",
+        "not_found",
+      ]);
+      expect(await store.jobGetMany({ ids: ["not a job id", `${q}.x.${a!.id}`, a!.id] })).toMatchObject([
+        undefined,
+        undefined,
+        { id: a!.id },
+      ]);
       expect((await get(store, a!.id))!.state).toBe("running");
-      const again = await store.jobCompleteMany({ items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }], now: T0 + 5 });
+      const again = await store.jobCompleteMany({
+        items: [{ id: b!.id, claimToken: b!.claimToken, customStatus: "twice" }],
+        now: T0 + 5,
+      });
       expect(again[0]!.outcome).toBe("stale_claim");
       expect(await get(store, b!.id)).toMatchObject({ state: "succeeded", finishedAt: T0, customStatus: "" });
     });
@@ -62,18 +84,29 @@ export function exerciseJobAck(open: OpenStore): void {
       const plans = claimed.map((j) => ({ id: j.id, claimToken: "batch", claimExpiresAt: T0 + 1000, retryDelayMs: 0 }));
       const ids = await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 });
       const [a, b, c, d] = ids;
-      expect((await store.jobCompleteMany({ items: [{ id: a!, claimToken: "batch", customStatus: "" }], now: T0 + 1 }))[0]!.outcome).toBe("acknowledged");
+      expect(
+        (await store.jobCompleteMany({ items: [{ id: a!, claimToken: "batch", customStatus: "" }], now: T0 + 1 }))[0]!
+          .outcome,
+      ).toBe("acknowledged");
       const results = await store.jobCompleteMany({
         items: [b, a, c, d].map((id) => ({ id: id!, claimToken: id === c ? "other" : "batch", customStatus: "" })),
         now: T0 + 2,
       });
       expect(results.map((r) => r.outcome)).toEqual(["acknowledged", "stale_claim", "stale_claim", "acknowledged"]);
       expect(await get(store, a!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 1 });
-      expect(await get(store, b!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 2, claimExpiresAt: 0, updatedAt: T0 + 2 });
+      expect(await get(store, b!)).toMatchObject({
+        state: "succeeded",
+        finishedAt: T0 + 2,
+        claimExpiresAt: 0,
+        updatedAt: T0 + 2,
+      });
       expect((await get(store, c!))!.state).toBe("running");
       expect(await get(store, d!)).toMatchObject({ state: "succeeded", finishedAt: T0 + 2 });
       // All of one token, all running: every one acknowledged.
-      expect((await store.jobCompleteMany({ items: [{ id: c!, claimToken: "batch", customStatus: "" }], now: T0 + 3 }))[0]!.outcome).toBe("acknowledged");
+      expect(
+        (await store.jobCompleteMany({ items: [{ id: c!, claimToken: "batch", customStatus: "" }], now: T0 + 3 }))[0]!
+          .outcome,
+      ).toBe("acknowledged");
     });
 
     it("applies a job named twice in one batch once: the second sees the first's change", async () => {
@@ -92,9 +125,17 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ attemptsAllowed: 3 }]);
       const [job] = await handOut(store, q, { retryDelayMs: 1000 });
-      const [r] = await store.jobFailMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "boom", retryDelayMs: 250, noRetry: false }], now: T0 + 10 });
+      const [r] = await store.jobFailMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "boom", retryDelayMs: 250, noRetry: false }],
+        now: T0 + 10,
+      });
       expect(r).toEqual({ outcome: "acknowledged", pendingAt: T0 + 260 });
-      expect(await get(store, job!.id)).toMatchObject({ state: "pending", runAfter: T0 + 260, attemptsRemaining: 2, customStatus: "boom" });
+      expect(await get(store, job!.id)).toMatchObject({
+        state: "pending",
+        runAfter: T0 + 260,
+        attemptsRemaining: 2,
+        customStatus: "boom",
+      });
       expect(await handOut(store, q, { now: T0 + 259 })).toEqual([]);
       const [again] = await handOut(store, q, { now: T0 + 260 });
       expect(again).toMatchObject({ id: job!.id, attempt: 2, attemptsRemaining: 1 });
@@ -105,7 +146,10 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{}]);
       const [job] = await handOut(store, q, { retryDelayMs: 4000 });
-      await store.jobFailMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", noRetry: false }], now: T0 });
+      await store.jobFailMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", noRetry: false }],
+        now: T0,
+      });
       expect((await get(store, job!.id))!.runAfter).toBe(T0 + 4000);
     });
 
@@ -127,7 +171,10 @@ export function exerciseJobAck(open: OpenStore): void {
       const store = await open();
       const q = await createQueue(store);
       const [id] = await insert(store, q, [{}]);
-      const [r] = await store.jobFailMany({ items: [{ id: id!, claimToken: "", customStatus: "", noRetry: false }], now: T0 });
+      const [r] = await store.jobFailMany({
+        items: [{ id: id!, claimToken: "", customStatus: "", noRetry: false }],
+        now: T0,
+      });
       expect(r!.outcome).toBe("stale_claim");
       expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
     });
@@ -137,9 +184,18 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       const full = `😀${"a".repeat(999)}`; // 1000 characters, 1001 UTF-16 units
       await insert(store, q, [{ customStatus: full }]);
-      expect((await store.jobGetMany({ ids: (await store.jobScan({ queue: q, filter: {}, limit: 1, now: T0 })).map((j) => j.id) }))[0]!.customStatus).toBe(full);
+      expect(
+        (
+          await store.jobGetMany({
+            ids: (await store.jobScan({ queue: q, filter: {}, limit: 1, now: T0 })).map((j) => j.id),
+          })
+        )[0]!.customStatus,
+      ).toBe(full);
       const [job] = await handOut(store, q);
-      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b" }], now: T0 });
+      await store.jobCompleteMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b" }],
+        now: T0,
+      });
       // 1002 characters: the two oldest go, the emoji whole.
       expect((await get(store, job!.id))!.customStatus).toBe(`${"a".repeat(998)}\nb`);
     });
@@ -149,7 +205,10 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ customStatus: "a".repeat(900) }]);
       const [job] = await handOut(store, q);
-      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b".repeat(300) }], now: T0 });
+      await store.jobCompleteMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "b".repeat(300) }],
+        now: T0,
+      });
       const status = (await get(store, job!.id))!.customStatus;
       expect(status).toHaveLength(1000);
       expect(status.endsWith("b".repeat(300))).toBe(true);
@@ -160,7 +219,10 @@ export function exerciseJobAck(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ customStatus: "é".repeat(700) }]);
       const [job] = await handOut(store, q);
-      await store.jobCompleteMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "日本".repeat(200) }], now: T0 });
+      await store.jobCompleteMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "日本".repeat(200) }],
+        now: T0,
+      });
       const status = (await get(store, job!.id))!.customStatus;
       expect(status).toBe(`${"é".repeat(599)}\n${"日本".repeat(200)}`);
     });

@@ -3,7 +3,13 @@ import type { CheckpointInput } from "../../src/domain/transitions.js";
 import { createQueue, get, handOut, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
-const base: CheckpointInput = { claimExpiresAt: 0, moveToPending: false, runAfter: 0, attemptsAllowed: 0, customStatus: "" };
+const base: CheckpointInput = {
+  claimExpiresAt: 0,
+  moveToPending: false,
+  runAfter: 0,
+  attemptsAllowed: 0,
+  customStatus: "",
+};
 
 export function exerciseJobCheckpoint(open: OpenStore): void {
   describe("jobCheckpointMany", () => {
@@ -12,7 +18,10 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{}]);
       const [job] = await handOut(store, q, { claimMs: 1000 });
-      const [r] = await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 5000 }], now: T0 + 900 });
+      const [r] = await store.jobCheckpointMany({
+        items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 5000 }],
+        now: T0 + 900,
+      });
       expect(r!.outcome).toBe("acknowledged");
       const { expired } = await store.jobClaimExpire({ now: T0 + 1500, limit: 100 });
       expect(expired.map((j) => j.id)).not.toContain(job!.id);
@@ -26,7 +35,19 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{}]);
       const [job] = await handOut(store, q);
-      await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, newBody: new Uint8Array([9, 9]), customStatus: "step 2" }], now: T0 });
+      await store.jobCheckpointMany({
+        items: [
+          {
+            ...base,
+            id: job!.id,
+            claimToken: job!.claimToken,
+            claimExpiresAt: T0 + 100,
+            newBody: new Uint8Array([9, 9]),
+            customStatus: "step 2",
+          },
+        ],
+        now: T0,
+      });
       const after = (await get(store, job!.id))!;
       expect(Array.from(after.body)).toEqual([9, 9]);
       expect(after.customStatus).toBe("step 2");
@@ -38,7 +59,10 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       await insert(store, q, [{}]);
       const [job] = await handOut(store, q);
       const body = new Uint8Array([0xff, 0, 0xc3, 0x28, 0xed, 0xa0, 0x80]);
-      await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, newBody: body }], now: T0 });
+      await store.jobCheckpointMany({
+        items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, newBody: body }],
+        now: T0,
+      });
       expect(Array.from((await get(store, job!.id))!.body)).toEqual(Array.from(body));
     });
 
@@ -47,9 +71,17 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ attemptsAllowed: 2 }]);
       const [job] = await handOut(store, q);
-      const [r] = await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, moveToPending: true, runAfter: T0 + 60_000 }], now: T0 });
+      const [r] = await store.jobCheckpointMany({
+        items: [{ ...base, id: job!.id, claimToken: job!.claimToken, moveToPending: true, runAfter: T0 + 60_000 }],
+        now: T0,
+      });
       expect(r).toEqual({ outcome: "acknowledged", pendingAt: T0 + 60_000 });
-      expect(await get(store, job!.id)).toMatchObject({ state: "pending", runAfter: T0 + 60_000, attemptsRemaining: 2, attemptsAllowed: 2 });
+      expect(await get(store, job!.id)).toMatchObject({
+        state: "pending",
+        runAfter: T0 + 60_000,
+        attemptsRemaining: 2,
+        attemptsAllowed: 2,
+      });
       const [again] = await handOut(store, q, { now: T0 + 60_000 });
       expect(again).toMatchObject({ attempt: 1, attemptsRemaining: 1 });
     });
@@ -59,9 +91,15 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ attemptsAllowed: 1 }]);
       const [job] = await handOut(store, q);
-      await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, attemptsAllowed: 5 }], now: T0 });
+      await store.jobCheckpointMany({
+        items: [{ ...base, id: job!.id, claimToken: job!.claimToken, claimExpiresAt: T0 + 100, attemptsAllowed: 5 }],
+        now: T0,
+      });
       expect(await get(store, job!.id)).toMatchObject({ attemptsAllowed: 5, attemptsRemaining: 4 });
-      await store.jobFailMany({ items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", noRetry: false, retryDelayMs: 0 }], now: T0 });
+      await store.jobFailMany({
+        items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", noRetry: false, retryDelayMs: 0 }],
+        now: T0,
+      });
       expect((await get(store, job!.id))!.state).toBe("pending");
     });
 
@@ -70,7 +108,10 @@ export function exerciseJobCheckpoint(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{}]);
       const [job] = await handOut(store, q);
-      const [r] = await store.jobCheckpointMany({ items: [{ ...base, id: job!.id, claimToken: "old", moveToPending: true, runAfter: T0 }], now: T0 });
+      const [r] = await store.jobCheckpointMany({
+        items: [{ ...base, id: job!.id, claimToken: "old", moveToPending: true, runAfter: T0 }],
+        now: T0,
+      });
       expect(r!.outcome).toBe("stale_claim");
       expect((await get(store, job!.id))!.state).toBe("running");
     });

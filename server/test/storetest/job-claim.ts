@@ -27,10 +27,14 @@ export function exerciseJobClaim(open: OpenStore): void {
       const q = await createQueue(store);
       const ids = await insert(store, q, [{ runAfter: T0 - 30 }, { runAfter: T0 - 20 }, { runAfter: T0 - 10 }]);
       const epoch = await lease(store, q);
-      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 2, now: T0 })).map((j) => j.id)).toEqual(ids.slice(0, 2));
+      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 2, now: T0 })).map((j) => j.id)).toEqual(
+        ids.slice(0, 2),
+      );
       const [behind] = await insert(store, q, [{ runAfter: T0 - 25 }]);
       expect(await store.jobNextDueAt({ queue: q, partition: 0 })).toBe(T0 - 25);
-      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id)).toEqual([behind, ids[2]]);
+      expect(
+        (await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id),
+      ).toEqual([behind, ids[2]]);
     });
 
     it("skips a better priority whose jobs are not yet due, without losing its place", async () => {
@@ -38,8 +42,12 @@ export function exerciseJobClaim(open: OpenStore): void {
       const q = await createQueue(store);
       const [later, due] = await insert(store, q, [{ priority: 1, runAfter: T0 + 1000 }, { priority: 2 }]);
       const epoch = await lease(store, q);
-      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id)).toEqual([due]);
-      expect((await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 1000 })).map((j) => j.id)).toEqual([later]);
+      expect(
+        (await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 })).map((j) => j.id),
+      ).toEqual([due]);
+      expect(
+        (await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 1000 })).map((j) => j.id),
+      ).toEqual([later]);
     });
 
     it("does not claim jobs before their run_after, and reports when the next is due", async () => {
@@ -71,7 +79,9 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(await store.jobClaimMany({ queue: q, partition: 0, epoch: epoch + 1, limit: 10, now: T0 })).toEqual([]);
       const [claimed] = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 });
       const plan = { id: claimed!.id, claimToken: "t", claimExpiresAt: T0 + 1000, retryDelayMs: 0 };
-      expect(await store.jobStartMany({ queue: q, partition: 0, epoch: epoch + 1, plans: [plan], now: T0 })).toEqual([]);
+      expect(await store.jobStartMany({ queue: q, partition: 0, epoch: epoch + 1, plans: [plan], now: T0 })).toEqual(
+        [],
+      );
       expect((await get(store, claimed!.id))!.state).toBe("buffered");
     });
 
@@ -80,7 +90,14 @@ export function exerciseJobClaim(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ attemptsAllowed: 2 }]);
       const [job] = await handOut(store, q, { claimMs: 700, retryDelayMs: 1234 });
-      expect(job).toMatchObject({ state: "running", attempt: 1, attemptsAllowed: 2, attemptsRemaining: 1, claimExpiresAt: T0 + 700, retryDelayMs: 1234 });
+      expect(job).toMatchObject({
+        state: "running",
+        attempt: 1,
+        attemptsAllowed: 2,
+        attemptsRemaining: 1,
+        claimExpiresAt: T0 + 700,
+        retryDelayMs: 1234,
+      });
       expect(job!.claimToken).not.toBe("");
       expect(await handOut(store, q)).toEqual([]); // a running job is not handed out again
     });
@@ -99,7 +116,15 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(started).toEqual(claimed.map((j) => j.id).filter((id) => id !== deleted));
       for (const id of started) {
         const job = await get(store, id);
-        expect(job).toMatchObject({ state: "running", claimToken: "one", claimExpiresAt: T0 + 500, retryDelayMs: 10, attempt: 1, bufferEpoch: 0, updatedAt: T0 + 1 });
+        expect(job).toMatchObject({
+          state: "running",
+          claimToken: "one",
+          claimExpiresAt: T0 + 500,
+          retryDelayMs: 10,
+          attempt: 1,
+          bufferEpoch: 0,
+          updatedAt: T0 + 1,
+        });
         expect(job!.attemptsRemaining).toBe(job!.attemptsAllowed - 1);
       }
       // Started again under the same token: nothing is buffered any more, nothing starts.
@@ -132,7 +157,8 @@ export function exerciseJobClaim(open: OpenStore): void {
         { priority: 2, body: body(10) }, // 4
       ]);
       const epoch = await lease(store, q);
-      const claim = (maxBytes: number) => store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, maxBytes, now: T0 });
+      const claim = (maxBytes: number) =>
+        store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, maxBytes, now: T0 });
       const first = await claim(300);
       expect(first.map((j) => j.id)).toEqual([ids[0], ids[1]]);
       expect(first.map((j) => j.body.length)).toEqual([100, 100]);
@@ -149,14 +175,21 @@ export function exerciseJobClaim(open: OpenStore): void {
       const store = await open();
       const q = await createQueue(store);
       const n = 9000;
-      const ids = await insert(store, q, Array.from({ length: n }, () => ({})));
+      const ids = await insert(
+        store,
+        q,
+        Array.from({ length: n }, () => ({})),
+      );
       expect(ids).toHaveLength(n);
       const epoch = await lease(store, q);
       const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: n, now: T0 });
       expect(claimed).toHaveLength(n);
       const plans = claimed.map((j) => ({ id: j.id, claimToken: "big", claimExpiresAt: T0 + 500, retryDelayMs: 10 }));
       expect(await store.jobStartMany({ queue: q, partition: 0, epoch, plans, now: T0 })).toHaveLength(n);
-      const acked = await store.jobCompleteMany({ items: ids.map((id) => ({ id, claimToken: "big", customStatus: "" })), now: T0 + 1 });
+      const acked = await store.jobCompleteMany({
+        items: ids.map((id) => ({ id, claimToken: "big", customStatus: "" })),
+        now: T0 + 1,
+      });
       expect(acked.every((r) => r.outcome === "acknowledged")).toBe(true);
       expect(await store.jobCount({ queue: q, filter: { state: "succeeded" }, now: T0 + 1 })).toBe(n);
     });

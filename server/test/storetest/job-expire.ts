@@ -9,7 +9,9 @@ export function exerciseJobExpire(open: OpenStore): void {
       const q = await createQueue(store);
       await insert(store, q, [{ attemptsAllowed: 3 }]);
       const [job] = await handOut(store, q, { claimMs: 1000, retryDelayMs: 500 });
-      expect((await store.jobClaimExpire({ now: T0 + 999, limit: 100 })).expired.filter((j) => j.queue === q)).toEqual([]);
+      expect((await store.jobClaimExpire({ now: T0 + 999, limit: 100 })).expired.filter((j) => j.queue === q)).toEqual(
+        [],
+      );
       const { expired } = await store.jobClaimExpire({ now: T0 + 1000, limit: 100 });
       expect(expired.filter((j) => j.queue === q).map((j) => j.id)).toEqual([job!.id]);
       expect(await get(store, job!.id)).toMatchObject({ state: "pending", runAfter: T0 + 1500, attemptsRemaining: 2 });
@@ -32,9 +34,16 @@ export function exerciseJobExpire(open: OpenStore): void {
       await store.jobClaimExpire({ now: T0 + 10, limit: 100 });
       const [second] = await handOut(store, q, { now: T0 + 10 });
       expect(second!.claimToken).not.toBe(first!.claimToken);
-      const [late] = await store.jobCompleteMany({ items: [{ id: first!.id, claimToken: first!.claimToken, customStatus: "late" }], now: T0 + 11 });
+      const [late] = await store.jobCompleteMany({
+        items: [{ id: first!.id, claimToken: first!.claimToken, customStatus: "late" }],
+        now: T0 + 11,
+      });
       expect(late!.outcome).toBe("stale_claim");
-      expect(await get(store, first!.id)).toMatchObject({ state: "running", claimToken: second!.claimToken, attempt: 2 });
+      expect(await get(store, first!.id)).toMatchObject({
+        state: "running",
+        claimToken: second!.claimToken,
+        attempt: 2,
+      });
     });
 
     it("expires at most `limit` claims per call and reports the next expiry", async () => {

@@ -12,7 +12,17 @@ export function exerciseJobInsert(open: OpenStore): void {
       const ids = await store.jobInsertMany({ jobs, now: T0 });
       expect(ids).toEqual(jobs.map((j) => j.id));
       const job = await get(store, ids[0]!);
-      expect(job).toMatchObject({ queue: q, state: "pending", priority: 2, attemptsAllowed: 3, attemptsRemaining: 3, attempt: 0, customStatus: "hello", createdAt: T0, runAfter: T0 });
+      expect(job).toMatchObject({
+        queue: q,
+        state: "pending",
+        priority: 2,
+        attemptsAllowed: 3,
+        attemptsRemaining: 3,
+        attempt: 0,
+        customStatus: "hello",
+        createdAt: T0,
+        runAfter: T0,
+      });
     });
 
     it("round-trips bodies byte for byte, including bytes that are not UTF-8", async () => {
@@ -27,7 +37,9 @@ export function exerciseJobInsert(open: OpenStore): void {
       const store = await open();
       const q = await createQueue(store);
       const good = newJob(q);
-      await expect(store.jobInsertMany({ jobs: [good, newJob("no_such_queue")], now: T0 })).rejects.toBeInstanceOf(RunlaterError);
+      await expect(store.jobInsertMany({ jobs: [good, newJob("no_such_queue")], now: T0 })).rejects.toBeInstanceOf(
+        RunlaterError,
+      );
       expect(await get(store, good.id)).toBeUndefined();
     });
 
@@ -47,7 +59,9 @@ export function exerciseJobInsert(open: OpenStore): void {
     it("dedupes concurrent enqueues of one idempotency key to a single job", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const ids = await Promise.all(Array.from({ length: 8 }, () => insert(store, q, [{ idempotencyKey: "race" }, {}])));
+      const ids = await Promise.all(
+        Array.from({ length: 8 }, () => insert(store, q, [{ idempotencyKey: "race" }, {}])),
+      );
       expect(new Set(ids.map((pair) => pair[0])).size).toBe(1);
       expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(1 + ids.length);
     });

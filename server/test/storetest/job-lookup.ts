@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { ScanCursor } from "../../src/domain/job-filter.js";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { createQueue, handOut, insert, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
-import type { ScanCursor } from "../../src/domain/job-filter.js";
 
 const text = (s: string) => new TextEncoder().encode(s);
 
@@ -30,16 +30,27 @@ export function exerciseJobLookup(open: OpenStore): void {
       const whole = await store.jobGetMany({ ids });
       const [absent, ...bare] = await store.jobGetMany({ ids: [`${q}.0.zzzzzzzzzzzz`, ...ids], bodies: false });
       expect(whole.map((j) => j!.body.length)).toEqual([5000, 4, 0, 300]);
-      expect(bare.map((j) => ({ ...j!, body: undefined, bodySize: undefined }))).toEqual(whole.map((j) => ({ ...j!, body: undefined })));
+      expect(bare.map((j) => ({ ...j!, body: undefined, bodySize: undefined }))).toEqual(
+        whole.map((j) => ({ ...j!, body: undefined })),
+      );
       // Each body's size, so a caller can bound what reading them would cost.
-      expect(bare.map((j) => [j!.body.length, j!.bodySize])).toEqual([[0, 5000], [0, 4], [0, 0], [0, 300]]);
+      expect(bare.map((j) => [j!.body.length, j!.bodySize])).toEqual([
+        [0, 5000],
+        [0, 4],
+        [0, 0],
+        [0, 300],
+      ]);
       expect(absent).toBeUndefined();
     });
 
     it("scans newest run_after first and pages through every job exactly once", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const ids = await insert(store, q, Array.from({ length: 7 }, (_, i) => ({ runAfter: T0 - 1000 + (i % 3) * 100 })));
+      const ids = await insert(
+        store,
+        q,
+        Array.from({ length: 7 }, (_, i) => ({ runAfter: T0 - 1000 + (i % 3) * 100 })),
+      );
       const seen: JobRecord[] = [];
       let cursor: ScanCursor | undefined;
       for (let page = 0; page < 10; page++) {
@@ -57,14 +68,25 @@ export function exerciseJobLookup(open: OpenStore): void {
     it("scans without bodies when asked: the same jobs and attributes, empty bodies with their sizes, a body regex still applied", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [a, b] = await insert(store, q, [{ body: text("user=1 ".repeat(200)), customStatus: "x" }, { priority: 2, body: text("other") }]);
+      const [a, b] = await insert(store, q, [
+        { body: text("user=1 ".repeat(200)), customStatus: "x" },
+        { priority: 2, body: text("other") },
+      ]);
       const whole = await store.jobScan({ queue: q, filter: {}, limit: 10, now: T0 });
       const bare = await store.jobScan({ queue: q, filter: {}, limit: 10, bodies: false, now: T0 });
-      expect(bare.map((j) => ({ ...j, body: undefined, bodySize: undefined }))).toEqual(whole.map((j) => ({ ...j, body: undefined })));
+      expect(bare.map((j) => ({ ...j, body: undefined, bodySize: undefined }))).toEqual(
+        whole.map((j) => ({ ...j, body: undefined })),
+      );
       expect(bare.map((j) => j.body.length)).toEqual([0, 0]);
       expect(whole.find((j) => j.id === a)!.body.length).toBe(1400);
       expect(Object.fromEntries(bare.map((j) => [j.id, j.bodySize]))).toEqual({ [a!]: 1400, [b!]: 5 });
-      const matched = await store.jobScan({ queue: q, filter: { bodyRegex: /other/ }, limit: 10, bodies: false, now: T0 });
+      const matched = await store.jobScan({
+        queue: q,
+        filter: { bodyRegex: /other/ },
+        limit: 10,
+        bodies: false,
+        now: T0,
+      });
       expect(matched.map((j) => [j.id, j.body.length, j.bodySize])).toEqual([[b, 0, 5]]);
     });
 

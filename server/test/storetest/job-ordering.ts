@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/domain/clock.js";
-import { Engine } from "../../src/engine/engine.js";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { FIFO_ORDERING_KEY } from "../../src/domain/ordering.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
+import { Engine } from "../../src/engine/engine.js";
 import type { Store } from "../../src/store/store.js";
 import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
@@ -22,11 +22,17 @@ async function claim(store: Store, queue: string, now = T0): Promise<string[]> {
 }
 
 async function complete(store: Store, jobs: JobRecord[], now = T0) {
-  return store.jobCompleteMany({ items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })), now });
+  return store.jobCompleteMany({
+    items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "" })),
+    now,
+  });
 }
 
 async function failForGood(store: Store, jobs: JobRecord[], now = T0) {
-  return store.jobFailMany({ items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })), now });
+  return store.jobFailMany({
+    items: jobs.map((j) => ({ id: j.id, claimToken: j.claimToken, customStatus: "", noRetry: true })),
+    now,
+  });
 }
 
 async function states(store: Store, jobIds: string[]): Promise<string[]> {
@@ -49,7 +55,11 @@ export function exerciseJobOrdering(open: OpenStore): void {
     it("runs the next job only after the head succeeds, and reports its due time", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [a, b, c] = await insert(store, q, [{ orderingKey: "k" }, { orderingKey: "k", runAfter: T0 + 5 }, { orderingKey: "k" }]);
+      const [a, b, c] = await insert(store, q, [
+        { orderingKey: "k" },
+        { orderingKey: "k", runAfter: T0 + 5 },
+        { orderingKey: "k" },
+      ]);
       const [head] = await handOut(store, q);
       expect(head!.id).toBe(a);
       const [r] = await complete(store, [head!], T0 + 10);
@@ -64,13 +74,19 @@ export function exerciseJobOrdering(open: OpenStore): void {
       const q = await createQueue(store);
       const [a, b] = await insert(store, q, [{ orderingKey: "k", attemptsAllowed: 2 }, { orderingKey: "k" }]);
       let [head] = await handOut(store, q, { retryDelayMs: 100 });
-      const [retry] = await store.jobFailMany({ items: [{ id: head!.id, claimToken: head!.claimToken, customStatus: "", noRetry: false }], now: T0 });
+      const [retry] = await store.jobFailMany({
+        items: [{ id: head!.id, claimToken: head!.claimToken, customStatus: "", noRetry: false }],
+        now: T0,
+      });
       expect(retry).toEqual({ outcome: "acknowledged", pendingAt: T0 + 100 });
       expect(await states(store, [a!, b!])).toEqual(["pending", "waiting"]);
       expect(await handOut(store, q, { now: T0 + 99 })).toEqual([]);
       [head] = await handOut(store, q, { now: T0 + 100 });
       expect(head!.id).toBe(a); // the retry keeps its place: b still waits
-      const [last] = await store.jobFailMany({ items: [{ id: head!.id, claimToken: head!.claimToken, customStatus: "", noRetry: false }], now: T0 + 200 });
+      const [last] = await store.jobFailMany({
+        items: [{ id: head!.id, claimToken: head!.claimToken, customStatus: "", noRetry: false }],
+        now: T0 + 200,
+      });
       expect(last).toEqual({ outcome: "acknowledged", promotedAt: T0 });
       expect(await states(store, [a!, b!])).toEqual(["failed", "pending"]);
       expect(ids(await handOut(store, q, { now: T0 + 200 }))).toEqual([b]);
@@ -100,8 +116,17 @@ export function exerciseJobOrdering(open: OpenStore): void {
       await store.jobReleaseBuffered({ queue: q, partition: 0, epoch, ids: [a!] });
       expect(await states(store, [a!, b!])).toEqual(["pending", "waiting"]);
       const [head] = await handOut(store, q);
-      const checkpoint = { claimExpiresAt: 0, moveToPending: true, runAfter: T0 + 50, attemptsAllowed: 0, customStatus: "" };
-      const [r] = await store.jobCheckpointMany({ items: [{ id: head!.id, claimToken: head!.claimToken, ...checkpoint }], now: T0 });
+      const checkpoint = {
+        claimExpiresAt: 0,
+        moveToPending: true,
+        runAfter: T0 + 50,
+        attemptsAllowed: 0,
+        customStatus: "",
+      };
+      const [r] = await store.jobCheckpointMany({
+        items: [{ id: head!.id, claimToken: head!.claimToken, ...checkpoint }],
+        now: T0,
+      });
       expect(r).toEqual({ outcome: "acknowledged", pendingAt: T0 + 50 });
       expect(await states(store, [a!, b!])).toEqual(["pending", "waiting"]);
       expect(ids(await handOut(store, q, { now: T0 + 50 }))).toEqual([a]);
@@ -110,9 +135,16 @@ export function exerciseJobOrdering(open: OpenStore): void {
     it("promotes the next job when the head is deleted, and skips deleted waiting jobs", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [a, b, c, d] = await insert(store, q, [{ orderingKey: "k" }, { orderingKey: "k", priority: 2 }, { orderingKey: "k" }, { orderingKey: "k" }]);
+      const [a, b, c, d] = await insert(store, q, [
+        { orderingKey: "k" },
+        { orderingKey: "k", priority: 2 },
+        { orderingKey: "k" },
+        { orderingKey: "k" },
+      ]);
       // b waits behind a; delete it first (only it has priority 2), then the running head.
-      expect(await store.jobDeleteMany({ queue: q, filter: { state: "pending", priority: 2 }, limit: 10, now: T0 })).toBe(1);
+      expect(
+        await store.jobDeleteMany({ queue: q, filter: { state: "pending", priority: 2 }, limit: 10, now: T0 }),
+      ).toBe(1);
       await handOut(store, q);
       expect(await store.jobDeleteMany({ queue: q, filter: { state: "running" }, limit: 10, now: T0 })).toBe(1);
       expect(await states(store, [a!, b!, c!, d!])).toEqual(["absent", "absent", "pending", "waiting"]);
@@ -139,7 +171,10 @@ export function exerciseJobOrdering(open: OpenStore): void {
     it("does not let priority reorder a key: the head is the job enqueued first", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [low, high] = await insert(store, q, [{ orderingKey: "k", priority: 3 }, { orderingKey: "k", priority: 1 }]);
+      const [low, high] = await insert(store, q, [
+        { orderingKey: "k", priority: 3 },
+        { orderingKey: "k", priority: 1 },
+      ]);
       const [head] = await handOut(store, q);
       expect(head!.id).toBe(low);
       await complete(store, [head!]);
@@ -149,12 +184,21 @@ export function exerciseJobOrdering(open: OpenStore): void {
     it("counts waiting jobs as pending, but peek, claim and the next due time never see them", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [a, b, c] = await insert(store, q, [{ orderingKey: "k" }, { orderingKey: "k", runAfter: T0 - 100 }, { orderingKey: "k", runAfter: T0 + 500 }]);
+      const [a, b, c] = await insert(store, q, [
+        { orderingKey: "k" },
+        { orderingKey: "k", runAfter: T0 - 100 },
+        { orderingKey: "k", runAfter: T0 + 500 },
+      ]);
       expect(ids(await store.jobPeekMany({ queue: q, limit: 10, now: T0 }))).toEqual([a]);
       await handOut(store, q);
       expect(await store.jobPeekMany({ queue: q, limit: 10, now: T0 })).toEqual([]);
       expect(await store.jobNextDueAt({ queue: q, partition: 0 })).toBeUndefined();
-      expect(await store.queueStats({ name: q, now: T0 })).toMatchObject({ pending: 2, scheduled: 1, running: 1, oldestPendingAgeMs: 100 });
+      expect(await store.queueStats({ name: q, now: T0 })).toMatchObject({
+        pending: 2,
+        scheduled: 1,
+        running: 1,
+        oldestPendingAgeMs: 100,
+      });
       expect(await store.jobCount({ queue: q, filter: { state: "pending" }, now: T0 })).toBe(2);
       expect(await store.jobCount({ queue: q, filter: { state: "pending", future: true }, now: T0 })).toBe(1);
       expect(await store.jobCount({ queue: q, filter: {}, now: T0 })).toBe(3);
@@ -198,11 +242,16 @@ export function exerciseJobOrdering(open: OpenStore): void {
     it("keeps an idempotent repeat out of the sequence, and keys of finished jobs out of the way", async () => {
       const store = await open();
       const q = await createQueue(store);
-      const [a, again] = await insert(store, q, [{ orderingKey: "k", idempotencyKey: "once" }, { orderingKey: "k", idempotencyKey: "once" }]);
+      const [a, again] = await insert(store, q, [
+        { orderingKey: "k", idempotencyKey: "once" },
+        { orderingKey: "k", idempotencyKey: "once" },
+      ]);
       expect(again).toBe(a);
       const [head] = await handOut(store, q);
       await complete(store, [head!]);
-      expect(await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 1, failedBefore: T0 + 1, limit: 10 })).toBe(1);
+      expect(
+        await store.jobDeleteFinished({ queue: q, succeededBefore: T0 + 1, failedBefore: T0 + 1, limit: 10 }),
+      ).toBe(1);
       const [b] = await insert(store, q, [{ orderingKey: "k" }]);
       expect(await claim(store, q)).toEqual([b]);
     });
@@ -231,7 +280,14 @@ export function exerciseJobOrdering(open: OpenStore): void {
         { orderingKey: "k" },
         { orderingKey: "k " }, // a different key: no collation may pad or fold keys
       ]);
-      expect(await states(store, [p0!, p1!, fifo!, fifo2!, plain!, padded!])).toEqual(["pending", "pending", "pending", "waiting", "pending", "pending"]);
+      expect(await states(store, [p0!, p1!, fifo!, fifo2!, plain!, padded!])).toEqual([
+        "pending",
+        "pending",
+        "pending",
+        "waiting",
+        "pending",
+        "pending",
+      ]);
       expect((await get(store, padded!))!.orderingKey).toBe("k ");
       expect((await get(store, p1!))!.orderingKey).toBe(odd);
       expect((await get(store, fifo!))!.orderingKey).toBe(FIFO_ORDERING_KEY);
@@ -253,7 +309,9 @@ export function exerciseJobOrdering(open: OpenStore): void {
       const enqueued = await engine.enqueue(specs.slice(0, 3));
       enqueued.push(...(await engine.enqueue(specs.slice(3))));
       const stored = (await store.jobGetMany({ ids: enqueued })).map((j) => j!);
-      expect(stored.map((j) => [j.orderingKey, j.priority])).toEqual([3, 1, 2, 1, 3].map((p) => [FIFO_ORDERING_KEY, p]));
+      expect(stored.map((j) => [j.orderingKey, j.priority])).toEqual(
+        [3, 1, 2, 1, 3].map((p) => [FIFO_ORDERING_KEY, p]),
+      );
       for (const id of enqueued) {
         const running = await handOut(store, q);
         expect(ids(running)).toEqual([id]);
@@ -267,5 +325,9 @@ export function exerciseJobOrdering(open: OpenStore): void {
 /** An engine over `store` whose broker side does nothing: jobs are claimed here by hand. */
 function engineOver(store: Store): Engine {
   const idle = { dequeue: async () => [], notify() {}, onQueueUpdated() {}, onQueueDeleted() {} };
-  return new Engine({ store, broker: idle as unknown as ConstructorParameters<typeof Engine>[0]["broker"], clock: new ManualClock(T0) });
+  return new Engine({
+    store,
+    broker: idle as unknown as ConstructorParameters<typeof Engine>[0]["broker"],
+    clock: new ManualClock(T0),
+  });
 }

@@ -10,7 +10,9 @@ export function exerciseLease(open: OpenStore): void {
       const q = await createQueue(store);
       const a = await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 });
       expect(a).toBeDefined();
-      expect(await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 + 500 })).toBeUndefined();
+      expect(
+        await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 + 500 }),
+      ).toBeUndefined();
       const renewed = await store.leaseAcquire({ queue: q, partition: 0, owner: "a", ttlMs: 1000, now: T0 + 900 });
       expect(renewed).toMatchObject({ epoch: a!.epoch, expiresAt: T0 + 1900 });
     });
@@ -45,7 +47,9 @@ export function exerciseLease(open: OpenStore): void {
       await store.jobClaimMany({ queue: q, partition: 0, epoch: a.epoch, limit: 10, now: T0 });
       const b = (await store.leaseAcquire({ queue: q, partition: 0, owner: "b", ttlMs: 1000, now: T0 + 2000 }))!;
       const plan = { id: id!, claimToken: "late", claimExpiresAt: T0 + 9000, retryDelayMs: 0 };
-      expect(await store.jobStartMany({ queue: q, partition: 0, epoch: a.epoch, plans: [plan], now: T0 + 2000 })).toEqual([]);
+      expect(
+        await store.jobStartMany({ queue: q, partition: 0, epoch: a.epoch, plans: [plan], now: T0 + 2000 }),
+      ).toEqual([]);
       expect(await store.jobReleaseBuffered({ queue: q, partition: 0, belowEpoch: b.epoch })).toBe(1);
       expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3 });
       const claimed = await store.jobClaimMany({ queue: q, partition: 0, epoch: b.epoch, limit: 10, now: T0 + 2000 });

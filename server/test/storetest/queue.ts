@@ -42,7 +42,9 @@ export function exerciseQueue(open: OpenStore): void {
       expect((await store.queueGet({ name }))!.config.partitions).toBe(4);
       const ids = await insert(store, name, [{ partition: 0 }, { partition: 2 }, { partition: 3 }]);
       expect((await handOut(store, name, { partition: 3 })).map((j) => j.id)).toEqual([ids[2]]);
-      expect((await store.jobPeekMany({ queue: name, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual([ids[0], ids[1]].sort());
+      expect((await store.jobPeekMany({ queue: name, limit: 10, now: T0 })).map((j) => j.id).sort()).toEqual(
+        [ids[0], ids[1]].sort(),
+      );
       expect(await store.jobCount({ queue: name, filter: { state: "pending" }, now: T0 })).toBe(2);
       expect((await store.queueStats({ name, now: T0 })).running).toBe(1);
       expect(await store.jobNextDueAt({ queue: name, partition: 2 })).toBe(T0);

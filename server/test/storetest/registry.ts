@@ -14,7 +14,9 @@ export function exerciseRegistry(open: OpenStore): void {
       ]);
       await store.brokerHeartbeat({ id: "a", url: "http://127.0.0.1:11", ttlMs: 1000, now: T0 + 900 });
       // b missed its heartbeat: it is dead at its expiry; a's refresh moved its expiry and URL.
-      expect(await store.brokerList({ now: T0 + 1000 })).toEqual([{ id: "a", url: "http://127.0.0.1:11", expiresAt: T0 + 1900 }]);
+      expect(await store.brokerList({ now: T0 + 1000 })).toEqual([
+        { id: "a", url: "http://127.0.0.1:11", expiresAt: T0 + 1900 },
+      ]);
     });
 
     it("forgets a broker that leaves at once", async () => {

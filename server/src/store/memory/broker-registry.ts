@@ -2,7 +2,10 @@
 import type { BrokerEntry } from "../store.js";
 import type { MemoryState } from "./memory-state.js";
 
-export async function brokerHeartbeat(state: MemoryState, p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+export async function brokerHeartbeat(
+  state: MemoryState,
+  p: { id: string; url: string; ttlMs: number; now: number },
+): Promise<void> {
   state.brokers.set(p.id, { id: p.id, url: p.url, expiresAt: p.now + p.ttlMs });
 }
 

@@ -9,11 +9,17 @@ import * as transitions from "../../domain/transitions.js";
 import type { MemoryState } from "./memory-state.js";
 import type { Slot } from "./queue-data.js";
 
-export async function jobDeleteFinished(state: MemoryState, p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+export async function jobDeleteFinished(
+  state: MemoryState,
+  p: { queue: string; succeededBefore: number; failedBefore: number; limit: number },
+): Promise<number> {
   const q = state.queues.get(p.queue);
   if (!q) return 0;
   let deleted = 0;
-  for (const [which, before] of [["succeeded", p.succeededBefore], ["failed", p.failedBefore]] as const) {
+  for (const [which, before] of [
+    ["succeeded", p.succeededBefore],
+    ["failed", p.failedBefore],
+  ] as const) {
     const log = q.finished[which];
     for (let entry = log.peek(); entry && entry.at < before && deleted < p.limit; entry = log.peek()) {
       log.shift();
@@ -27,7 +33,10 @@ export async function jobDeleteFinished(state: MemoryState, p: { queue: string; 
   return deleted;
 }
 
-export async function jobDeleteMany(state: MemoryState, p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+export async function jobDeleteMany(
+  state: MemoryState,
+  p: { queue: string; filter: JobFilter; limit: number; now: number },
+): Promise<number> {
   const doomed: Slot[] = [];
   for (const slot of state.matching(p.queue, p.filter, p.now)) {
     if (doomed.length >= p.limit) break;
@@ -37,14 +46,18 @@ export async function jobDeleteMany(state: MemoryState, p: { queue: string; filt
   return doomed.length;
 }
 
-export async function jobRetryFailed(state: MemoryState, p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+export async function jobRetryFailed(
+  state: MemoryState,
+  p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number },
+): Promise<number> {
   const failed = [...state.matching(p.queue, { state: "failed", priority: p.priority }, p.now)]
     .sort((a, b) => a.job.finishedAt - b.job.finishedAt || a.job.seq - b.job.seq)
     .slice(0, p.limit);
   for (const slot of failed) {
     const key = slot.job.orderingKey;
     // Back into its key's sequence, at the tail: behind every job of the key that has not ended.
-    const busy = key !== "" && state.queues.get(p.queue)!.partitions[slot.job.partition]!.sequences.join(key, slot, ++state.seq);
+    const busy =
+      key !== "" && state.queues.get(p.queue)!.partitions[slot.job.partition]!.sequences.join(key, slot, ++state.seq);
     state.apply(slot, transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now, busy));
   }
   return failed.length;

@@ -9,7 +9,10 @@ import * as transitions from "../../domain/transitions.js";
 import { holdsLease } from "./leases.js";
 import type { MemoryState } from "./memory-state.js";
 
-export async function jobClaimMany(state: MemoryState, p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
+export async function jobClaimMany(
+  state: MemoryState,
+  p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number },
+): Promise<JobRecord[]> {
   const q = state.queues.get(p.queue);
   const index = q?.partitions[p.partition];
   if (!q || !index || !holdsLease(state, p.queue, p.partition, p.epoch)) return [];
@@ -33,7 +36,10 @@ export async function jobClaimMany(state: MemoryState, p: { queue: string; parti
   return claimed;
 }
 
-export async function jobNextDueAt(state: MemoryState, p: { queue: string; partition: number }): Promise<number | undefined> {
+export async function jobNextDueAt(
+  state: MemoryState,
+  p: { queue: string; partition: number },
+): Promise<number | undefined> {
   const index = state.queues.get(p.queue)?.partitions[p.partition];
   let next: number | undefined;
   for (const heap of index?.pending ?? []) {
@@ -43,7 +49,10 @@ export async function jobNextDueAt(state: MemoryState, p: { queue: string; parti
   return next;
 }
 
-export async function jobReleaseBuffered(state: MemoryState, p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
+export async function jobReleaseBuffered(
+  state: MemoryState,
+  p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number },
+): Promise<number> {
   const index = state.queues.get(p.queue)?.partitions[p.partition];
   if (!index) return 0;
   const candidates = p.ids ?? [...index.buffered];
@@ -60,7 +69,10 @@ export async function jobReleaseBuffered(state: MemoryState, p: { queue: string;
   return released;
 }
 
-export async function jobStartMany(state: MemoryState, p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number }): Promise<string[]> {
+export async function jobStartMany(
+  state: MemoryState,
+  p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number },
+): Promise<string[]> {
   if (!holdsLease(state, p.queue, p.partition, p.epoch)) return [];
   const started: string[] = [];
   for (const plan of p.plans) {

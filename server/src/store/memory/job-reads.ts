@@ -8,13 +8,19 @@ import { compareForDequeue, compareForScan, type JobRecord, withoutBody } from "
 import type { MemoryState } from "./memory-state.js";
 import type { IndexEntry, Slot } from "./queue-data.js";
 
-export async function jobCount(state: MemoryState, p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
+export async function jobCount(
+  state: MemoryState,
+  p: { queue: string; filter: JobFilter; now: number },
+): Promise<number> {
   let count = 0;
   for (const _ of state.matching(p.queue, p.filter, p.now)) count++;
   return count;
 }
 
-export async function jobGetMany(state: MemoryState, p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
+export async function jobGetMany(
+  state: MemoryState,
+  p: { ids: string[]; bodies?: boolean },
+): Promise<Array<JobRecord | undefined>> {
   return p.ids.map((id) => {
     const slot = state.jobs.get(id);
     if (!slot) return undefined;
@@ -22,7 +28,10 @@ export async function jobGetMany(state: MemoryState, p: { ids: string[]; bodies?
   });
 }
 
-export async function jobPeekMany(state: MemoryState, p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
+export async function jobPeekMany(
+  state: MemoryState,
+  p: { queue: string; limit: number; now: number },
+): Promise<JobRecord[]> {
   const q = state.queues.get(p.queue);
   if (!q) return [];
   const found: JobRecord[] = [];
@@ -45,7 +54,10 @@ export async function jobPeekMany(state: MemoryState, p: { queue: string; limit:
   return found.sort(compareForDequeue).slice(0, p.limit);
 }
 
-export async function jobScan(state: MemoryState, p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]> {
+export async function jobScan(
+  state: MemoryState,
+  p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number },
+): Promise<JobRecord[]> {
   const c = p.cursor;
   const page: JobRecord[] = [];
   for (const slot of state.matching(p.queue, p.filter, p.now)) {

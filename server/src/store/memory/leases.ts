@@ -6,7 +6,10 @@
 import type { Lease } from "../store.js";
 import type { MemoryState } from "./memory-state.js";
 
-export async function leaseAcquire(state: MemoryState, p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
+export async function leaseAcquire(
+  state: MemoryState,
+  p: { queue: string; partition: number; owner: string; ttlMs: number; now: number },
+): Promise<Lease | undefined> {
   const key = `${p.queue}/${p.partition}`;
   const current = state.leases.get(key);
   if (current && current.owner !== p.owner && current.expiresAt > p.now) return undefined;
@@ -18,7 +21,10 @@ export async function leaseAcquire(state: MemoryState, p: { queue: string; parti
   return { ...lease };
 }
 
-export async function leaseRelease(state: MemoryState, p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
+export async function leaseRelease(
+  state: MemoryState,
+  p: { queue: string; partition: number; owner: string; epoch: number },
+): Promise<void> {
   const key = `${p.queue}/${p.partition}`;
   const current = state.leases.get(key);
   if (current && current.owner === p.owner && current.epoch === p.epoch) state.leases.delete(key);

@@ -5,10 +5,11 @@
  * per store; each Store method hands it to the module function of its concern
  * (../delegating-store.ts).
  */
-import type { StoredState } from "../../domain/job-record.js";
+
 import { type JobFilter, matchesFilter } from "../../domain/job-filter.js";
-import * as transitions from "../../domain/transitions.js";
+import type { StoredState } from "../../domain/job-record.js";
 import type { JobPatch } from "../../domain/transitions.js";
+import * as transitions from "../../domain/transitions.js";
 import type { BrokerEntry, Lease } from "../store.js";
 import { OrderedIndex } from "./ordered-index.js";
 import { byTimeThenSeq, type IndexEntry, type QueueData, type Slot } from "./queue-data.js";
@@ -41,7 +42,9 @@ export class MemoryState {
     if (before === "buffered" && after !== "buffered") q.partitions[slot.job.partition]!.buffered.delete(slot.job.id);
     if (before === "waiting" && after !== "waiting") q.partitions[slot.job.partition]!.waiting.delete(slot.job.id);
     this.index(slot);
-    return slot.keyPos !== 0 && transitions.isTerminal(after) ? this.leaveSequence(slot, slot.job.updatedAt) : undefined;
+    return slot.keyPos !== 0 && transitions.isTerminal(after)
+      ? this.leaveSequence(slot, slot.job.updatedAt)
+      : undefined;
   }
 
   /** Takes a job out of its ordering key's sequence; promotes the key's new head if it was waiting. */
@@ -99,7 +102,8 @@ export class MemoryState {
     if (job.state === "running") this.runningCount--;
     if (job.state === "buffered") q.partitions[job.partition]!.buffered.delete(job.id);
     if (job.state === "waiting") q.partitions[job.partition]!.waiting.delete(job.id);
-    if (job.idempotencyKey !== "" && q.idempotency.get(job.idempotencyKey) === job.id) q.idempotency.delete(job.idempotencyKey);
+    if (job.idempotencyKey !== "" && q.idempotency.get(job.idempotencyKey) === job.id)
+      q.idempotency.delete(job.idempotencyKey);
     slot.gen++;
     if (slot.keyPos !== 0) this.leaveSequence(slot, now);
   }

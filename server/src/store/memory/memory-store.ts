@@ -31,7 +31,16 @@ import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
-const functions: StoreFunctions<MemoryState> = { ...brokers, ...bulk, ...handOut, ...insert, ...leases, ...queues, ...reads, ...running };
+const functions: StoreFunctions<MemoryState> = {
+  ...brokers,
+  ...bulk,
+  ...handOut,
+  ...insert,
+  ...leases,
+  ...queues,
+  ...reads,
+  ...running,
+};
 
 export class MemoryStore extends DelegatingStore<MemoryState> {
   readonly name = "memory";

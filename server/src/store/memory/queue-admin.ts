@@ -8,7 +8,10 @@ import type { QueueRecord, QueueStatsRecord } from "../store.js";
 import type { MemoryState } from "./memory-state.js";
 import { PartitionIndex, QueueData } from "./queue-data.js";
 
-export async function queueCreate(state: MemoryState, p: { name: string; config: QueueRecord["config"]; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
+export async function queueCreate(
+  state: MemoryState,
+  p: { name: string; config: QueueRecord["config"]; now: number },
+): Promise<{ queue: QueueRecord; created: boolean }> {
   const existing = state.queues.get(p.name);
   if (existing) return { queue: cloneQueue(existing.record), created: false };
   const record: QueueRecord = { name: p.name, config: p.config, createdAt: p.now };
@@ -69,7 +72,10 @@ export async function queueStats(state: MemoryState, p: { name: string; now: num
   };
 }
 
-export async function queueUpdate(state: MemoryState, p: { name: string; config: QueueRecord["config"] }): Promise<QueueRecord | undefined> {
+export async function queueUpdate(
+  state: MemoryState,
+  p: { name: string; config: QueueRecord["config"] },
+): Promise<QueueRecord | undefined> {
   const q = state.queues.get(p.name);
   if (!q) return undefined;
   q.record = { ...q.record, config: p.config };

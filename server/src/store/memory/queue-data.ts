@@ -72,7 +72,14 @@ export class QueueData {
   readonly jobs = new Set<string>();
   readonly idempotency = new Map<string, string>();
   readonly finished = { succeeded: new FinishedLog(), failed: new FinishedLog() };
-  readonly counts: Record<StoredState, number> = { pending: 0, waiting: 0, buffered: 0, running: 0, succeeded: 0, failed: 0 };
+  readonly counts: Record<StoredState, number> = {
+    pending: 0,
+    waiting: 0,
+    buffered: 0,
+    running: 0,
+    succeeded: 0,
+    failed: 0,
+  };
 
   constructor(public record: QueueRecord) {
     this.partitions = Array.from({ length: record.config.partitions }, () => new PartitionIndex());

@@ -4,12 +4,15 @@
  * (transitions.checkClaim) and applied job by job in the batch's order.
  */
 import type { JobRecord } from "../../domain/job-record.js";
-import * as transitions from "../../domain/transitions.js";
 import type { JobPatch } from "../../domain/transitions.js";
+import * as transitions from "../../domain/transitions.js";
 import type { OutcomeResult } from "../store.js";
 import type { MemoryState } from "./memory-state.js";
 
-export async function jobClaimExpire(state: MemoryState, p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+export async function jobClaimExpire(
+  state: MemoryState,
+  p: { now: number; limit: number },
+): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
   const expired: JobRecord[] = [];
   for (;;) {
     const top = state.running.peek();
@@ -27,19 +30,39 @@ export async function jobClaimExpire(state: MemoryState, p: { now: number; limit
   return { expired, nextExpiryAt: state.running.peek()?.at };
 }
 
-export async function jobCheckpointMany(state: MemoryState, p: { items: Array<transitions.CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-  return p.items.map((item) => applyToRunning(state, item.id, item.claimToken, (job) => transitions.checkpoint(job, item, p.now)));
+export async function jobCheckpointMany(
+  state: MemoryState,
+  p: { items: Array<transitions.CheckpointInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
+  return p.items.map((item) =>
+    applyToRunning(state, item.id, item.claimToken, (job) => transitions.checkpoint(job, item, p.now)),
+  );
 }
 
-export async function jobCompleteMany(state: MemoryState, p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
-  return p.items.map((item) => applyToRunning(state, item.id, item.claimToken, (job) => transitions.succeed(job, item.customStatus, p.now)));
+export async function jobCompleteMany(
+  state: MemoryState,
+  p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
+): Promise<OutcomeResult[]> {
+  return p.items.map((item) =>
+    applyToRunning(state, item.id, item.claimToken, (job) => transitions.succeed(job, item.customStatus, p.now)),
+  );
 }
 
-export async function jobFailMany(state: MemoryState, p: { items: Array<transitions.FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-  return p.items.map((item) => applyToRunning(state, item.id, item.claimToken, (job) => transitions.fail(job, item, p.now)));
+export async function jobFailMany(
+  state: MemoryState,
+  p: { items: Array<transitions.FailureInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
+  return p.items.map((item) =>
+    applyToRunning(state, item.id, item.claimToken, (job) => transitions.fail(job, item, p.now)),
+  );
 }
 
-function applyToRunning(state: MemoryState, id: string, claimToken: string, decide: (job: JobRecord) => JobPatch): OutcomeResult {
+function applyToRunning(
+  state: MemoryState,
+  id: string,
+  claimToken: string,
+  decide: (job: JobRecord) => JobPatch,
+): OutcomeResult {
   const slot = state.jobs.get(id);
   const outcome = transitions.checkClaim(slot?.job, claimToken);
   if (outcome !== "acknowledged" || !slot) return { outcome };

@@ -7,7 +7,10 @@ import type { MysqlContext } from "./mysql-context.js";
 import * as sql from "./queries.js";
 import { run, select } from "./shard.js";
 
-export async function brokerHeartbeat(ctx: MysqlContext, p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+export async function brokerHeartbeat(
+  ctx: MysqlContext,
+  p: { id: string; url: string; ttlMs: number; now: number },
+): Promise<void> {
   await ctx.shards[0]!.session((c) => run(c, sql.BROKER_UPSERT, [p.id, p.url, p.now + p.ttlMs]));
 }
 

@@ -16,15 +16,26 @@ import * as sql from "./queries.js";
 import { setClause } from "./rows.js";
 import { type Conn, type Param, run, select } from "./shard.js";
 
-export async function jobDeleteFinished(ctx: MysqlContext, p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+export async function jobDeleteFinished(
+  ctx: MysqlContext,
+  p: { queue: string; succeededBefore: number; failedBefore: number; limit: number },
+): Promise<number> {
   let deleted = 0;
   for (const shard of ctx.shards) {
-    for (const [state, before] of [["succeeded", p.succeededBefore], ["failed", p.failedBefore]] as const) {
+    for (const [state, before] of [
+      ["succeeded", p.succeededBefore],
+      ["failed", p.failedBefore],
+    ] as const) {
       while (deleted < p.limit) {
         const chunk = Math.min(CHUNK, p.limit - deleted);
         const [found, n] = await shard.session(async (c) => {
-          const ids = (await select<{ id: string }>(c, sql.FINISHED_EXPIRED, [p.queue, state, before, chunk])).map((r) => r.id);
-          return [ids.length, ids.length === 0 ? 0 : await run(c, sql.deleteFinishedIds(ids.length), [...ids, state, before])] as const;
+          const ids = (await select<{ id: string }>(c, sql.FINISHED_EXPIRED, [p.queue, state, before, chunk])).map(
+            (r) => r.id,
+          );
+          return [
+            ids.length,
+            ids.length === 0 ? 0 : await run(c, sql.deleteFinishedIds(ids.length), [...ids, state, before]),
+          ] as const;
         });
         deleted += n;
         if (found < chunk) break;
@@ -34,7 +45,10 @@ export async function jobDeleteFinished(ctx: MysqlContext, p: { queue: string; s
   return deleted;
 }
 
-export async function jobDeleteMany(ctx: MysqlContext, p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+export async function jobDeleteMany(
+  ctx: MysqlContext,
+  p: { queue: string; filter: JobFilter; limit: number; now: number },
+): Promise<number> {
   const where = filterWhere(p.queue, p.filter, p.now);
   let deleted = 0;
   for (const shard of ctx.shards) {
@@ -47,7 +61,11 @@ export async function jobDeleteMany(ctx: MysqlContext, p: { queue: string; filte
         // A job that has not ended may head an ordering key: then delete and promote in one transaction.
         let keyed = false;
         if (!p.filter.bodyRegex) {
-          for (const row of await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(c, sql.selectIdKeys(where.sql), [...where.params, chunk])) {
+          for (const row of await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(
+            c,
+            sql.selectIdKeys(where.sql),
+            [...where.params, chunk],
+          )) {
             ids.push(row.id);
             keyed ||= row.ordering_key !== null && !transitions.isTerminal(row.state);
           }
@@ -72,7 +90,10 @@ export async function jobDeleteMany(ctx: MysqlContext, p: { queue: string; filte
   return deleted;
 }
 
-export async function jobRetryFailed(ctx: MysqlContext, p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+export async function jobRetryFailed(
+  ctx: MysqlContext,
+  p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number },
+): Promise<number> {
   const set = setClause(transitions.retryFailed(p.attemptsAllowed, p.runAfter, p.now));
   const oldest = sql.failedOldest(p.priority !== undefined);
   let retried = 0;
@@ -99,10 +120,23 @@ export async function jobRetryFailed(ctx: MysqlContext, p: { queue: string; prio
  * One DeleteJobs chunk where some job may head an ordering key: lock the rows still
  * matching, delete them, and promote the next job of each key whose head went.
  */
-async function deleteWithKeys(c: Conn, ids: string[], where: { sql: string; params: Param[] }, now: number): Promise<number> {
-  const rows = await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(c, sql.lockIdKeys(ids.length, where.sql), [...ids, ...where.params]);
+async function deleteWithKeys(
+  c: Conn,
+  ids: string[],
+  where: { sql: string; params: Param[] },
+  now: number,
+): Promise<number> {
+  const rows = await select<{ id: string; state: StoredState; ordering_key: Buffer | null }>(
+    c,
+    sql.lockIdKeys(ids.length, where.sql),
+    [...ids, ...where.params],
+  );
   if (rows.length === 0) return 0;
-  const deleted = await run(c, sql.deleteIds(rows.length), rows.map((r) => r.id));
+  const deleted = await run(
+    c,
+    sql.deleteIds(rows.length),
+    rows.map((r) => r.id),
+  );
   const leaving: SequenceJob[] = rows
     .filter((r) => r.ordering_key !== null && !transitions.isTerminal(r.state))
     .map((r) => ({ id: r.id, ...parseJobId(r.id)!, orderingKey: r.ordering_key!.toString("utf8") }));
@@ -115,13 +149,26 @@ async function deleteWithKeys(c: Conn, ids: string[], where: { sql: string; para
  * failed, put them back at the tail of their keys' sequences (in the chunk's order,
  * oldest failure first), then write retryFailed: pending, or waiting behind the key.
  */
-async function retryWithKeys(c: Conn, ids: string[], p: { attemptsAllowed: number; runAfter: number; now: number }): Promise<number> {
-  const keyed = await select<{ id: string; queue: string; part: number; ordering_key: Buffer | null }>(c, sql.lockFailedKeyed(ids.length), ids);
+async function retryWithKeys(
+  c: Conn,
+  ids: string[],
+  p: { attemptsAllowed: number; runAfter: number; now: number },
+): Promise<number> {
+  const keyed = await select<{ id: string; queue: string; part: number; ordering_key: Buffer | null }>(
+    c,
+    sql.lockFailedKeyed(ids.length),
+    ids,
+  );
   const order = new Map(ids.map((id, i) => [id, i]));
   const joining: SequenceJob[] = keyed
     .filter((r) => r.ordering_key !== null)
     .sort((a, b) => order.get(a.id)! - order.get(b.id)!)
-    .map((r) => ({ id: r.id, queue: r.queue, partition: Number(r.part), orderingKey: r.ordering_key!.toString("utf8") }));
+    .map((r) => ({
+      id: r.id,
+      queue: r.queue,
+      partition: Number(r.part),
+      orderingKey: r.ordering_key!.toString("utf8"),
+    }));
   const waiting = await joinSequences(c, joining);
   let retried = 0;
   for (const busy of [false, true]) {

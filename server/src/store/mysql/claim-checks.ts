@@ -43,7 +43,10 @@ export async function addClaimChecks(c: Conn, jobs: Iterable<{ id: string; claim
  * it did not give. Returns the distinct job ids to look at (under the same transaction).
  */
 export async function takeDueChecks(c: Conn, now: number, room: number): Promise<string[]> {
-  const checks = await select<{ id: number | string; job_ids: string }>(c, sql.CLAIM_CHECKS_DUE, [now, Math.min(room, CHECKS_PER_SWEEP)]);
+  const checks = await select<{ id: number | string; job_ids: string }>(c, sql.CLAIM_CHECKS_DUE, [
+    now,
+    Math.min(room, CHECKS_PER_SWEEP),
+  ]);
   const taken: Array<number | string> = [];
   const ids = new Set<string>();
   let given = 0;

@@ -61,7 +61,11 @@ export async function claimDue(c: Conn, held: HeldPartition, p: ClaimRequest): P
 
 /** Fills in the bodies of jobs read without them (bodies larger than their share of a bounded claim). */
 async function readBodies(c: Conn, jobs: JobRecord[]): Promise<void> {
-  const rows = await select<{ id: string; body: Buffer | null }>(c, sql.selectBodies(jobs.length), jobs.map((j) => j.id));
+  const rows = await select<{ id: string; body: Buffer | null }>(
+    c,
+    sql.selectBodies(jobs.length),
+    jobs.map((j) => j.id),
+  );
   const bodies = new Map(rows.map((r) => [r.id, r.body]));
   for (const job of jobs) {
     const body = bodies.get(job.id);
@@ -130,9 +134,15 @@ class ClaimRead {
       ...cursorParams(cursor),
       level.count + want,
     ]);
-    const missed = places.filter((place) => !this.held.jobs.has(place.id)).slice(0, want).map((place) => place.id);
+    const missed = places
+      .filter((place) => !this.held.jobs.has(place.id))
+      .slice(0, want)
+      .map((place) => place.id);
     if (missed.length > 0) {
-      const rows = await select<ClaimRow>(this.c, sql.pendingRows(this.sized, missed.length), [...this.share, ...missed]);
+      const rows = await select<ClaimRow>(this.c, sql.pendingRows(this.sized, missed.length), [
+        ...this.share,
+        ...missed,
+      ]);
       rows.sort((a, b) => Number(a.run_after) - Number(b.run_after) || Number(a.seq) - Number(b.seq));
       for (const row of rows) {
         if (!this.keep(row)) {
@@ -166,7 +176,12 @@ class ClaimRead {
  * hold. A level holding jobs is read by places after its cursor (from its start when it
  * needs a rescan) until the first unheld row: at most its held jobs plus one.
  */
-export async function nextDueAt(c: Conn, held: HeldPartition | undefined, queue: string, partition: number): Promise<number | undefined> {
+export async function nextDueAt(
+  c: Conn,
+  held: HeldPartition | undefined,
+  queue: string,
+  partition: number,
+): Promise<number | undefined> {
   let next: number | undefined;
   for (const row of await pendingLevels(c, queue, partition)) {
     if (row.next_at === null) continue;
@@ -190,7 +205,11 @@ export async function nextDueAt(c: Conn, held: HeldPartition | undefined, queue:
 }
 
 /** Earliest run_after of pending rows per priority level (held ones included): one index dive each. */
-function pendingLevels(c: Conn, queue: string, partition: number): Promise<Array<{ priority: number; next_at: number | string | null }>> {
+function pendingLevels(
+  c: Conn,
+  queue: string,
+  partition: number,
+): Promise<Array<{ priority: number; next_at: number | string | null }>> {
   return select(c, sql.PENDING_LEVELS, pendingLevelParams(queue, partition));
 }
 

@@ -7,8 +7,8 @@
  * decides each job.
  */
 import type { JobRecord } from "../../domain/job-record.js";
-import * as transitions from "../../domain/transitions.js";
 import type { HandOutPlan, JobPatch } from "../../domain/transitions.js";
+import * as transitions from "../../domain/transitions.js";
 import { claimDue, nextDueAt } from "./claim.js";
 import { addClaimChecks } from "./claim-checks.js";
 import { holdsLease } from "./leases.js";
@@ -18,7 +18,10 @@ import * as sql from "./queries.js";
 import { type JobRow, setClause, toRecord } from "./rows.js";
 import { run, select } from "./shard.js";
 
-export async function jobClaimMany(ctx: MysqlContext, p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
+export async function jobClaimMany(
+  ctx: MysqlContext,
+  p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number },
+): Promise<JobRecord[]> {
   const shard = await ctx.router.shardOf(p.queue, p.partition);
   // A read and nothing else (docs/mysql.md, "The claim writes nothing"): the jobs stay
   // pending in the table and are held in memory until the broker starts or releases them.
@@ -32,15 +35,22 @@ export async function jobClaimMany(ctx: MysqlContext, p: { queue: string; partit
   return claimed.map((job) => ({ ...job, ...patch }));
 }
 
-export async function jobNextDueAt(ctx: MysqlContext, p: { queue: string; partition: number }): Promise<number | undefined> {
+export async function jobNextDueAt(
+  ctx: MysqlContext,
+  p: { queue: string; partition: number },
+): Promise<number | undefined> {
   const shard = await ctx.router.shardOf(p.queue, p.partition);
   return shard.session((c) => nextDueAt(c, ctx.held.get(p.queue, p.partition), p.queue, p.partition));
 }
 
-export async function jobReleaseBuffered(ctx: MysqlContext, p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
+export async function jobReleaseBuffered(
+  ctx: MysqlContext,
+  p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number },
+): Promise<number> {
   if (p.ids !== undefined) {
     const held = ctx.held.get(p.queue, p.partition);
-    const ours = held !== undefined && (held.epoch === p.epoch || (p.belowEpoch !== undefined && held.epoch < p.belowEpoch));
+    const ours =
+      held !== undefined && (held.epoch === p.epoch || (p.belowEpoch !== undefined && held.epoch < p.belowEpoch));
     if (!ours) return 0;
     // Nothing to write: the rows are pending (behind the cursor now: held.release notes them).
     return held.release(p.ids);
@@ -51,13 +61,18 @@ export async function jobReleaseBuffered(ctx: MysqlContext, p: { queue: string; 
   const shard = await ctx.router.shardOf(p.queue, p.partition);
   const set = setClause(transitions.unbuffer());
   for (;;) {
-    const n = await shard.session((c) => run(c, sql.releaseBufferedBelow(set.sql), [...set.params, p.queue, p.partition, p.belowEpoch!, CHUNK]));
+    const n = await shard.session((c) =>
+      run(c, sql.releaseBufferedBelow(set.sql), [...set.params, p.queue, p.partition, p.belowEpoch!, CHUNK]),
+    );
     released += n;
     if (n < CHUNK) return released;
   }
 }
 
-export async function jobStartMany(ctx: MysqlContext, p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
+export async function jobStartMany(
+  ctx: MysqlContext,
+  p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number },
+): Promise<string[]> {
   const held = ctx.held.get(p.queue, p.partition);
   if (!held || held.epoch !== p.epoch) return [];
   // Only jobs this process holds under the epoch: any other was released, started already
@@ -81,7 +96,11 @@ export async function jobStartMany(ctx: MysqlContext, p: { queue: string; partit
 }
 
 /** The start's writes: the ids started, or undefined when the lease is no longer at `epoch`. */
-async function startHeld(ctx: MysqlContext, p: { queue: string; partition: number; epoch: number; now: number }, plans: HandOutPlan[]): Promise<Set<string> | undefined> {
+async function startHeld(
+  ctx: MysqlContext,
+  p: { queue: string; partition: number; epoch: number; now: number },
+  plans: HandOutPlan[],
+): Promise<Set<string> | undefined> {
   const shard = await ctx.router.shardOf(p.queue, p.partition);
   const groups = startGroups(plans);
   if (groups) {
@@ -91,7 +110,13 @@ async function startHeld(ctx: MysqlContext, p: { queue: string; partition: numbe
       let n = 0;
       for (const g of groups) {
         const set = setClause(startPatch(g.plan, p.now));
-        n += await run(c, sql.startGroup(set.sql, g.ids.length), [p.queue, p.partition, p.epoch, ...set.params, ...g.ids]);
+        n += await run(c, sql.startGroup(set.sql, g.ids.length), [
+          p.queue,
+          p.partition,
+          p.epoch,
+          ...set.params,
+          ...g.ids,
+        ]);
       }
       if (n !== plans.length) throw new NotWhole();
       await addClaimChecks(c, plans);

@@ -7,8 +7,8 @@
 import { queueNotFound } from "../../domain/errors.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { limits } from "../../domain/limits.js";
-import type { Located } from "../shard-router.js";
 import { arrivalState } from "../../domain/transitions.js";
+import type { Located } from "../shard-router.js";
 import type { MysqlContext } from "./mysql-context.js";
 import { joinSequences } from "./ordering.js";
 import * as sql from "./queries.js";
@@ -25,7 +25,8 @@ export async function jobInsertMany(ctx: MysqlContext, p: { jobs: NewJob[]; now:
     try {
       const ids = await insertOnce(ctx, p.jobs, p.now, tries > 0);
       // A job due before a claim's cursor would be passed over: held-jobs.ts looks again.
-      if (!ctx.held.empty) for (const job of p.jobs) ctx.held.get(job.queue, job.partition)?.note(job.priority, job.runAfter);
+      if (!ctx.held.empty)
+        for (const job of p.jobs) ctx.held.get(job.queue, job.partition)?.note(job.priority, job.runAfter);
       return ids;
     } catch (err) {
       // A concurrent enqueue took one of our idempotency keys between our lookup and our
@@ -44,13 +45,16 @@ async function insertOnce(ctx: MysqlContext, jobs: NewJob[], now: number, replay
   await shard0.transaction(
     async (c0, attempt) => {
       const names = [...new Set(jobs.map((j) => j.queue))];
-      const present = new Set((await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name));
+      const present = new Set(
+        (await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name),
+      );
       const missing = jobs.find((j) => !present.has(j.queue));
       if (missing) throw queueNotFound(missing.queue);
       await Promise.all(
         [...byShard].map(async ([shard, items]) => {
           const write = (c: Conn, retry: number) => insertOnShard(c, items, now, replay || attempt > 0 || retry > 0);
-          const resolved = shard === shard0 ? await write(c0, 0) : await shard.transaction(write, { retryAmbiguousCommit: true });
+          const resolved =
+            shard === shard0 ? await write(c0, 0) : await shard.transaction(write, { retryAmbiguousCommit: true });
           for (const [i, k] of items.entries()) ids[k.index] = resolved[i]!;
         }),
       );
@@ -68,7 +72,12 @@ async function insertOnce(ctx: MysqlContext, jobs: NewJob[], now: number, replay
  * INSERTs. On a replay (`replay`: an earlier attempt may have committed) it first looks
  * its ids up.
  */
-export async function insertOnShard(c: Conn, items: Array<Located<NewJob>>, now: number, replay: boolean): Promise<string[]> {
+export async function insertOnShard(
+  c: Conn,
+  items: Array<Located<NewJob>>,
+  now: number,
+  replay: boolean,
+): Promise<string[]> {
   const live = new Map<string, string>(); // queue \0 key → id
   const keyOf = (job: NewJob) => `${job.queue}\u0000${job.idempotencyKey}`;
   const keysByQueue = new Map<string, Set<string>>();
@@ -79,7 +88,10 @@ export async function insertOnShard(c: Conn, items: Array<Located<NewJob>>, now:
     keys.add(item.idempotencyKey);
   }
   for (const [queue, keys] of keysByQueue) {
-    const rows = await select<{ idempotency_key: string; id: string }>(c, sql.idempotencyLookup(keys.size), [queue, ...keys]);
+    const rows = await select<{ idempotency_key: string; id: string }>(c, sql.idempotencyLookup(keys.size), [
+      queue,
+      ...keys,
+    ]);
     for (const row of rows) live.set(`${queue}\u0000${row.idempotency_key}`, row.id);
   }
   const fresh: NewJob[] = [];
@@ -95,12 +107,23 @@ export async function insertOnShard(c: Conn, items: Array<Located<NewJob>>, now:
   let toWrite = fresh;
   if (replay && fresh.length > 0) {
     // The batch commits whole or not at all, so finding any id means the earlier attempt landed.
-    const found = await select<{ id: string }>(c, sql.existingIds(fresh.length), fresh.map((j) => j.id));
+    const found = await select<{ id: string }>(
+      c,
+      sql.existingIds(fresh.length),
+      fresh.map((j) => j.id),
+    );
     if (found.length > 0) toWrite = [];
   }
-  const waiting = await joinSequences(c, toWrite.filter((job) => job.orderingKey !== ""));
+  const waiting = await joinSequences(
+    c,
+    toWrite.filter((job) => job.orderingKey !== ""),
+  );
   for (const chunk of byteChunks(toWrite)) {
-    await run(c, sql.insertJobs(chunk.length), chunk.flatMap((job) => insertValues(job, arrivalState(waiting.has(job.id)), now)));
+    await run(
+      c,
+      sql.insertJobs(chunk.length),
+      chunk.flatMap((job) => insertValues(job, arrivalState(waiting.has(job.id)), now)),
+    );
   }
   return resolved;
 }
@@ -111,7 +134,10 @@ function byteChunks(jobs: NewJob[]): NewJob[][] {
   let current: NewJob[] = [];
   let bytes = 0;
   for (const job of jobs) {
-    if (current.length > 0 && (bytes + job.body.byteLength > INSERT_BYTES || current.length >= limits.enqueueBatchMax)) {
+    if (
+      current.length > 0 &&
+      (bytes + job.body.byteLength > INSERT_BYTES || current.length >= limits.enqueueBatchMax)
+    ) {
       chunks.push(current);
       current = [];
       bytes = 0;

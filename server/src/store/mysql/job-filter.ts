@@ -7,10 +7,11 @@
  * bounded pages of rows (PAGE rows at a time), so every store agrees on what matches
  * and no user text ever becomes SQL.
  */
+
+import { type JobFilter, matchesFilter, type ScanCursor } from "../../domain/job-filter.js";
 import type { JobRecord } from "../../domain/job-record.js";
 import { ALL_COLUMNS, type JobRow, META_AND_SIZE, toRecord } from "./rows.js";
 import { type Conn, type Param, select } from "./shard.js";
-import { type JobFilter, type ScanCursor, matchesFilter } from "../../domain/job-filter.js";
 
 /** Rows read per round trip while a body regex filters in JavaScript. */
 export const REGEX_PAGE = 500;
@@ -43,7 +44,15 @@ export function filterWhere(queue: string, filter: JobFilter, now: number): { sq
  * One page in scan order (newest run_after first, ties by id descending), strictly after
  * `cursor`; without `bodies`, the rows' bodies are not read (the records' are empty).
  */
-export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit: number, cursor: ScanCursor | undefined, now: number, bodies = true): Promise<JobRecord[]> {
+export async function scanPage(
+  c: Conn,
+  queue: string,
+  filter: JobFilter,
+  limit: number,
+  cursor: ScanCursor | undefined,
+  now: number,
+  bodies = true,
+): Promise<JobRecord[]> {
   const where = filterWhere(queue, filter, now);
   let sql = `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE ${where.sql}`;
   const params = [...where.params];
@@ -57,7 +66,13 @@ export async function scanPage(c: Conn, queue: string, filter: JobFilter, limit:
 }
 
 /** Jobs matching `filter` including its body regex, in scan order, read REGEX_PAGE rows at a time. */
-export async function* matchingJobs(c: Conn, queue: string, filter: JobFilter, now: number, cursor?: ScanCursor): AsyncGenerator<JobRecord> {
+export async function* matchingJobs(
+  c: Conn,
+  queue: string,
+  filter: JobFilter,
+  now: number,
+  cursor?: ScanCursor,
+): AsyncGenerator<JobRecord> {
   const sqlFilter: JobFilter = { ...filter, bodyRegex: undefined };
   for (;;) {
     const page = await scanPage(c, queue, sqlFilter, REGEX_PAGE, cursor, now);

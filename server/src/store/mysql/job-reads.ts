@@ -13,7 +13,10 @@ import * as sql from "./queries.js";
 import { type JobRow, toRecord } from "./rows.js";
 import { select } from "./shard.js";
 
-export async function jobCount(ctx: MysqlContext, p: { queue: string; filter: JobFilter; now: number }): Promise<number> {
+export async function jobCount(
+  ctx: MysqlContext,
+  p: { queue: string; filter: JobFilter; now: number },
+): Promise<number> {
   const counts = await Promise.all(
     ctx.shards.map((shard) =>
       shard.session(async (c) => {
@@ -23,7 +26,11 @@ export async function jobCount(ctx: MysqlContext, p: { queue: string; filter: Jo
           return n;
         }
         const where = filterWhere(p.queue, p.filter, p.now);
-        const [row] = await select<{ n: number | string }>(c, `SELECT COUNT(*) AS n FROM jobs WHERE ${where.sql}`, where.params);
+        const [row] = await select<{ n: number | string }>(
+          c,
+          `SELECT COUNT(*) AS n FROM jobs WHERE ${where.sql}`,
+          where.params,
+        );
         return Number(row?.n ?? 0);
       }),
     ),
@@ -31,21 +38,30 @@ export async function jobCount(ctx: MysqlContext, p: { queue: string; filter: Jo
   return counts.reduce((a, b) => a + b, 0);
 }
 
-export async function jobGetMany(ctx: MysqlContext, p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>> {
+export async function jobGetMany(
+  ctx: MysqlContext,
+  p: { ids: string[]; bodies?: boolean },
+): Promise<Array<JobRecord | undefined>> {
   const found = new Map<string, JobRecord>();
   await Promise.all(
     [...(await ctx.router.groupByShard(p.ids, partitionOfId))].map(([shard, items]) =>
       shard.session(async (c) => {
         const ids = [...new Set(items.map((k) => k.item))];
-        for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids)) found.set(row.id, ctx.held.overlay(toRecord(row)));
+        for (const row of await select<JobRow>(c, sql.selectJobs(ids.length, p.bodies !== false), ids))
+          found.set(row.id, ctx.held.overlay(toRecord(row)));
       }),
     ),
   );
   return p.ids.map((id) => found.get(id));
 }
 
-export async function jobPeekMany(ctx: MysqlContext, p: { queue: string; limit: number; now: number }): Promise<JobRecord[]> {
-  const pages = await Promise.all(ctx.shards.map((s) => s.session((c) => select<JobRow>(c, sql.PEEK, [p.queue, p.now, p.limit]))));
+export async function jobPeekMany(
+  ctx: MysqlContext,
+  p: { queue: string; limit: number; now: number },
+): Promise<JobRecord[]> {
+  const pages = await Promise.all(
+    ctx.shards.map((s) => s.session((c) => select<JobRow>(c, sql.PEEK, [p.queue, p.now, p.limit]))),
+  );
   return pages
     .flat()
     .map((row) => ctx.held.overlay(toRecord(row)))
@@ -53,7 +69,10 @@ export async function jobPeekMany(ctx: MysqlContext, p: { queue: string; limit: 
     .slice(0, p.limit);
 }
 
-export async function jobScan(ctx: MysqlContext, p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number }): Promise<JobRecord[]> {
+export async function jobScan(
+  ctx: MysqlContext,
+  p: { queue: string; filter: JobFilter; limit: number; cursor?: ScanCursor; bodies?: boolean; now: number },
+): Promise<JobRecord[]> {
   const pages = await Promise.all(
     ctx.shards.map((shard) =>
       shard.session(async (c) => {

@@ -10,7 +10,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { type Conn, select, Shard } from "./shard.js";
+import { type Conn, Shard, select } from "./shard.js";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations/", import.meta.url));
 const LOCK_NAME = "runlater_schema_migrations";
@@ -65,8 +65,14 @@ export async function migrate(shard: Shard, now = Date.now()): Promise<MigrateRe
   await shard.ensureDatabase();
   const migrations = await loadMigrations();
   return shard.session(async (c) => {
-    const [lock] = await select<{ got: number | null }>(c, "SELECT GET_LOCK(?, ?) AS got", [LOCK_NAME, LOCK_WAIT_SECONDS]);
-    if (lock?.got !== 1) throw new Error(`could not take the migration lock "${LOCK_NAME}" within ${LOCK_WAIT_SECONDS}s: is another migration stuck?`);
+    const [lock] = await select<{ got: number | null }>(c, "SELECT GET_LOCK(?, ?) AS got", [
+      LOCK_NAME,
+      LOCK_WAIT_SECONDS,
+    ]);
+    if (lock?.got !== 1)
+      throw new Error(
+        `could not take the migration lock "${LOCK_NAME}" within ${LOCK_WAIT_SECONDS}s: is another migration stuck?`,
+      );
     try {
       return await applyPending(c, migrations, now);
     } finally {
@@ -77,12 +83,18 @@ export async function migrate(shard: Shard, now = Date.now()): Promise<MigrateRe
 
 async function applyPending(c: Conn, migrations: Migration[], now: number): Promise<MigrateResult> {
   await c.query(CREATE_MIGRATIONS_TABLE);
-  const done = new Set((await select<{ version: number }>(c, "SELECT version FROM schema_migrations")).map((r) => Number(r.version)));
+  const done = new Set(
+    (await select<{ version: number }>(c, "SELECT version FROM schema_migrations")).map((r) => Number(r.version)),
+  );
   const applied: string[] = [];
   for (const m of migrations) {
     if (done.has(m.version)) continue;
     for (const statement of m.statements) await c.query(statement);
-    await c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [m.version, m.name, now]);
+    await c.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)", [
+      m.version,
+      m.name,
+      now,
+    ]);
     applied.push(m.name);
     done.add(m.version);
   }

@@ -62,7 +62,12 @@ export interface MysqlStoreOptions {
 /** Opens the shards and brings their schema up to date. */
 export async function openMysqlStore(urls: string[], o: MysqlStoreOptions = {}): Promise<MysqlStore> {
   const shards = urls.map(
-    (url, i) => new Shard(i, url, { retryForMs: o.retryForMs ?? 30_000, connectionLimit: o.connectionLimit ?? 10, onConnectionError: o.onConnectionError }),
+    (url, i) =>
+      new Shard(i, url, {
+        retryForMs: o.retryForMs ?? 30_000,
+        connectionLimit: o.connectionLimit ?? 10,
+        onConnectionError: o.onConnectionError,
+      }),
   );
   let legacyShards: number;
   try {
@@ -76,7 +81,16 @@ export async function openMysqlStore(urls: string[], o: MysqlStoreOptions = {}):
 }
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
-const functions: StoreFunctions<MysqlContext> = { ...brokers, ...bulk, ...handOut, ...insert, ...leases, ...queues, ...reads, ...running };
+const functions: StoreFunctions<MysqlContext> = {
+  ...brokers,
+  ...bulk,
+  ...handOut,
+  ...insert,
+  ...leases,
+  ...queues,
+  ...reads,
+  ...running,
+};
 
 export class MysqlStore extends DelegatingStore<MysqlContext> {
   readonly name = "mysql";

@@ -38,7 +38,11 @@ export async function joinSequences(c: Conn, jobs: SequenceJob[]): Promise<Set<s
   const waiting = new Set<string>();
   if (jobs.length === 0) return waiting;
   const groups = groupByKey(jobs);
-  await run(c, sql.orderingKeysReserve(jobs.length), groups.flatMap((g) => g.jobs.flatMap(() => keyParams(g))));
+  await run(
+    c,
+    sql.orderingKeysReserve(jobs.length),
+    groups.flatMap((g) => g.jobs.flatMap(() => keyParams(g))),
+  );
   const counters = await select<{ queue: string; part: number; ordering_key: Buffer; next_pos: number | string }>(
     c,
     sql.orderingKeysSelect(groups.length),
@@ -69,15 +73,22 @@ export async function leaveSequences(c: Conn, jobs: SequenceJob[], now: number):
   if (jobs.length === 0) return promotedBy;
   const groups = groupByKey(jobs);
   await select(c, sql.orderingKeysLock(groups.length), groups.flatMap(keyParams));
-  await run(c, sql.orderingMembersDelete(jobs.length), jobs.map((j) => j.id));
+  await run(
+    c,
+    sql.orderingMembersDelete(jobs.length),
+    jobs.map((j) => j.id),
+  );
   const heads = new Map<string, { id: string; state: string; run_after: number | string }>();
   for (let at = 0; at < groups.length; at += HEADS_PER_STATEMENT) {
     const chunk = groups.slice(at, at + HEADS_PER_STATEMENT);
-    const rows = await select<{ queue: string; part: number; ordering_key: Buffer; id: string; state: string; run_after: number | string }>(
-      c,
-      sql.orderingHeads(chunk.length),
-      chunk.flatMap(keyParams),
-    );
+    const rows = await select<{
+      queue: string;
+      part: number;
+      ordering_key: Buffer;
+      id: string;
+      state: string;
+      run_after: number | string;
+    }>(c, sql.orderingHeads(chunk.length), chunk.flatMap(keyParams));
     for (const row of rows) heads.set(refId(row.queue, Number(row.part), row.ordering_key.toString("utf8")), row);
   }
   const idle = groups.filter((g) => !heads.has(refId(g.queue, g.partition, g.key)));
@@ -89,7 +100,8 @@ export async function leaveSequences(c: Conn, jobs: SequenceJob[], now: number):
   if (promoted.length > 0) {
     const set = setClause(transitions.promote(now));
     await run(c, sql.promoteIds(set.sql, promoted.length), [...set.params, ...promoted.map((p) => p.head.id)]);
-    for (const { group, head } of promoted) for (const job of group.jobs) promotedBy.set(job.id, Number(head.run_after));
+    for (const { group, head } of promoted)
+      for (const job of group.jobs) promotedBy.set(job.id, Number(head.run_after));
   }
   return promotedBy;
 }
@@ -100,11 +112,15 @@ function groupByKey(jobs: SequenceJob[]): KeyGroup[] {
   for (const job of jobs) {
     const id = refId(job.queue, job.partition, job.orderingKey);
     let group = groups.get(id);
-    if (!group) groups.set(id, (group = { queue: job.queue, partition: job.partition, key: job.orderingKey, jobs: [] }));
+    if (!group)
+      groups.set(id, (group = { queue: job.queue, partition: job.partition, key: job.orderingKey, jobs: [] }));
     group.jobs.push(job);
   }
   return [...groups.values()].sort(
-    (a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0) || a.partition - b.partition || Buffer.compare(keyBytes(a.key), keyBytes(b.key)),
+    (a, b) =>
+      (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0) ||
+      a.partition - b.partition ||
+      Buffer.compare(keyBytes(a.key), keyBytes(b.key)),
   );
 }
 

@@ -11,7 +11,11 @@ import { patchManyStatement } from "./rows.js";
 import { type Conn, type Param, run, type Shard } from "./shard.js";
 
 /** Writes each job's patch with one UPDATE and returns the jobs as they now are. */
-export async function applyPatches(c: Conn, changes: Array<{ job: JobRecord; patch: JobPatch }>, fence = { sql: "state = 'running'", params: [] as Param[] }): Promise<JobRecord[]> {
+export async function applyPatches(
+  c: Conn,
+  changes: Array<{ job: JobRecord; patch: JobPatch }>,
+  fence = { sql: "state = 'running'", params: [] as Param[] },
+): Promise<JobRecord[]> {
   if (changes.length === 0) return [];
   const statement = patchManyStatement(
     changes.map((ch) => ({ id: ch.job.id, patch: ch.patch })),

@@ -17,20 +17,23 @@ export const QUEUE_SELECT_ALL = "SELECT name, config, created_at FROM queues ORD
 export const QUEUE_UPDATE = "UPDATE queues SET config = ? WHERE name = ?";
 export const QUEUE_DELETE = "DELETE FROM queues WHERE name = ?";
 // Placement (shard 0, migration 0004): a queue's shard per partition, "0,1,2".
-export const PLACEMENT_UPSERT = "INSERT INTO queue_placement (name, shards) VALUES (?, ?) ON DUPLICATE KEY UPDATE shards = VALUES(shards)";
+export const PLACEMENT_UPSERT =
+  "INSERT INTO queue_placement (name, shards) VALUES (?, ?) ON DUPLICATE KEY UPDATE shards = VALUES(shards)";
 export const PLACEMENT_DELETE = "DELETE FROM queue_placement WHERE name = ?";
 /** The placement of existing queues; `shards` is NULL for a queue created before placements were stored. */
 export const queuePlacements = (n: number) =>
   `SELECT q.name, q.config, p.shards FROM queues q LEFT JOIN queue_placement p ON p.name = q.name WHERE q.name IN (${list(n)})`;
 /** queueUpdate: the queue row locked, so concurrent growths of one queue append in turn. */
-export const QUEUE_PLACEMENT_LOCK = "SELECT q.config, p.shards FROM queues q LEFT JOIN queue_placement p ON p.name = q.name WHERE q.name = ? FOR UPDATE";
+export const QUEUE_PLACEMENT_LOCK =
+  "SELECT q.config, p.shards FROM queues q LEFT JOIN queue_placement p ON p.name = q.name WHERE q.name = ? FOR UPDATE";
 /** Enqueue holds a shared lock on its queues' rows until it commits, so a concurrent DeleteQueue waits for it (and then deletes its jobs too). */
 export const queuesLockShared = (n: number) => `SELECT name FROM queues WHERE name IN (${list(n)}) LOCK IN SHARE MODE`;
 
 // ---- leases (on the partition's shard)
 
 export const LEASE_LOCK = "SELECT owner, epoch, expires_at FROM leases WHERE queue = ? AND part = ? FOR UPDATE";
-export const BROKER_UPSERT = "INSERT INTO brokers (id, url, expires_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE url = VALUES(url), expires_at = VALUES(expires_at)";
+export const BROKER_UPSERT =
+  "INSERT INTO brokers (id, url, expires_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE url = VALUES(url), expires_at = VALUES(expires_at)";
 export const BROKER_LIVE = "SELECT id, url, expires_at FROM brokers WHERE expires_at > ? ORDER BY id";
 /** Registrations dead for an hour: kept that long for debugging, then dropped. */
 export const BROKER_PURGE_DEAD = "DELETE FROM brokers WHERE expires_at < ?";
@@ -38,7 +41,8 @@ export const BROKER_DELETE = "DELETE FROM brokers WHERE id = ?";
 export const LEASE_INSERT = "INSERT INTO leases (queue, part, owner, epoch, expires_at) VALUES (?, ?, ?, ?, ?)";
 export const LEASE_UPDATE = "UPDATE leases SET owner = ?, epoch = ?, expires_at = ? WHERE queue = ? AND part = ?";
 /** A released lease keeps its row and epoch, so the next owner's epoch is higher still. */
-export const LEASE_RELEASE = "UPDATE leases SET owner = '', expires_at = 0 WHERE queue = ? AND part = ? AND owner = ? AND epoch = ?";
+export const LEASE_RELEASE =
+  "UPDATE leases SET owner = '', expires_at = 0 WHERE queue = ? AND part = ? AND owner = ? AND epoch = ?";
 export const LEASE_RELEASE_QUEUE = "UPDATE leases SET owner = '', expires_at = 0 WHERE queue = ?";
 /** The epoch fence of claim and start: a shared lock, so a takeover (LEASE_UPDATE) waits until this transaction commits. */
 export const LEASE_EPOCH_SHARED = "SELECT epoch FROM leases WHERE queue = ? AND part = ? LOCK IN SHARE MODE";
@@ -52,7 +56,8 @@ export const LEASE_EPOCH_SHARED = "SELECT epoch FROM leases WHERE queue = ? AND 
  */
 export const PENDING_LEVELS = Array.from(
   { length: limits.prioritiesMax },
-  (_, i) => `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ${i + 1}`,
+  (_, i) =>
+    `SELECT ${i + 1} AS priority, MIN(run_after) AS next_at FROM jobs WHERE queue = ? AND part = ? AND queued_state = 'pending' AND priority = ${i + 1}`,
 ).join(" UNION ALL ");
 
 /** The lease's epoch without a lock: the claim writes nothing, so it needs no fence (the start has one), only to know the lease is still ours. */
@@ -78,7 +83,8 @@ const claimLevel = (columns: string, afterCursor: boolean) =>
  * wire stays within the bound, and a claim of small jobs is still one statement.
  */
 const SIZED_COLUMNS = `${META_AND_SIZE}, IF(LENGTH(body) <= ?, body, NULL) AS body`;
-export const claimRows = (sized: boolean, afterCursor: boolean) => claimLevel(sized ? SIZED_COLUMNS : ALL_COLUMNS, afterCursor);
+export const claimRows = (sized: boolean, afterCursor: boolean) =>
+  claimLevel(sized ? SIZED_COLUMNS : ALL_COLUMNS, afterCursor);
 /** Up to the claim's cursor (run_after, seq), inclusive. */
 const UP_TO_CURSOR = " AND (run_after < ? OR (run_after = ? AND seq <= ?))";
 /**
@@ -91,12 +97,16 @@ export const levelPlaces = (due: boolean, bound?: "after" | "upTo") =>
   `SELECT id, run_after, seq FROM jobs WHERE ${LEVEL}${due ? " AND run_after <= ?" : ""}` +
   `${bound === "after" ? AFTER_CURSOR : bound === "upTo" ? UP_TO_CURSOR : ""} ORDER BY run_after, seq LIMIT ?`;
 /** A rescan's chosen rows, still pending, with the claim's columns. */
-export const pendingRows = (sized: boolean, n: number) => `SELECT ${sized ? SIZED_COLUMNS : ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending'`;
+export const pendingRows = (sized: boolean, n: number) =>
+  `SELECT ${sized ? SIZED_COLUMNS : ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending'`;
 export const selectBodies = (n: number) => `SELECT id, body FROM jobs WHERE id IN (${list(n)})`;
 
-export const selectJobs = (n: number, bodies = true) => `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE id IN (${list(n)})`;
-export const selectJobsMetaLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
-export const selectPendingLocked = (n: number) => `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending' FOR UPDATE`;
+export const selectJobs = (n: number, bodies = true) =>
+  `SELECT ${bodies ? ALL_COLUMNS : META_AND_SIZE} FROM jobs WHERE id IN (${list(n)})`;
+export const selectJobsMetaLocked = (n: number) =>
+  `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) FOR UPDATE`;
+export const selectPendingLocked = (n: number) =>
+  `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'pending' FOR UPDATE`;
 
 /**
  * Start, fast path (the jobs are pending rows held in memory, see held-jobs.ts): every job
@@ -126,23 +136,28 @@ export const releaseBufferedBelow = (set: string) =>
 
 // ---- inserting
 
-export const insertJobs = (rows: number) => `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES ${Array.from({ length: rows }, () => INSERT_ROW).join(", ")}`;
-export const idempotencyLookup = (n: number) => `SELECT idempotency_key, id FROM jobs WHERE queue = ? AND idempotency_key IN (${list(n)})`;
+export const insertJobs = (rows: number) =>
+  `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES ${Array.from({ length: rows }, () => INSERT_ROW).join(", ")}`;
+export const idempotencyLookup = (n: number) =>
+  `SELECT idempotency_key, id FROM jobs WHERE queue = ? AND idempotency_key IN (${list(n)})`;
 export const existingIds = (n: number) => `SELECT id FROM jobs WHERE id IN (${list(n)})`;
 
 // ---- claim timeouts (any node; docs/mysql.md, "Claim checks")
 
 /** Every write that gives running jobs a claim deadline adds one check per deadline. */
-export const claimChecksInsert = (n: number) => `INSERT INTO claim_checks (due_at, job_ids) VALUES ${Array.from({ length: n }, () => "(?, ?)").join(", ")}`;
+export const claimChecksInsert = (n: number) =>
+  `INSERT INTO claim_checks (due_at, job_ids) VALUES ${Array.from({ length: n }, () => "(?, ?)").join(", ")}`;
 /**
  * Due checks, oldest first: a range of claim_checks_due that stops at LIMIT. SKIP LOCKED, so
  * sweeps on several nodes take different checks and never wait for each other here. The
  * index is forced: when much of a small ledger is due the optimizer would rather read the
  * whole table and sort it, which a ledger that grew large (a backlog) would pay every round.
  */
-export const CLAIM_CHECKS_DUE = "SELECT id, job_ids FROM claim_checks FORCE INDEX (claim_checks_due) WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED";
+export const CLAIM_CHECKS_DUE =
+  "SELECT id, job_ids FROM claim_checks FORCE INDEX (claim_checks_due) WHERE due_at <= ? ORDER BY due_at LIMIT ? FOR UPDATE SKIP LOCKED";
 /** A check's jobs that are still running past their deadline, locked (an ACK holding one is waited for: skipping it could lose its only check). */
-export const expiredClaims = (n: number) => `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'running' AND claim_expires_at <= ? FOR UPDATE`;
+export const expiredClaims = (n: number) =>
+  `SELECT ${ALL_COLUMNS} FROM jobs WHERE id IN (${list(n)}) AND state = 'running' AND claim_expires_at <= ? FOR UPDATE`;
 export const claimChecksDelete = (n: number) => `DELETE FROM claim_checks WHERE id IN (${list(n)})`;
 /** A check split by the sweep's limit keeps the jobs it did not look at. */
 export const CLAIM_CHECK_KEEP = "UPDATE claim_checks SET job_ids = ? WHERE id = ?";
@@ -156,12 +171,15 @@ export const NEXT_CLAIM_CHECK = "SELECT MIN(due_at) AS next_at FROM claim_checks
  * at LIMIT. Selected first and then deleted by id (DELETE … ORDER BY … LIMIT would sort the
  * whole expired range on every chunk); the DELETE re-checks state and time.
  */
-export const FINISHED_EXPIRED = "SELECT id FROM jobs WHERE queue = ? AND finished_state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?";
-export const deleteFinishedIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)}) AND state = ? AND finished_at < ?`;
+export const FINISHED_EXPIRED =
+  "SELECT id FROM jobs WHERE queue = ? AND finished_state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?";
+export const deleteFinishedIds = (n: number) =>
+  `DELETE FROM jobs WHERE id IN (${list(n)}) AND state = ? AND finished_at < ?`;
 /** Failed jobs to retry, oldest failure first (same index and reason as FINISHED_EXPIRED). */
 export const failedOldest = (byPriority: boolean) =>
   `SELECT id, ordering_key FROM jobs WHERE queue = ? AND finished_state = 'failed'${byPriority ? " AND priority = ?" : ""} ORDER BY finished_at, seq LIMIT ?`;
-export const retryFailedIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'failed'`;
+export const retryFailedIds = (set: string, n: number) =>
+  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'failed'`;
 export const DELETE_QUEUE_JOBS = "DELETE FROM jobs WHERE queue = ? LIMIT ?";
 export const DELETE_QUEUE_MEMBERS = "DELETE FROM ordering_members WHERE queue = ? LIMIT ?";
 export const DELETE_QUEUE_KEYS = "DELETE FROM ordering_keys WHERE queue = ? LIMIT ?";
@@ -171,7 +189,8 @@ export const deleteIds = (n: number) => `DELETE FROM jobs WHERE id IN (${list(n)
 
 /** Ids and what deciding a delete needs (whether the job may be the head of an ordering key). */
 export const selectIdKeys = (where: string) => `SELECT id, state, ordering_key FROM jobs WHERE ${where} LIMIT ?`;
-export const lockIdKeys = (n: number, where: string) => `SELECT id, state, ordering_key FROM jobs WHERE id IN (${list(n)}) AND ${where} FOR UPDATE`;
+export const lockIdKeys = (n: number, where: string) =>
+  `SELECT id, state, ordering_key FROM jobs WHERE id IN (${list(n)}) AND ${where} FOR UPDATE`;
 
 // ---- ordering keys (ordering.ts; docs/mysql.md, "Ordering keys")
 
@@ -186,8 +205,10 @@ const keyRefs = (n: number, table = "") =>
 export const orderingKeysReserve = (jobs: number) =>
   `INSERT INTO ordering_keys (queue, part, ordering_key, next_pos) VALUES ${Array.from({ length: jobs }, () => "(?, ?, ?, 1)").join(", ")} ` +
   "ON DUPLICATE KEY UPDATE next_pos = next_pos + 1";
-export const orderingKeysSelect = (keys: number) => `SELECT queue, part, ordering_key, next_pos FROM ordering_keys WHERE ${keyRefs(keys)}`;
-export const orderingKeysLock = (keys: number) => `SELECT queue, part, ordering_key FROM ordering_keys WHERE ${keyRefs(keys)} FOR UPDATE`;
+export const orderingKeysSelect = (keys: number) =>
+  `SELECT queue, part, ordering_key, next_pos FROM ordering_keys WHERE ${keyRefs(keys)}`;
+export const orderingKeysLock = (keys: number) =>
+  `SELECT queue, part, ordering_key FROM ordering_keys WHERE ${keyRefs(keys)} FOR UPDATE`;
 export const orderingKeysDelete = (keys: number) => `DELETE FROM ordering_keys WHERE ${keyRefs(keys)}`;
 export const orderingMembersInsert = (rows: number) =>
   `INSERT INTO ordering_members (queue, part, ordering_key, pos, job_id) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?)").join(", ")}`;
@@ -203,9 +224,11 @@ export const orderingHeads = (keys: number) =>
       "(SELECT m.queue, m.part, m.ordering_key, j.id, j.state, j.run_after FROM ordering_members m JOIN jobs j ON j.id = m.job_id " +
       "WHERE m.queue = ? AND m.part = ? AND m.ordering_key = ? ORDER BY m.pos LIMIT 1)",
   ).join(" UNION ALL ");
-export const promoteIds = (set: string, n: number) => `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'waiting'`;
+export const promoteIds = (set: string, n: number) =>
+  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'waiting'`;
 /** RetryFailedJobs, for jobs with a key: lock them (still failed) before they rejoin their sequences. */
-export const lockFailedKeyed = (n: number) => `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
+export const lockFailedKeyed = (n: number) =>
+  `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
 
 export const PEEK =
   `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (queued_state = 'buffered' OR (queued_state = 'pending' AND run_after <= ?)) ` +

@@ -18,7 +18,10 @@ interface QueueRow {
   created_at: number | string;
 }
 
-export async function queueCreate(ctx: MysqlContext, p: { name: string; config: QueueConfig; now: number }): Promise<{ queue: QueueRecord; created: boolean }> {
+export async function queueCreate(
+  ctx: MysqlContext,
+  p: { name: string; config: QueueConfig; now: number },
+): Promise<{ queue: QueueRecord; created: boolean }> {
   ctx.router.placement.forget(p.name);
   try {
     // The row and its placement in one transaction: a queue never exists without its map.
@@ -70,8 +73,14 @@ export async function queueList(ctx: MysqlContext): Promise<QueueRecord[]> {
 
 export async function queueStats(ctx: MysqlContext, p: { name: string; now: number }): Promise<QueueStatsRecord> {
   if (!(await queueGet(ctx, { name: p.name }))) throw queueNotFound(p.name);
-  type StatsRow = Record<"pending" | "scheduled" | "running" | "succeeded" | "failed", number | string> & { oldest_due: number | string | null };
-  const rows = await Promise.all(ctx.shards.map((s) => s.session(async (c) => (await select<StatsRow>(c, sql.QUEUE_STATS, [p.now, p.now, p.name, p.name]))[0]!)));
+  type StatsRow = Record<"pending" | "scheduled" | "running" | "succeeded" | "failed", number | string> & {
+    oldest_due: number | string | null;
+  };
+  const rows = await Promise.all(
+    ctx.shards.map((s) =>
+      s.session(async (c) => (await select<StatsRow>(c, sql.QUEUE_STATS, [p.now, p.now, p.name, p.name]))[0]!),
+    ),
+  );
   const sum = (k: keyof StatsRow) => rows.reduce((a, r) => a + Number(r[k] ?? 0), 0);
   const oldest = rows.filter((r) => r.oldest_due !== null).map((r) => Number(r.oldest_due));
   return {
@@ -84,11 +93,17 @@ export async function queueStats(ctx: MysqlContext, p: { name: string; now: numb
   };
 }
 
-export async function queueUpdate(ctx: MysqlContext, p: { name: string; config: QueueConfig }): Promise<QueueRecord | undefined> {
+export async function queueUpdate(
+  ctx: MysqlContext,
+  p: { name: string; config: QueueConfig },
+): Promise<QueueRecord | undefined> {
   const updated = await ctx.shards[0]!.transaction(async (c) => {
     const [current] = await select<{ config: string; shards: string | null }>(c, sql.QUEUE_PLACEMENT_LOCK, [p.name]);
     if (!current) return undefined;
-    const stored: StoredQueuePlacement = { partitions: (JSON.parse(current.config) as QueueConfig).partitions, map: current.shards === null ? undefined : decodePlacement(current.shards) };
+    const stored: StoredQueuePlacement = {
+      partitions: (JSON.parse(current.config) as QueueConfig).partitions,
+      map: current.shards === null ? undefined : decodePlacement(current.shards),
+    };
     const map = ctx.router.placement.resolveStored(p.name, stored);
     if (p.config.partitions > map.length) {
       // Added partitions are placed over the current shard count (so they can use added
@@ -106,9 +121,17 @@ export async function queueUpdate(ctx: MysqlContext, p: { name: string; config: 
 
 /** Placement of queues on shard 0 (one query): their partition counts and stored maps. */
 export async function loadPlacement(ctx: MysqlContext, queues: string[]): Promise<Map<string, StoredQueuePlacement>> {
-  const rows = await ctx.shards[0]!.session((c) => select<{ name: string; config: string; shards: string | null }>(c, sql.queuePlacements(queues.length), queues));
+  const rows = await ctx.shards[0]!.session((c) =>
+    select<{ name: string; config: string; shards: string | null }>(c, sql.queuePlacements(queues.length), queues),
+  );
   return new Map(
-    rows.map((r) => [r.name, { partitions: (JSON.parse(r.config) as QueueConfig).partitions, map: r.shards === null ? undefined : decodePlacement(r.shards) }]),
+    rows.map((r) => [
+      r.name,
+      {
+        partitions: (JSON.parse(r.config) as QueueConfig).partitions,
+        map: r.shards === null ? undefined : decodePlacement(r.shards),
+      },
+    ]),
   );
 }
 

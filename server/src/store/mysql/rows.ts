@@ -155,7 +155,10 @@ export function setClause(patch: JobPatch): { sql: string; params: Param[] } {
  * per changed column, limited to the given ids and to `fence` (re-checked by the statement
  * itself, on rows the caller has already locked).
  */
-export function patchManyStatement(patches: Array<{ id: string; patch: JobPatch }>, fence: { sql: string; params: Param[] }): { sql: string; params: Param[] } {
+export function patchManyStatement(
+  patches: Array<{ id: string; patch: JobPatch }>,
+  fence: { sql: string; params: Param[] },
+): { sql: string; params: Param[] } {
   const fields = [...new Set(patches.flatMap((p) => Object.keys(p.patch) as Field[]))].sort();
   const params: Param[] = [];
   const sets = fields.map((field) => {
@@ -171,7 +174,10 @@ export function patchManyStatement(patches: Array<{ id: string; patch: JobPatch 
     return `${column} = CASE id ${arms.map(() => "WHEN ? THEN ?").join(" ")} ELSE ${column} END`;
   });
   params.push(...patches.map((p) => p.id), ...fence.params);
-  return { sql: `UPDATE jobs SET ${sets.join(", ")} WHERE id IN (${placeholders(patches.length)}) AND ${fence.sql}`, params };
+  return {
+    sql: `UPDATE jobs SET ${sets.join(", ")} WHERE id IN (${placeholders(patches.length)}) AND ${fence.sql}`,
+    params,
+  };
 }
 
 function sameParam(a: Param, b: Param): boolean {

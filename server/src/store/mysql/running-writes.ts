@@ -8,8 +8,8 @@
  * they may sit behind a claim's cursor.
  */
 import type { JobRecord } from "../../domain/job-record.js";
-import * as transitions from "../../domain/transitions.js";
 import type { CheckpointInput, FailureInput, JobPatch } from "../../domain/transitions.js";
+import * as transitions from "../../domain/transitions.js";
 import { type Located, partitionOfId } from "../shard-router.js";
 import type { OutcomeResult } from "../store.js";
 import { addClaimChecks, nextClaimCheck, takeDueChecks } from "./claim-checks.js";
@@ -18,9 +18,12 @@ import { leaveSequences } from "./ordering.js";
 import { applyPatches, NO_JOB, NotWhole, wholeOrNothing } from "./patch-writes.js";
 import * as sql from "./queries.js";
 import { type JobRow, patchManyStatement, setClause, toRecord } from "./rows.js";
-import { type Param, run, select, type Shard } from "./shard.js";
+import { type Param, run, type Shard, select } from "./shard.js";
 
-export async function jobClaimExpire(ctx: MysqlContext, p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+export async function jobClaimExpire(
+  ctx: MysqlContext,
+  p: { now: number; limit: number },
+): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
   const expired: JobRecord[] = [];
   let nextExpiryAt: number | undefined;
   for (const shard of ctx.shards) {
@@ -32,13 +35,17 @@ export async function jobClaimExpire(ctx: MysqlContext, p: { now: number; limit:
         const ids = await takeDueChecks(c, p.now, p.limit - expired.length);
         if (ids.length === 0) return undefined;
         const rows = (await select<JobRow>(c, sql.expiredClaims(ids.length), [...ids, p.now])).map(toRecord);
-        const changed = await applyPatches(c, rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })));
+        const changed = await applyPatches(
+          c,
+          rows.map((job) => ({ job, patch: transitions.expireClaim(job, p.now) })),
+        );
         return { changed, promotedBy: await leaveSequences(c, changed.filter(endedWithKey), p.now) };
       });
       if (!round) break;
       expired.push(...round.changed);
       // Committed: jobs back to pending, and promoted ones, may sit behind a claim's cursor.
-      for (const job of round.changed) if (job.state === "pending") ctx.held.noteQueued(job.id, job.priority, job.runAfter);
+      for (const job of round.changed)
+        if (job.state === "pending") ctx.held.noteQueued(job.id, job.priority, job.runAfter);
       for (const [id, at] of round.promotedBy) ctx.held.noteQueued(id, undefined, at);
     }
     const next = await shard.session((c) => nextClaimCheck(c, p.now));
@@ -47,11 +54,17 @@ export async function jobClaimExpire(ctx: MysqlContext, p: { now: number; limit:
   return { expired, nextExpiryAt };
 }
 
-export async function jobCheckpointMany(ctx: MysqlContext, p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+export async function jobCheckpointMany(
+  ctx: MysqlContext,
+  p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
   return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.checkpoint(job, item, p.now));
 }
 
-export async function jobCompleteMany(ctx: MysqlContext, p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
+export async function jobCompleteMany(
+  ctx: MysqlContext,
+  p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
+): Promise<OutcomeResult[]> {
   // Without a custom status, succeed sets the same fields on every job (the status stays):
   // the fast path can write it by claim token without reading the rows first.
   const { customStatus: _, ...same } = transitions.succeed(NO_JOB, "", p.now);
@@ -59,7 +72,10 @@ export async function jobCompleteMany(ctx: MysqlContext, p: { items: Array<{ id:
   return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.succeed(job, item.customStatus, p.now), fast);
 }
 
-export async function jobFailMany(ctx: MysqlContext, p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+export async function jobFailMany(
+  ctx: MysqlContext,
+  p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
   return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.fail(job, item, p.now));
 }
 
@@ -84,7 +100,9 @@ async function applyToRunning<T extends { id: string; claimToken: string }>(
       }
       await shard.transaction(async (c) => {
         const ids = [...new Set(keyed.map((k) => k.item.id))];
-        const jobs = new Map((await select<JobRow>(c, sql.selectJobsMetaLocked(ids.length), ids)).map((row) => [row.id, toRecord(row)]));
+        const jobs = new Map(
+          (await select<JobRow>(c, sql.selectJobsMetaLocked(ids.length), ids)).map((row) => [row.id, toRecord(row)]),
+        );
         const tokens = new Map([...jobs.values()].map((j) => [j.id, j.claimToken]));
         const patches = new Map<string, JobPatch>();
         for (const { index, item } of keyed) {
@@ -109,12 +127,20 @@ async function applyToRunning<T extends { id: string; claimToken: string }>(
         const statement = patchManyStatement(changed, fence);
         await run(c, statement.sql, statement.params);
         // A checkpoint that keeps the job running moves its deadline: the sweep must look then.
-        await addClaimChecks(c, changed.map(({ id, patch }) => ({ id, claimExpiresAt: patch.claimExpiresAt ?? 0 })));
+        await addClaimChecks(
+          c,
+          changed.map(({ id, patch }) => ({ id, claimExpiresAt: patch.claimExpiresAt ?? 0 })),
+        );
         // Jobs that ended let the next job of their ordering key go, in this transaction.
-        const promotedBy = await leaveSequences(c, [...jobs.values()].filter((j) => patches.has(j.id) && endedWithKey(j)), now);
+        const promotedBy = await leaveSequences(
+          c,
+          [...jobs.values()].filter((j) => patches.has(j.id) && endedWithKey(j)),
+          now,
+        );
         for (const { index, item } of keyed) {
           const promotedAt = promotedBy.get(item.id);
-          if (promotedAt !== undefined && results[index]!.outcome === "acknowledged") results[index]!.promotedAt = promotedAt;
+          if (promotedAt !== undefined && results[index]!.outcome === "acknowledged")
+            results[index]!.promotedAt = promotedAt;
         }
       });
     }),
@@ -133,8 +159,15 @@ async function applyToRunning<T extends { id: string; claimToken: string }>(
  * whole fence (running, that token, no ordering key to promote). True when every item was
  * acknowledged; otherwise nothing was written (rolled back) and the caller decides exactly.
  */
-async function applyByToken<T extends { id: string; claimToken: string }>(shard: Shard, keyed: Array<Located<T>>, fast: (item: T) => JobPatch | undefined): Promise<boolean> {
-  const groups = new Map<string, { token: string; patch: JobPatch; set: { sql: string; params: Param[] }; ids: string[] }>();
+async function applyByToken<T extends { id: string; claimToken: string }>(
+  shard: Shard,
+  keyed: Array<Located<T>>,
+  fast: (item: T) => JobPatch | undefined,
+): Promise<boolean> {
+  const groups = new Map<
+    string,
+    { token: string; patch: JobPatch; set: { sql: string; params: Param[] }; ids: string[] }
+  >();
   // `fast` usually returns one patch object for every item: its SET clause and key part are made once.
   const clauses = new Map<JobPatch, { set: { sql: string; params: Param[] }; key: string }>();
   const seen = new Set<string>();
@@ -159,7 +192,11 @@ async function applyByToken<T extends { id: string; claimToken: string }>(shard:
       if (n !== g.ids.length) throw new NotWhole();
       // Only a patch that gives the jobs a deadline needs checks (succeed, the usual one, does not).
       const deadline = g.patch.claimExpiresAt ?? 0;
-      if (deadline > 0) await addClaimChecks(c, g.ids.map((id) => ({ id, claimExpiresAt: deadline })));
+      if (deadline > 0)
+        await addClaimChecks(
+          c,
+          g.ids.map((id) => ({ id, claimExpiresAt: deadline })),
+        );
     }
     return true;
   });

@@ -9,7 +9,14 @@
  * up first); everything else gets an AmbiguousCommitError to handle.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { createConnection, createPool, type Pool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from "mysql2/promise";
+import {
+  createConnection,
+  createPool,
+  type Pool,
+  type PoolConnection,
+  type ResultSetHeader,
+  type RowDataPacket,
+} from "mysql2/promise";
 import { invalidArgument } from "../../domain/errors.js";
 import { isBrokenConnection, isTransient } from "./transient.js";
 
@@ -34,7 +41,10 @@ export function parseMysqlUrl(url: string): ConnectionSettings {
   }
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
   if (parsed.protocol !== "mysql:" || !/^[A-Za-z0-9_]{1,64}$/.test(database)) {
-    throw invalidArgument("store", `"${url}" must look like mysql://user:password@host:port/database (database: letters, digits, _)`);
+    throw invalidArgument(
+      "store",
+      `"${url}" must look like mysql://user:password@host:port/database (database: letters, digits, _)`,
+    );
   }
   return {
     host: parsed.hostname || "127.0.0.1",
@@ -48,7 +58,9 @@ export function parseMysqlUrl(url: string): ConnectionSettings {
 /** The commit may or may not have happened: the connection broke while COMMIT was in flight. */
 export class AmbiguousCommitError extends Error {
   constructor(readonly cause: unknown) {
-    super(`the connection to MySQL broke during COMMIT; the transaction may or may not have been applied: ${String((cause as Error)?.message ?? cause)}`);
+    super(
+      `the connection to MySQL broke during COMMIT; the transaction may or may not have been applied: ${String((cause as Error)?.message ?? cause)}`,
+    );
     this.name = "AmbiguousCommitError";
   }
 }
@@ -207,14 +219,18 @@ function discard(conn: Conn, err: unknown): void {
 
 /** SELECT: rows as plain objects. Uses the binary protocol when a Buffer is bound. */
 export async function select<T = Record<string, unknown>>(c: Conn, sql: string, params: Param[] = []): Promise<T[]> {
-  const [rows] = hasBuffer(params) ? await c.execute<RowDataPacket[]>(sql, params) : await c.query<RowDataPacket[]>(sql, params);
+  const [rows] = hasBuffer(params)
+    ? await c.execute<RowDataPacket[]>(sql, params)
+    : await c.query<RowDataPacket[]>(sql, params);
   return rows as unknown as T[];
 }
 
 /** INSERT/UPDATE/DELETE: the number of rows matched (mysql2 asks for found rows). */
 export async function run(c: Conn, sql: string, params: Param[] = []): Promise<number> {
   // Bodies go over the binary protocol: raw bytes, not hex text twice their size.
-  const [result] = hasBuffer(params) ? await c.execute<ResultSetHeader>(sql, params) : await c.query<ResultSetHeader>(sql, params);
+  const [result] = hasBuffer(params)
+    ? await c.execute<ResultSetHeader>(sql, params)
+    : await c.query<ResultSetHeader>(sql, params);
   return result.affectedRows;
 }
 

@@ -57,7 +57,8 @@ export function isBrokenConnection(err: unknown): boolean {
   if (typeof err !== "object" || err === null) return false;
   const e = err as DriverError;
   if (e.fatal === true) return true;
-  const lockConflict = e.errno === 1205 || e.errno === 1213 || e.code === "ER_LOCK_DEADLOCK" || e.code === "ER_LOCK_WAIT_TIMEOUT";
+  const lockConflict =
+    e.errno === 1205 || e.errno === 1213 || e.code === "ER_LOCK_DEADLOCK" || e.code === "ER_LOCK_WAIT_TIMEOUT";
   return isTransient(err) && !lockConflict;
 }
 

@@ -9,7 +9,10 @@ import type { RedisContext } from "./redis-context.js";
 /** Expired registrations are kept this long (for debugging) before brokerList drops them. */
 const REGISTRY_KEEP_DEAD_MS = 60 * 60_000;
 
-export async function brokerHeartbeat(ctx: RedisContext, p: { id: string; url: string; ttlMs: number; now: number }): Promise<void> {
+export async function brokerHeartbeat(
+  ctx: RedisContext,
+  p: { id: string; url: string; ttlMs: number; now: number },
+): Promise<void> {
   await ctx.shards[0]!.hset(ctx.keys.brokers(), p.id, JSON.stringify({ url: p.url, expiresAt: p.now + p.ttlMs }));
 }
 

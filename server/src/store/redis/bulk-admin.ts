@@ -10,7 +10,10 @@ import { type RedisContext, runOnPartition } from "./redis-context.js";
 import { runScript } from "./scripts.js";
 import { CHUNK, filterArgs, walk } from "./walk.js";
 
-export async function jobDeleteFinished(ctx: RedisContext, p: { queue: string; succeededBefore: number; failedBefore: number; limit: number }): Promise<number> {
+export async function jobDeleteFinished(
+  ctx: RedisContext,
+  p: { queue: string; succeededBefore: number; failedBefore: number; limit: number },
+): Promise<number> {
   let deleted = 0;
   for (const [shard, partitionList] of await ctx.router.byShard(p.queue, await partitions(ctx, p.queue))) {
     if (deleted >= p.limit) break;
@@ -20,30 +23,64 @@ export async function jobDeleteFinished(ctx: RedisContext, p: { queue: string; s
   return deleted;
 }
 
-export async function jobDeleteMany(ctx: RedisContext, p: { queue: string; filter: JobFilter; limit: number; now: number }): Promise<number> {
+export async function jobDeleteMany(
+  ctx: RedisContext,
+  p: { queue: string; filter: JobFilter; limit: number; now: number },
+): Promise<number> {
   const f = p.filter;
   let deleted = 0;
   for (const partition of await partitions(ctx, p.queue)) {
     if (deleted >= p.limit) break;
-    await walk(ctx.scan, { queue: p.queue, partition, filter: f, now: p.now, mode: f.bodyRegex ? "full" : "ids", want: p.limit - deleted }, async (_, jobs, ids) => {
-      const chosen = f.bodyRegex ? jobs.filter((j) => matchesBody(j, f)).map((j) => j.id) : ids;
-      const doomed = chosen.slice(0, p.limit - deleted);
-      if (doomed.length > 0) {
-        const args = [p.queue, partition, p.now, ...filterArgs(f), ...doomed];
-        deleted += (await runOnPartition(ctx, p.queue, partition, "job_delete_ids", [ctx.keys.all(p.queue, partition)], args)) as number;
-      }
-      return deleted < p.limit;
-    });
+    await walk(
+      ctx.scan,
+      { queue: p.queue, partition, filter: f, now: p.now, mode: f.bodyRegex ? "full" : "ids", want: p.limit - deleted },
+      async (_, jobs, ids) => {
+        const chosen = f.bodyRegex ? jobs.filter((j) => matchesBody(j, f)).map((j) => j.id) : ids;
+        const doomed = chosen.slice(0, p.limit - deleted);
+        if (doomed.length > 0) {
+          const args = [p.queue, partition, p.now, ...filterArgs(f), ...doomed];
+          deleted += (await runOnPartition(
+            ctx,
+            p.queue,
+            partition,
+            "job_delete_ids",
+            [ctx.keys.all(p.queue, partition)],
+            args,
+          )) as number;
+        }
+        return deleted < p.limit;
+      },
+    );
   }
   return deleted;
 }
 
-export async function jobRetryFailed(ctx: RedisContext, p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number }): Promise<number> {
+export async function jobRetryFailed(
+  ctx: RedisContext,
+  p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number },
+): Promise<number> {
   let retried = 0;
   for (const partition of await partitions(ctx, p.queue)) {
     for (let offset = 0; retried < p.limit; ) {
-      const args = [p.queue, partition, p.now, p.priority ?? 0, p.attemptsAllowed, p.runAfter, offset, CHUNK, p.limit - retried];
-      const [n, skipped, done] = (await runOnPartition(ctx, p.queue, partition, "job_retry_failed", [ctx.keys.failed(p.queue, partition)], args)) as number[];
+      const args = [
+        p.queue,
+        partition,
+        p.now,
+        p.priority ?? 0,
+        p.attemptsAllowed,
+        p.runAfter,
+        offset,
+        CHUNK,
+        p.limit - retried,
+      ];
+      const [n, skipped, done] = (await runOnPartition(
+        ctx,
+        p.queue,
+        partition,
+        "job_retry_failed",
+        [ctx.keys.failed(p.queue, partition)],
+        args,
+      )) as number[];
       retried += n!;
       offset += skipped!;
       if (done) break;

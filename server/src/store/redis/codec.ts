@@ -7,12 +7,18 @@
  * strings apart.
  */
 import { parseJobId } from "../../domain/job-id.js";
+import type { JobRecord, NewJob, Outcome, StoredState } from "../../domain/job-record.js";
 import { limits } from "../../domain/limits.js";
-import type { JobRecord, NewJob, StoredState } from "../../domain/job-record.js";
-import type { Outcome } from "../../domain/job-record.js";
 import type { OutcomeResult } from "../store.js";
 
-const states: Record<string, StoredState> = { p: "pending", w: "waiting", b: "buffered", r: "running", s: "succeeded", f: "failed" };
+const states: Record<string, StoredState> = {
+  p: "pending",
+  w: "waiting",
+  b: "buffered",
+  r: "running",
+  s: "succeeded",
+  f: "failed",
+};
 const SPACE = 0x20;
 const PENDING = 0x70; // "p"
 /** TOKEN_WIDTH of lua/include/job_record.lua: the claim token's fixed width in the packed attributes. */
@@ -78,7 +84,9 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
     idempotencyKey,
     seq: b.readDoubleLE(start + SQ),
     orderingKey,
-    ...(withoutBody ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) } : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
+    ...(withoutBody
+      ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) }
+      : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
   };
 }
 

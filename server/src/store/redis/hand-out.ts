@@ -12,9 +12,19 @@ import { decodeStored, text } from "./codec.js";
 import { type RedisContext, runOnPartition } from "./redis-context.js";
 import type { ScriptArg } from "./scripts.js";
 
-export async function jobClaimMany(ctx: RedisContext, p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number }): Promise<JobRecord[]> {
+export async function jobClaimMany(
+  ctx: RedisContext,
+  p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number },
+): Promise<JobRecord[]> {
   const keys = [ctx.keys.lease(p.queue, p.partition), ctx.keys.counters(p.queue, p.partition)];
-  const reply = (await runOnPartition(ctx, p.queue, p.partition, "job_claim_many", keys, [p.queue, p.partition, p.epoch, p.limit, p.now, p.maxBytes ?? ""])) as Buffer[];
+  const reply = (await runOnPartition(ctx, p.queue, p.partition, "job_claim_many", keys, [
+    p.queue,
+    p.partition,
+    p.epoch,
+    p.limit,
+    p.now,
+    p.maxBytes ?? "",
+  ])) as Buffer[];
   if (reply.length < 2) return [];
   // The ids, then each job as it was read (pending): the claim's patch applies to our copy as it did to the store's.
   const ids = reply[0]!.toString("latin1").split(" ");
@@ -23,18 +33,41 @@ export async function jobClaimMany(ctx: RedisContext, p: { queue: string; partit
   return ids.map((id, i) => Object.assign(decodeStored(id, reply[i + 1]!, 0, false, where), patch));
 }
 
-export async function jobNextDueAt(ctx: RedisContext, p: { queue: string; partition: number }): Promise<number | undefined> {
-  const reply = await runOnPartition(ctx, p.queue, p.partition, "job_next_due_at", [ctx.keys.counters(p.queue, p.partition)], [p.queue, p.partition]);
+export async function jobNextDueAt(
+  ctx: RedisContext,
+  p: { queue: string; partition: number },
+): Promise<number | undefined> {
+  const reply = await runOnPartition(
+    ctx,
+    p.queue,
+    p.partition,
+    "job_next_due_at",
+    [ctx.keys.counters(p.queue, p.partition)],
+    [p.queue, p.partition],
+  );
   return reply === null ? undefined : Number(text(reply));
 }
 
-export async function jobReleaseBuffered(ctx: RedisContext, p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number }): Promise<number> {
+export async function jobReleaseBuffered(
+  ctx: RedisContext,
+  p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number },
+): Promise<number> {
   if (p.ids !== undefined && p.ids.length === 0) return 0;
   const args = [p.queue, p.partition, p.epoch ?? "", p.belowEpoch ?? "", ...(p.ids ?? [])];
-  return (await runOnPartition(ctx, p.queue, p.partition, "job_release_buffered", [ctx.keys.buffered(p.queue, p.partition)], args)) as number;
+  return (await runOnPartition(
+    ctx,
+    p.queue,
+    p.partition,
+    "job_release_buffered",
+    [ctx.keys.buffered(p.queue, p.partition)],
+    args,
+  )) as number;
 }
 
-export async function jobStartMany(ctx: RedisContext, p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number }): Promise<string[]> {
+export async function jobStartMany(
+  ctx: RedisContext,
+  p: { queue: string; partition: number; epoch: number; plans: HandOutPlan[]; now: number },
+): Promise<string[]> {
   // One script call per run of plans sharing a claim token and expiry (the broker's
   // hand-out batches are one run): those two travel once, not once per job.
   const started: string[] = [];
@@ -48,7 +81,16 @@ export async function jobStartMany(ctx: RedisContext, p: { queue: string; partit
     // The ids travel joined, per run of equal retry delays (a batch's are mostly one).
     const delays = runsOf(run, (a, b) => a.retryDelayMs === b.retryDelayMs);
     for (const plans of delays) args.push(plans[0]!.retryDelayMs, plans.map((plan) => plan.id).join(" "));
-    const flags = ((await runOnPartition(ctx, p.queue, p.partition, "job_start_many", [ctx.keys.lease(p.queue, p.partition), ctx.keys.claimChecks()], args)) as Buffer).toString("latin1");
+    const flags = (
+      (await runOnPartition(
+        ctx,
+        p.queue,
+        p.partition,
+        "job_start_many",
+        [ctx.keys.lease(p.queue, p.partition), ctx.keys.claimChecks()],
+        args,
+      )) as Buffer
+    ).toString("latin1");
     run.forEach((plan, i) => flags[i] === "1" && started.push(plan.id));
   }
   return started;

@@ -34,7 +34,8 @@ export async function jobInsertMany(ctx: RedisContext, p: { jobs: NewJob[]; now:
         throw err;
       }
       // Jobs whose idempotency key was live: their position in this call and the live job's id.
-      for (let k = 0; k < notInserted.length; k += 2) ids[located[Number(notInserted[k]) - 1]!.index] = text(notInserted[k + 1]);
+      for (let k = 0; k < notInserted.length; k += 2)
+        ids[located[Number(notInserted[k]) - 1]!.index] = text(notInserted[k + 1]);
     }),
   );
   return ids;

@@ -7,14 +7,32 @@ import type { Lease } from "../store.js";
 import { text } from "./codec.js";
 import { type RedisContext, runOnPartition } from "./redis-context.js";
 
-export async function leaseAcquire(ctx: RedisContext, p: { queue: string; partition: number; owner: string; ttlMs: number; now: number }): Promise<Lease | undefined> {
-  const reply = (await runOnPartition(ctx, p.queue, p.partition, "lease_acquire", [ctx.keys.lease(p.queue, p.partition), ctx.keys.marker(p.queue, p.partition), ctx.keys.epochs()], [p.owner, p.ttlMs, p.now])) as
-    | [number, Buffer]
-    | null;
+export async function leaseAcquire(
+  ctx: RedisContext,
+  p: { queue: string; partition: number; owner: string; ttlMs: number; now: number },
+): Promise<Lease | undefined> {
+  const reply = (await runOnPartition(
+    ctx,
+    p.queue,
+    p.partition,
+    "lease_acquire",
+    [ctx.keys.lease(p.queue, p.partition), ctx.keys.marker(p.queue, p.partition), ctx.keys.epochs()],
+    [p.owner, p.ttlMs, p.now],
+  )) as [number, Buffer] | null;
   if (!reply) return undefined;
   return { queue: p.queue, partition: p.partition, owner: p.owner, epoch: reply[0], expiresAt: Number(text(reply[1])) };
 }
 
-export async function leaseRelease(ctx: RedisContext, p: { queue: string; partition: number; owner: string; epoch: number }): Promise<void> {
-  await runOnPartition(ctx, p.queue, p.partition, "lease_release", [ctx.keys.lease(p.queue, p.partition)], [p.owner, p.epoch]);
+export async function leaseRelease(
+  ctx: RedisContext,
+  p: { queue: string; partition: number; owner: string; epoch: number },
+): Promise<void> {
+  await runOnPartition(
+    ctx,
+    p.queue,
+    p.partition,
+    "lease_release",
+    [ctx.keys.lease(p.queue, p.partition)],
+    [p.owner, p.epoch],
+  );
 }

@@ -22,6 +22,13 @@ export interface RedisContext {
 }
 
 /** Runs a partition's script on its shard; ARGV starts with the prefix. */
-export async function runOnPartition(ctx: RedisContext, queue: string, partition: number, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
+export async function runOnPartition(
+  ctx: RedisContext,
+  queue: string,
+  partition: number,
+  name: ScriptName,
+  keys: string[],
+  args: ScriptArg[],
+): Promise<unknown> {
   return runScript(await ctx.router.shardOf(queue, partition), name, keys, [ctx.keys.prefix, ...args]);
 }

@@ -54,11 +54,14 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
   if (o.urls.length === 0) throw new Error("redis store: give at least one redis:// URL");
   const prefix = o.prefix ?? "rl";
   // Braces would break the hash tags every key relies on.
-  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(prefix)) throw new Error(`redis store: key prefix "${prefix}" may hold only letters, digits and _ : . -`);
+  if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(prefix))
+    throw new Error(`redis store: key prefix "${prefix}" may hold only letters, digits and _ : . -`);
   const keys = new Keys(prefix);
   // maxRetriesPerRequest: while Redis is down a call fails after a few reconnection
   // attempts (the API answers `unavailable`) instead of hanging for a minute.
-  const clients = o.urls.map((url) => new Redis(url, { enableAutoPipelining: true, lazyConnect: true, maxRetriesPerRequest: 3 }));
+  const clients = o.urls.map(
+    (url) => new Redis(url, { enableAutoPipelining: true, lazyConnect: true, maxRetriesPerRequest: 3 }),
+  );
   for (const [i, client] of clients.entries()) {
     // Without a listener ioredis prints "Unhandled error event" for every failed reconnect.
     client.on("error", (err: Error) => o.onError?.(err, i));
@@ -76,7 +79,16 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
 }
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
-const functions: StoreFunctions<RedisContext> = { ...brokers, ...bulk, ...handOut, ...insert, ...leases, ...queues, ...reads, ...running };
+const functions: StoreFunctions<RedisContext> = {
+  ...brokers,
+  ...bulk,
+  ...handOut,
+  ...insert,
+  ...leases,
+  ...queues,
+  ...reads,
+  ...running,
+};
 
 export class RedisStore extends DelegatingStore<RedisContext> {
   readonly name = "redis";
@@ -96,7 +108,8 @@ export class RedisStore extends DelegatingStore<RedisContext> {
       shards,
       keys,
       router: new ShardRouter(shards, (names) => queues.loadPlacement(this.ctx, names), legacyShards),
-      scan: (queue, partition, name, args) => runOnPartition(this.ctx, queue, partition, name, [this.keys.all(queue, partition)], args),
+      scan: (queue, partition, name, args) =>
+        runOnPartition(this.ctx, queue, partition, name, [this.keys.all(queue, partition)], args),
       sweepStart: 0,
     };
   }

@@ -14,14 +14,22 @@ import { decodeJobs, decodeOutcomes, text } from "./codec.js";
 import type { RedisContext } from "./redis-context.js";
 import { runScript, type ScriptArg, type ScriptName } from "./scripts.js";
 
-export async function jobClaimExpire(ctx: RedisContext, p: { now: number; limit: number }): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
+export async function jobClaimExpire(
+  ctx: RedisContext,
+  p: { now: number; limit: number },
+): Promise<{ expired: JobRecord[]; nextExpiryAt?: number }> {
   // Shards one after another, sharing the limit; the start rotates so none starves.
   const expired: JobRecord[] = [];
   let nextExpiryAt: number | undefined;
   const start = ctx.sweepStart++ % ctx.shards.length;
   for (let k = 0; k < ctx.shards.length && expired.length < p.limit; k++) {
     const shard = ctx.shards[(start + k) % ctx.shards.length]!;
-    const [next, ...records] = (await runScript(shard, "job_claim_expire", [ctx.keys.claimChecks()], [ctx.keys.prefix, p.now, p.limit - expired.length])) as unknown[];
+    const [next, ...records] = (await runScript(
+      shard,
+      "job_claim_expire",
+      [ctx.keys.claimChecks()],
+      [ctx.keys.prefix, p.now, p.limit - expired.length],
+    )) as unknown[];
     expired.push(...decodeJobs(records));
     const at = text(next);
     if (at !== "" && (nextExpiryAt === undefined || Number(at) < nextExpiryAt)) nextExpiryAt = Number(at);
@@ -29,7 +37,10 @@ export async function jobClaimExpire(ctx: RedisContext, p: { now: number; limit:
   return { expired, nextExpiryAt };
 }
 
-export async function jobCheckpointMany(ctx: RedisContext, p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
+export async function jobCheckpointMany(
+  ctx: RedisContext,
+  p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
   return acknowledge(ctx, "job_checkpoint_many", p.items, p.now, (items) =>
     items.flatMap((c) => [
       c.id,
@@ -45,7 +56,10 @@ export async function jobCheckpointMany(ctx: RedisContext, p: { items: Array<Che
   );
 }
 
-export async function jobCompleteMany(ctx: RedisContext, p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number }): Promise<OutcomeResult[]> {
+export async function jobCompleteMany(
+  ctx: RedisContext,
+  p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
+): Promise<OutcomeResult[]> {
   // The hot ACK: per run of items sharing a token and status, those two and the ids joined.
   return acknowledge(ctx, "job_complete_many", p.items, p.now, (items) =>
     runsOf(items, (a, b) => a.claimToken === b.claimToken && a.customStatus === b.customStatus).flatMap((run) => [
@@ -56,8 +70,13 @@ export async function jobCompleteMany(ctx: RedisContext, p: { items: Array<{ id:
   );
 }
 
-export async function jobFailMany(ctx: RedisContext, p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number }): Promise<OutcomeResult[]> {
-  return acknowledge(ctx, "job_fail_many", p.items, p.now, (items) => items.flatMap((f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]));
+export async function jobFailMany(
+  ctx: RedisContext,
+  p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number },
+): Promise<OutcomeResult[]> {
+  return acknowledge(ctx, "job_fail_many", p.items, p.now, (items) =>
+    items.flatMap((f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]),
+  );
 }
 
 /**
@@ -65,7 +84,13 @@ export async function jobFailMany(ctx: RedisContext, p: { items: Array<FailureIn
  * prefix and `now`), one outcome back per item. Ids that name no partition, or that
  * cannot travel in a space-joined list, are not_found without being sent.
  */
-async function acknowledge<T extends { id: string }>(ctx: RedisContext, name: ScriptName, items: T[], now: number, encode: (items: T[]) => ScriptArg[]): Promise<OutcomeResult[]> {
+async function acknowledge<T extends { id: string }>(
+  ctx: RedisContext,
+  name: ScriptName,
+  items: T[],
+  now: number,
+  encode: (items: T[]) => ScriptArg[],
+): Promise<OutcomeResult[]> {
   const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
   await Promise.all(
     [...(await ctx.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, located]) => {

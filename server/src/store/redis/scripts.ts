@@ -56,7 +56,9 @@ let sources: Map<string, string> | undefined;
 export function scriptSources(): Map<string, string> {
   if (!sources) {
     sources = new Map();
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".lua")).sort()) {
+    for (const file of readdirSync(dir)
+      .filter((f) => f.endsWith(".lua"))
+      .sort()) {
       sources.set(file.slice(0, -4), expand(readFileSync(new URL(file, dir), "utf8")));
     }
   }
@@ -76,6 +78,8 @@ type BufferCommand = (numKeys: number, ...args: Array<string | number | Buffer>)
 export function runScript(client: Redis, name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
   const command = (client as unknown as Record<string, BufferCommand>)[`${name}Buffer`];
   if (!command) throw new Error(`lua script ${name} is not defined`);
-  const wire = args.map((a) => (a instanceof Uint8Array && !Buffer.isBuffer(a) ? Buffer.from(a.buffer, a.byteOffset, a.byteLength) : a)) as Array<string | number | Buffer>;
+  const wire = args.map((a) =>
+    a instanceof Uint8Array && !Buffer.isBuffer(a) ? Buffer.from(a.buffer, a.byteOffset, a.byteLength) : a,
+  ) as Array<string | number | Buffer>;
   return command.call(client, keys.length, ...keys, ...wire);
 }

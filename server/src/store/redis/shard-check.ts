@@ -58,7 +58,9 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
       clients.map(async (client, index) => {
         const policy = await configGet(client, "maxmemory-policy");
         if (policy !== undefined && policy !== "noeviction") {
-          throw new Error(`redis shard ${index}: maxmemory-policy is ${policy}; runlater needs noeviction (an evicted job is a lost job): CONFIG SET maxmemory-policy noeviction`);
+          throw new Error(
+            `redis shard ${index}: maxmemory-policy is ${policy}; runlater needs noeviction (an evicted job is a lost job): CONFIG SET maxmemory-policy noeviction`,
+          );
         }
       }),
     );
@@ -70,15 +72,21 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
   // added records only the count it was created with.
   const known = Number(total ?? created ?? 0);
   if (clients.length < known) {
-    throw new Error(`prefix "${keys.prefix}" has ${known} redis shards, but ${clients.length} --store URLs were given: shards cannot be removed (give every URL, in the original order, new ones last)`);
+    throw new Error(
+      `prefix "${keys.prefix}" has ${known} redis shards, but ${clients.length} --store URLs were given: shards cannot be removed (give every URL, in the original order, new ones last)`,
+    );
   }
   const indexes = await Promise.all(clients.map((c) => c.get(keys.shardIndex())));
   for (const [i, recorded] of indexes.entries()) {
     if (recorded !== null && recorded !== String(i)) {
-      throw new Error(`redis shard ${i} was shard ${recorded} for prefix "${keys.prefix}": give the --store URLs in their original order, new ones last`);
+      throw new Error(
+        `redis shard ${i} was shard ${recorded} for prefix "${keys.prefix}": give the --store URLs in their original order, new ones last`,
+      );
     }
     if (recorded === null && i < known) {
-      throw new Error(`redis shard ${i} does not know prefix "${keys.prefix}", which has ${known} shards: URL ${i} must be the shard it was (added shards go last)`);
+      throw new Error(
+        `redis shard ${i} does not know prefix "${keys.prefix}", which has ${known} shards: URL ${i} must be the shard it was (added shards go last)`,
+      );
     }
   }
   await Promise.all(
@@ -90,11 +98,16 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
       // found here come with it.
       if (await hasKeys(clients[i]!, keys.prefix)) {
         if ((await clients[i]!.get(keys.shardIndex())) === String(i)) return;
-        throw new Error(`redis shard ${i} holds keys under prefix "${keys.prefix}" but no shard index: it is not a new shard; give the --store URLs in their original order, new ones last`);
+        throw new Error(
+          `redis shard ${i} holds keys under prefix "${keys.prefix}" but no shard index: it is not a new shard; give the --store URLs in their original order, new ones last`,
+        );
       }
       await clients[i]!.set(keys.shardIndex(), String(i), "NX");
       const now = await clients[i]!.get(keys.shardIndex());
-      if (now !== String(i)) throw new Error(`redis shard ${i} was just recorded as shard ${now} by another server: give every server the same --store list`);
+      if (now !== String(i))
+        throw new Error(
+          `redis shard ${i} was just recorded as shard ${now} by another server: give every server the same --store list`,
+        );
     }),
   );
   await shard0.set(keys.layout(), String(JOB_LAYOUT), "NX");

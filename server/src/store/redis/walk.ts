@@ -4,10 +4,11 @@
  * for long and none loads a whole queue. The body regex runs here: JS regexes do not run
  * in Lua.
  */
+
+import type { JobFilter, ScanCursor } from "../../domain/job-filter.js";
 import type { JobRecord } from "../../domain/job-record.js";
 import { decodeJobs, text } from "./codec.js";
 import type { ScriptArg } from "./scripts.js";
-import type { JobFilter, ScanCursor } from "../../domain/job-filter.js";
 
 /** Jobs examined per admin script call: bounds how long one call holds Redis. */
 export const CHUNK = 1000;
@@ -15,7 +16,12 @@ export const CHUNK = 1000;
 const stateCodes = { pending: "p", running: "r", succeeded: "s", failed: "f" } as const;
 
 /** Runs job_scan.lua on a partition (the store supplies keys and prefix). */
-export type PartitionScript = (queue: string, partition: number, name: "job_scan", args: ScriptArg[]) => Promise<unknown>;
+export type PartitionScript = (
+  queue: string,
+  partition: number,
+  name: "job_scan",
+  args: ScriptArg[],
+) => Promise<unknown>;
 
 /**
  * Walks one partition in scan order (run_after desc, id desc) after `cursor`, CHUNK
@@ -42,8 +48,23 @@ export async function walk(
   if (want <= 0) return;
   let position: [string, string] = cursor ? [String(cursor.runAfter), cursor.id] : ["", ""];
   for (;;) {
-    const args = [queue, partition, now, ...position, ...filterArgs(filter), CHUNK, Number.isFinite(want) ? Math.min(want, CHUNK) : CHUNK, mode];
-    const [done, lastRa, lastId, matched, ...items] = (await run(queue, partition, "job_scan", args)) as [number, Buffer, Buffer, number, ...unknown[]];
+    const args = [
+      queue,
+      partition,
+      now,
+      ...position,
+      ...filterArgs(filter),
+      CHUNK,
+      Number.isFinite(want) ? Math.min(want, CHUNK) : CHUNK,
+      mode,
+    ];
+    const [done, lastRa, lastId, matched, ...items] = (await run(queue, partition, "job_scan", args)) as [
+      number,
+      Buffer,
+      Buffer,
+      number,
+      ...unknown[],
+    ];
     position = [text(lastRa), text(lastId)];
     const jobs = mode === "full" || mode === "meta" ? decodeJobs(items, mode === "meta") : [];
     const ids = mode === "ids" ? items.map(text) : [];
