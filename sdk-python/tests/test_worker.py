@@ -292,6 +292,83 @@ def test_failure_uses_queue_policy_and_retry_after_delays(
     assert d.attempts_remaining == 10
 
 
+def _later_queue(make_queue: QueueFactory) -> str:
+    """A queue whose failed attempts come back in an hour: the test sees them PENDING."""
+    return make_queue(retry_policy=QueueRetryPolicy(timedelta(hours=1), 1, timedelta(hours=1)))
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    ("returned", "type_name"), [({"ok": True}, "dict"), (42, "int"), (b"raw", "bytes")]
+)
+def test_a_handler_returning_what_it_may_not_fails_the_attempt_and_says_why(
+    client: Client, make_queue: QueueFactory, is_async: bool, returned: object, type_name: str
+) -> None:
+    q = _later_queue(make_queue)
+    app = _fast_worker(client)
+
+    async def handle_async(job: DequeuedJob) -> Any:
+        return returned
+
+    def handle_sync(job: DequeuedJob) -> Any:
+        return returned
+
+    app.register(q, handle_async if is_async else handle_sync)
+    job_id = client.enqueue(q, b"x", attempts_allowed=3)
+    with running(app):
+        # Not left RUNNING until the claim times out: a failed attempt, reported at once.
+        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "TypeError"))
+    assert f"returned {type_name}; a handler may return None, a str" in job.custom_status
+    assert job.attempts_remaining == 2
+
+
+def test_retry_after_in_seconds_delays_its_job_and_leaves_the_others_alone(
+    client: Client, make_queue: QueueFactory
+) -> None:
+    q = make_queue()
+    app = _fast_worker(client, concurrency=10)
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> str:
+        if job.body == b"int":
+            raise RetryAfter(600, "ten minutes")
+        if job.body == b"float":
+            raise RetryAfter(90.5, "ninety seconds")
+        return "done"
+
+    ids = client.enqueue_many(
+        [JobSpec(q, b"int"), JobSpec(q, b"float")] + [JobSpec(q, b"%d" % i) for i in range(48)]
+    )
+    with running(app):
+        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 48)
+        by_int = wait_for(lambda: _job_with(client, ids[0], JobState.PENDING, "ten minutes"))
+        by_float = wait_for(lambda: _job_with(client, ids[1], JobState.PENDING, "ninety seconds"))
+    # `running` re-raises what stopped the worker: it kept going.
+    assert by_int.run_after is not None and by_float.run_after is not None
+    assert _now() + timedelta(seconds=590) < by_int.run_after <= _now() + timedelta(seconds=600)
+    assert _now() + timedelta(seconds=80) < by_float.run_after <= _now() + timedelta(seconds=91)
+
+
+def test_a_retry_policy_that_raises_leaves_the_delay_to_the_queue(
+    client: Client, make_queue: QueueFactory
+) -> None:
+    q = _later_queue(make_queue)
+
+    def broken(attempt: int) -> timedelta:
+        raise ZeroDivisionError("policy bug")
+
+    app = _fast_worker(client, retry_policy=retry.RetryPolicy(broken))
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> None:
+        raise RuntimeError("transient")
+
+    job_id = client.enqueue(q, b"x")
+    with running(app):
+        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "transient"))
+    assert job.run_after is not None and job.run_after > _now() + timedelta(minutes=50)
+
+
 def test_worker_retry_policy_and_do_not_retry(client: Client, make_queue: QueueFactory) -> None:
     q = make_queue()
     app = _fast_worker(client, retry_policy=retry.constant(timedelta(minutes=3)))

@@ -30,16 +30,18 @@ def truncate(text: str) -> str:
     return text if len(text) <= MAX_STATUS_CHARS else text[: MAX_STATUS_CHARS - 1] + "…"
 
 
-def result_of_value(job: DequeuedJob, value: object) -> Result:
-    """The handler returned `value`."""
+def result_of_value(job: DequeuedJob, value: object, policy: RetryPolicy | None) -> Result:
+    """The handler returned `value`. Anything but None, a str or a Snooze is a mistake in
+    the handler: it fails the attempt as if the handler had raised TypeError."""
     if isinstance(value, Snooze):
         return value
-    if value is not None and not isinstance(value, str):
-        raise TypeError(
-            f"handler for {job.queue!r} returned {type(value).__name__}; "
-            "expected None, str or Snooze"
-        )
-    return JobSuccess(job.job_id, job.claim_token, truncate(value or ""))
+    if value is None or isinstance(value, str):
+        return JobSuccess(job.job_id, job.claim_token, truncate(value or ""))
+    mistake = TypeError(
+        f"handler for {job.queue!r} returned {type(value).__name__}; "
+        "a handler may return None, a str (the custom status) or a Snooze"
+    )
+    return result_of_error(job, mistake, policy)
 
 
 def result_of_error(job: DequeuedJob, exc: Exception, policy: RetryPolicy | None) -> JobFailure:
@@ -49,10 +51,12 @@ def result_of_error(job: DequeuedJob, exc: Exception, policy: RetryPolicy | None
     if isinstance(exc, DoNotRetry):
         return JobFailure(job.job_id, job.claim_token, truncate(exc.message), no_retry=True)
     log.warning("job %s on %s failed: %r", job.job_id, job.queue, exc)
-    return JobFailure(
-        job.job_id,
-        job.claim_token,
-        truncate(f"{type(exc).__name__}: {exc}"),
-        retry_delay=policy.delay(job.attempt) if policy else None,
-        no_retry=bool(policy and policy.gives_up_after(job.attempt)),
-    )
+    status = truncate(f"{type(exc).__name__}: {exc}")
+    if policy is None:
+        return JobFailure(job.job_id, job.claim_token, status)
+    try:
+        delay, give_up = policy.delay(job.attempt), policy.gives_up_after(job.attempt)
+    except Exception:  # a broken policy must not keep the job RUNNING
+        log.exception("retry policy failed for job %s; the queue's policy decides", job.job_id)
+        return JobFailure(job.job_id, job.claim_token, status)
+    return JobFailure(job.job_id, job.claim_token, status, retry_delay=delay, no_retry=give_up)

@@ -12,11 +12,12 @@ import asyncio
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .._convert import utcnow
 from .._errors import RunlaterError
-from .._types import DequeuedJob, JobCheckpoint
+from .._types import DequeuedJob, JobCheckpoint, JobFailure
 from ..async_client import AsyncClient
 from ..control import Snooze
 from ..retry import RetryPolicy
@@ -108,6 +109,11 @@ class QueueRunner:
             if not state.released:
                 raise
             return
+        except Exception:
+            # A bug past the handler (say, an exception whose str() raises): still report
+            # the attempt, so the job does not sit RUNNING until its claim times out.
+            log.exception("job %s on %s: could not make its outcome", job.job_id, job.queue)
+            outcome = JobFailure(job.job_id, job.claim_token, "worker error: see its log")
         finally:
             heartbeat.cancel()
             # Remove before anything is awaited so the slot frees at once.
@@ -133,14 +139,18 @@ class QueueRunner:
             raise
         except Exception as exc:  # noqa: BLE001 - any handler error is a failed attempt
             return result_of_error(job, exc, self.reg.retry_policy)
-        return result_of_value(job, value)
+        return result_of_value(job, value, self.reg.retry_policy)
 
     async def _snooze(self, job: DequeuedJob, snooze: Snooze) -> None:
+        try:
+            run_after = utcnow() + snooze.delay
+        except OverflowError:  # past the year 9999: as good as never
+            run_after = datetime.max.replace(tzinfo=timezone.utc)
         cp = JobCheckpoint(
             job.job_id,
             job.claim_token,
             move_to_pending=True,
-            run_after=utcnow() + snooze.delay,
+            run_after=run_after,
             custom_status=truncate(snooze.custom_status),
         )
         try:
