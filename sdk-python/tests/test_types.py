@@ -57,18 +57,18 @@ def test_constant_linear_exponential() -> None:
 
 def test_timestamps_are_aware_utc_and_naive_input_is_utc() -> None:
     naive = datetime(2030, 1, 2, 3, 4, 5, 600000)
-    ts = cv.to_timestamp(naive)
+    ts = cv.to_timestamp(naive, "run_after")
     back = cv.from_timestamp(ts)
     assert back == naive.replace(tzinfo=timezone.utc)
     assert back.tzinfo is timezone.utc
-    soon = cv.from_timestamp(cv.to_timestamp(timedelta(minutes=5)))
+    soon = cv.from_timestamp(cv.to_timestamp(timedelta(minutes=5), "run_after"))
     assert timedelta(minutes=4) < soon - datetime.now(timezone.utc) < timedelta(minutes=6)
 
 
 def test_job_spec_carries_the_ordering_key() -> None:
-    msg = cv.job_spec_to_proto(JobSpec("q", b"x", ordering_key="customer-7"))
+    msg = cv.job_spec_to_proto(JobSpec("q", b"x", ordering_key="customer-7"), 0)
     assert msg.ordering_key == "customer-7"
-    assert cv.job_spec_to_proto(JobSpec("q")).ordering_key == ""
+    assert cv.job_spec_to_proto(JobSpec("q"), 0).ordering_key == ""
     job = cv.job_from_proto(job_pb2.Job(job_id="j", queue="q", ordering_key="customer-7"))
     assert job.ordering_key == "customer-7"
 
