@@ -1,16 +1,18 @@
 """The outcomes of finished jobs of one queue, on their way to the server in batches.
 
-The cheap path is the next Dequeue: a puller take()s everything pending and piggy-backs
-it. When no Dequeue is coming soon (all slots busy, or long polls outstanding) a short
-timer (ack_delay) sends the batch with one Ack call instead. A batch whose call failed
-is put back and sent again: re-sending an applied ack is harmless, it comes back
-STALE_CLAIM.
+The cheap path is the next Dequeue or stream message: the puller take()s everything
+pending and sends it along. When none is coming soon (all slots busy, or long polls
+outstanding) a short timer (ack_delay) sends the batch on its own: on the open
+DequeueStream if there is one (the `carrier`), else with one Ack call. A batch whose call
+failed, or that a broken stream left unanswered, is put back and sent again: re-sending
+an applied ack is harmless, it comes back STALE_CLAIM.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 
 from .._errors import RunlaterError
@@ -18,6 +20,9 @@ from .._types import JobFailure, JobOutcome, JobSuccess, Outcome
 from ..async_client import AsyncClient
 
 log = logging.getLogger("runlater.worker")
+
+# Most outcomes the server takes in one Ack (limits.ackBatchMax): a bigger one is refused whole.
+ACK_BATCH_MAX = 10_000
 
 
 class AckBatcher:
@@ -33,30 +38,45 @@ class AckBatcher:
         # Ids of acks put back after a call whose fate is unknown (failed or cancelled):
         # the server may have applied them already, so a STALE_CLAIM for them is expected.
         self.resent: set[str] = set()
-        self.flush_task: asyncio.Task[None] | None = None
+        # When the delay runs out, first offered the pending outcomes: it sends them some
+        # other way (the DequeueStream) and returns True, or returns False for an Ack call.
+        self.carrier: Callable[[], bool] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._flush_task: asyncio.Task[None] | None = None
+        # After a failed Ack call, the next waits longer (doubling up to 5 s), so that a
+        # server that is down is not called 20 times a second.
+        self._retry_s = 0.0
 
-    def __bool__(self) -> bool:
-        return bool(self.succeeded or self.failed)
+    def __len__(self) -> int:
+        return len(self.succeeded) + len(self.failed)
 
     def add(self, outcome: JobSuccess | JobFailure) -> None:
         if isinstance(outcome, JobSuccess):
             self.succeeded.append(outcome)
         else:
             self.failed.append(outcome)
-        self._schedule_flush()
+        self._schedule()
 
     def take(self) -> tuple[list[JobSuccess], list[JobFailure]]:
-        """Hands over everything pending (to piggy-back on a Dequeue)."""
-        s, f = self.succeeded, self.failed
-        self.succeeded, self.failed = [], []
+        """Hands over what is pending (at most ACK_BATCH_MAX) to send along with a request."""
+        if len(self) <= ACK_BATCH_MAX:
+            s, f = self.succeeded, self.failed
+            self.succeeded, self.failed = [], []
+            self._cancel_timer()
+        else:  # only after many failed calls: the rest goes with the next request
+            s, self.succeeded = self.succeeded[:ACK_BATCH_MAX], self.succeeded[ACK_BATCH_MAX:]
+            room = ACK_BATCH_MAX - len(s)
+            f, self.failed = self.failed[:room], self.failed[room:]
         return s, f
 
     def put_back(self, s: list[JobSuccess], f: list[JobFailure]) -> None:
-        """Takes back a batch whose call failed, to go out with the next Dequeue or Ack."""
+        """Takes back a batch whose fate is unknown, to go out with the next request."""
         self.succeeded[:0] = s
         self.failed[:0] = f
         self.resent.update(x.job_id for x in s)
         self.resent.update(x.job_id for x in f)
+        if not self.stopping.is_set():  # at shutdown final_flush() sends them
+            self._schedule()
 
     def check_results(self, results: list[JobOutcome]) -> None:
         """Logs the jobs the server refused (stale claim, unknown id): not applied."""
@@ -70,23 +90,43 @@ class AckBatcher:
             else:
                 log.warning("job %s: %s (claim expired or job gone)", r.job_id, r.outcome.name)
 
-    def _schedule_flush(self) -> None:
-        if self.flush_task is None or self.flush_task.done():
-            self.flush_task = asyncio.create_task(self._flush_later())
+    def _schedule(self) -> None:
+        if self._timer is not None or not self:
+            return
+        if self._flush_task is not None and not self._flush_task.done():
+            return  # the Ack call in flight schedules again when it is done
+        delay = max(self.delay.total_seconds(), self._retry_s)
+        self._timer = asyncio.get_running_loop().call_later(delay, self._due)
 
-    async def _flush_later(self) -> None:
-        # If the dequeue loop wakes first it takes the acks along; else send them alone.
-        await asyncio.sleep(self.delay.total_seconds())
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _due(self) -> None:
+        self._timer = None
+        if self.carrier is not None and self.carrier():
+            return
+        self._flush_task = asyncio.create_task(self._flush_and_reschedule())
+
+    async def _flush_and_reschedule(self) -> None:
         await self.flush()
+        if not self.stopping.is_set():
+            self._schedule()  # outcomes that came in during the call, or a failed one
 
     async def final_flush(self) -> None:
-        """At shutdown: let a timer's Ack in flight land, then send whatever is left."""
-        if self.flush_task is not None:
-            await asyncio.gather(self.flush_task, return_exceptions=True)
-        await self.flush()
+        """At shutdown: let an Ack call in flight land, then send whatever is left."""
+        self._cancel_timer()
+        if self._flush_task is not None:
+            await asyncio.gather(self._flush_task, return_exceptions=True)
+        while self:
+            sent = len(self)
+            await self.flush()
+            if len(self) >= sent:  # the call failed: the claims will time out
+                break
 
     async def flush(self) -> None:
-        """Sends everything pending in one Ack call."""
+        """Sends what is pending in one Ack call."""
         if not self:
             return
         succeeded, failed = self.take()
@@ -94,8 +134,8 @@ class AckBatcher:
             results = await self.client.ack(self.queue, succeeded=succeeded, failed=failed)
         except RunlaterError as err:
             log.warning("ack on %s failed, will retry: %s", self.queue, err)
+            self._retry_s = min(max(0.1, self._retry_s * 2), 5.0)
             self.put_back(succeeded, failed)
-            if not self.stopping.is_set():
-                self._schedule_flush()
             return
+        self._retry_s = 0.0
         self.check_results(results)

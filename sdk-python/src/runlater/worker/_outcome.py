@@ -50,7 +50,9 @@ def result_of_error(job: DequeuedJob, exc: Exception, policy: RetryPolicy | None
         return JobFailure(job.job_id, job.claim_token, truncate(exc.message), retry_delay=exc.delay)
     if isinstance(exc, DoNotRetry):
         return JobFailure(job.job_id, job.claim_token, truncate(exc.message), no_retry=True)
-    log.warning("job %s on %s failed: %r", job.job_id, job.queue, exc)
+    # Once per failed attempt, with the handler's traceback (RetryAfter and DoNotRetry
+    # above are decisions, not accidents: no need to shout).
+    log.warning("job %s on %s failed: %r", job.job_id, job.queue, exc, exc_info=exc)
     status = truncate(f"{type(exc).__name__}: {exc}")
     if policy is None:
         return JobFailure(job.job_id, job.claim_token, status)

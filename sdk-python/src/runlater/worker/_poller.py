@@ -81,7 +81,7 @@ class Poller:
             except RunlaterError as err:
                 r.acks.put_back(succeeded, failed)
                 log.warning("dequeue from %s failed: %s", r.reg.queue, err)
-                await self._sleep_unless_stopping(backoff)
+                await r.sleep_unless_stopping(backoff)
                 backoff = min(backoff * 2, 5.0)
                 continue
             backoff = 0.1
@@ -131,9 +131,3 @@ class Poller:
         while r.free < n and not r.stopping.is_set():
             r.changed.clear()
             await r.changed.wait()
-
-    async def _sleep_unless_stopping(self, seconds: float) -> None:
-        try:
-            await asyncio.wait_for(self.r.stopping.wait(), seconds)
-        except asyncio.TimeoutError:
-            pass

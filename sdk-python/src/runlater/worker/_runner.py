@@ -1,6 +1,6 @@
 """One queue's side of the worker: its slots, the jobs running in them, and their fate.
 
-The puller (_poller.py) fills free slots with start(); each job runs as an asyncio task
+The puller (_streamer.py or _poller.py) fills free slots with start(); each job runs as an asyncio task
 (a blocking handler in the worker's thread pool) with a claim heartbeat beside it, and
 its outcome goes to the AckBatcher (or, for a Snooze, straight to a Checkpoint). At
 shutdown release_all() gives the jobs still running back to PENDING.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from ._acks import AckBatcher
 from ._heartbeat import renew_claim
 from ._outcome import Handler, Result, result_of_error, result_of_value, truncate
 from ._poller import Poller
+from ._streamer import StreamPuller
 
 if TYPE_CHECKING:
     from ._worker import Worker
@@ -72,12 +74,14 @@ class QueueRunner:
         self.running: dict[str, Running] = {}
         self.acks = AckBatcher(client, reg.queue, worker.ack_delay, stopping)
         self.changed = asyncio.Event()  # a slot freed or stop requested
+        self.on_change: Callable[[], None] | None = None  # the stream puller's poke
         self.abandoned_threads = 0
         self.batch = min(1000, worker.batch_size or reg.concurrency)
         # Before asking, wait briefly for this many free slots (fewer, fuller requests).
         self.refill_at = max(1, min(self.batch, reg.concurrency) // 2)
-        # Jobs asked for by the Dequeue calls in flight: slots spoken for, so that the
-        # pullers together never ask for more jobs than there are free slots.
+        # Jobs asked for by the Dequeue calls in flight, or credits granted on the stream
+        # and not yet used: slots spoken for, so that the pullers never ask for more jobs
+        # than there are free slots.
         self.requested = 0
 
     @property
@@ -86,7 +90,22 @@ class QueueRunner:
 
     async def pull(self) -> None:
         """Takes jobs into free slots until stop; returns once no request is in flight."""
-        await Poller(self).run()
+        if self.w.dequeue_mode == "stream":
+            await StreamPuller(self).run()
+        else:
+            await Poller(self).run()
+
+    def notify(self) -> None:
+        """A slot freed or an outcome is waiting: wake whoever fills slots."""
+        self.changed.set()
+        if self.on_change is not None:
+            self.on_change()
+
+    async def sleep_unless_stopping(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.stopping.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
 
     # --- one job --------------------------------------------------------------------
 
@@ -119,7 +138,9 @@ class QueueRunner:
             # Remove before anything is awaited so the slot frees at once.
             if not state.released:
                 self.running.pop(job.job_id, None)
-            self.changed.set()
+            # No await between this and adding the outcome below: a stream's poke sends
+            # on a later loop iteration, and a waiting Dequeue runs later too.
+            self.notify()
         if state.released or state.lost:
             return
         if isinstance(outcome, Snooze):

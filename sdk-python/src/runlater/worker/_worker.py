@@ -10,9 +10,11 @@ import signal
 import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
+from .._transport import Options
 from ..async_client import AsyncClient
 from ..client import Client
 from ..retry import RetryPolicy
@@ -21,6 +23,8 @@ from ._runner import QueueRunner, Registration
 
 log = logging.getLogger("runlater.worker")
 
+DequeueMode = Literal["stream", "poll"]
+
 _H = TypeVar("_H", bound=Handler)
 
 
@@ -28,13 +32,18 @@ class Worker:
     """Registers handlers per queue and runs them until stopped.
 
     Args:
-        client: a Client or AsyncClient (the worker makes its own AsyncClient from a Client's
-            settings), or a server URL.
+        client: a Client or AsyncClient, or a server URL. From a Client or a URL the worker
+            makes its own AsyncClient (same settings), over HTTP/2 unless the Client names
+            an http_version or dequeue_mode is "poll".
         concurrency: jobs run at once per queue (a handler may set its own).
+        dequeue_mode: "stream": one DequeueStream per queue carries jobs and acks (needs
+            HTTP/2 with Connect or gRPC); "poll": Dequeue calls with the acks piggy-backed.
+            None (default): "stream" wherever the client can stream, else "poll".
         batch_size: most jobs asked for in one Dequeue (default: the concurrency). A batch
             of half the concurrency or less keeps several Dequeue calls in flight (up to
-            concurrency // batch_size, at most 4), each asking only for free slots.
-        poll_wait: long-poll time of each Dequeue when nothing is due (at most 60 s).
+            concurrency // batch_size, at most 4), each asking only for free slots. Stream
+            mode grants credits once half a batch of slots is free.
+        poll_wait: poll mode: long-poll time of each Dequeue when nothing is due (at most 60 s).
         retry_policy: delay for failures that do not say (None: the queue's policy decides).
         shutdown_grace: how long in-flight jobs may finish after a stop before they are
             released back to PENDING.
@@ -53,12 +62,24 @@ class Worker:
         shutdown_grace: timedelta = timedelta(seconds=30),
         ack_delay: timedelta = timedelta(milliseconds=50),
         worker_id: str | None = None,
+        dequeue_mode: DequeueMode | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if dequeue_mode not in (None, "stream", "poll"):
+            raise ValueError(f'dequeue_mode must be "stream", "poll" or None, not {dequeue_mode!r}')
         self._client_arg = client
+        self._own_options = _own_client_options(client, dequeue_mode)
+        streams = self._own_options.streams if self._own_options else _streams(client)
+        if dequeue_mode == "stream" and not streams:
+            raise ValueError(
+                'dequeue_mode="stream" needs a client over HTTP/2 with protocol "connect" or '
+                f'"grpc"; this one uses {_describe(client)}. Pass http_version="2" to the '
+                'client, or dequeue_mode="poll"'
+            )
+        self.dequeue_mode: DequeueMode = dequeue_mode or ("stream" if streams else "poll")
         self.concurrency = concurrency
         self.batch_size = batch_size
         self.poll_wait = poll_wait
@@ -173,15 +194,19 @@ class Worker:
         log.info("worker %s stopped", self.worker_id)
 
     def _async_client(self) -> tuple[AsyncClient, bool]:
-        c = self._client_arg
-        if isinstance(c, AsyncClient):
-            return c, False
-        if isinstance(c, Client):
-            o = c.options
-            return AsyncClient(
-                o.url, protocol=o.protocol, timeout=o.timeout, headers=o.headers
-            ), True
-        return AsyncClient(c), True
+        """The client the worker calls with, and whether it is ours to close."""
+        o = self._own_options
+        if o is None:
+            assert isinstance(self._client_arg, AsyncClient)
+            return self._client_arg, False
+        client = AsyncClient(
+            o.url,
+            protocol=o.protocol,
+            timeout=o.timeout,
+            headers=o.headers,
+            http_version=o.http_version,
+        )
+        return client, True
 
     async def _drain(self, runners: list[QueueRunner]) -> None:
         """Lets in-flight jobs finish within the grace, releases the rest, flushes acks."""
@@ -206,3 +231,28 @@ class Worker:
         await asyncio.gather(*(runner.release_all() for runner in runners))
         await asyncio.gather(*(runner.acks.final_flush() for runner in runners))
         self.abandoned_threads = sum(r.abandoned_threads for r in runners)
+
+
+def _own_client_options(
+    client: Client | AsyncClient | str, mode: DequeueMode | None
+) -> Options | None:
+    """Settings of the AsyncClient the worker makes for itself (None: it uses the one given).
+
+    That connection is the worker's alone, and the runlater server speaks HTTP/2 (h2c on
+    http://) on its one port: unless told otherwise, it takes HTTP/2 so that it can stream.
+    """
+    if isinstance(client, AsyncClient):
+        return None
+    options = client.options if isinstance(client, Client) else Options(client.rstrip("/"))
+    if options.http_version is None and options.protocol != "grpc-web" and mode != "poll":
+        options = replace(options, http_version="2")
+    return options
+
+
+def _streams(client: Client | AsyncClient | str) -> bool:
+    return not isinstance(client, str) and client.streams
+
+
+def _describe(client: Client | AsyncClient | str) -> str:
+    o = client.options if not isinstance(client, str) else Options(client)
+    return f"protocol {o.protocol!r} over HTTP/{'2' if o.http2 else '1.1'}"
