@@ -71,13 +71,14 @@ class Worker:
         if dequeue_mode not in (None, "stream", "poll"):
             raise ValueError(f'dequeue_mode must be "stream", "poll" or None, not {dequeue_mode!r}')
         self._client_arg = client
-        self._own_options = _own_client_options(client, dequeue_mode)
-        streams = self._own_options.streams if self._own_options else _streams(client)
+        self._options, self._owns_client = _connection(client, dequeue_mode)
+        streams = self._options.streams
         if dequeue_mode == "stream" and not streams:
+            o = self._options
             raise ValueError(
                 'dequeue_mode="stream" needs a client over HTTP/2 with protocol "connect" or '
-                f'"grpc"; this one uses {_describe(client)}. Pass http_version="2" to the '
-                'client, or dequeue_mode="poll"'
+                f'"grpc"; this one uses {o.protocol!r} over HTTP/{"2" if o.http2 else "1.1"}. '
+                'Pass http_version="2" to the client, or dequeue_mode="poll"'
             )
         self.dequeue_mode: DequeueMode = dequeue_mode or ("stream" if streams else "poll")
         self.concurrency = concurrency
@@ -195,10 +196,10 @@ class Worker:
 
     def _async_client(self) -> tuple[AsyncClient, bool]:
         """The client the worker calls with, and whether it is ours to close."""
-        o = self._own_options
-        if o is None:
+        if not self._owns_client:
             assert isinstance(self._client_arg, AsyncClient)
             return self._client_arg, False
+        o = self._options
         client = AsyncClient(
             o.url,
             protocol=o.protocol,
@@ -233,26 +234,18 @@ class Worker:
         self.abandoned_threads = sum(r.abandoned_threads for r in runners)
 
 
-def _own_client_options(
+def _connection(
     client: Client | AsyncClient | str, mode: DequeueMode | None
-) -> Options | None:
-    """Settings of the AsyncClient the worker makes for itself (None: it uses the one given).
+) -> tuple[Options, bool]:
+    """The settings the worker's calls go out with, and whether it makes its own AsyncClient
+    with them (from a Client or a URL) rather than use the AsyncClient given.
 
-    That connection is the worker's alone, and the runlater server speaks HTTP/2 (h2c on
+    Its own connection is the worker's alone, and the runlater server speaks HTTP/2 (h2c on
     http://) on its one port: unless told otherwise, it takes HTTP/2 so that it can stream.
     """
     if isinstance(client, AsyncClient):
-        return None
+        return client.options, False
     options = client.options if isinstance(client, Client) else Options(client.rstrip("/"))
     if options.http_version is None and options.protocol != "grpc-web" and mode != "poll":
         options = replace(options, http_version="2")
-    return options
-
-
-def _streams(client: Client | AsyncClient | str) -> bool:
-    return not isinstance(client, str) and client.streams
-
-
-def _describe(client: Client | AsyncClient | str) -> str:
-    o = client.options if not isinstance(client, str) else Options(client)
-    return f"protocol {o.protocol!r} over HTTP/{'2' if o.http2 else '1.1'}"
+    return options, True
