@@ -1,4 +1,8 @@
-"""The Worker end to end against a real server: outcomes, retries, claims, shutdown."""
+"""The Worker end to end against a real server: outcomes, retries, claims, shutdown.
+
+The tests that take a `dequeue_mode` run once per mode (stream and poll); the ones with a
+_TallyingClient are about poll mode's Dequeue calls. Stream-only tests: test_worker_stream.py.
+"""
 
 from __future__ import annotations
 
