@@ -609,3 +609,27 @@ def _cli() -> list[str]:
     """The installed console script, falling back to python -m runlater."""
     script = Path(sys.executable).with_name("runlater-worker")
     return [str(script)] if script.exists() else [sys.executable, "-m", "runlater"]
+
+
+def test_stop_releases_more_jobs_than_one_checkpoint_may_carry(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    # The server takes at most 1,000 checkpoints per call; 1,001 running jobs are released.
+    q = make_queue()
+    jobs = 1001
+    app = _fast_worker(client, "stream", concurrency=jobs, shutdown_grace=timedelta(0))
+    started = 0
+
+    @app.handler(q)
+    async def handle(job: DequeuedJob) -> None:
+        nonlocal started
+        started += 1
+        await asyncio.sleep(60)
+
+    for first in (0, 1000):
+        client.enqueue_many([JobSpec(q, b"x", attempts_allowed=3)] * min(1000, jobs - first))
+    with running(app):
+        wait_for(lambda: started == jobs)
+    assert client.count_jobs(q, state=JobState.PENDING) == jobs
+    released = client.scan_jobs(q, limit=1000).jobs
+    assert all(j.attempts_remaining == 3 for j in released), "no attempt charged"

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("runlater.worker")
 
+# Most checkpoints the server takes in one call (limits.checkpointBatchMax): more are
+# refused whole.
+CHECKPOINT_BATCH_MAX = 1000
+
 
 @dataclass
 class Registration:
@@ -211,7 +215,9 @@ class QueueRunner:
         if not cps:
             return
         log.info("releasing %d unfinished job(s) of %s", len(cps), self.reg.queue)
-        try:
-            self.acks.check_results(await self.client.checkpoint(self.reg.queue, cps))
-        except RunlaterError as err:
-            log.warning("release of %d job(s) failed: %s", len(cps), err)
+        for i in range(0, len(cps), CHECKPOINT_BATCH_MAX):
+            chunk = cps[i : i + CHECKPOINT_BATCH_MAX]
+            try:
+                self.acks.check_results(await self.client.checkpoint(self.reg.queue, chunk))
+            except RunlaterError as err:
+                log.warning("release of %d job(s) failed: %s", len(chunk), err)
