@@ -44,8 +44,8 @@ status=0
 echo "== lint: ruff and mypy (strict)"
 "$py" -m pip install --quiet ruff==0.17.6 mypy==2.4.1 types-protobuf==7.35.1.20260906
 cd "$sdk"
-"$py" -m ruff check --no-cache src tests examples || status=1
-"$py" -m ruff format --no-cache --check src tests examples || status=1
+"$py" -m ruff check --no-cache src tests examples bench || status=1
+"$py" -m ruff format --no-cache --check src tests examples bench || status=1
 "$py" -m mypy --cache-dir "$work/mypy-cache" || status=1
 
 # pytest last, so its summary line closes the output.

@@ -74,6 +74,13 @@ def _read_listen_url(proc: subprocess.Popen[str]) -> str:
     raise RuntimeError(f"runlater server did not print {prefix!r} within {STARTUP_TIMEOUT_S}s")
 
 
+@pytest.fixture(params=["poll", "stream"])
+def dequeue_mode(request: pytest.FixtureRequest) -> str:
+    """Runs a worker test once per way of taking jobs (Worker(dequeue_mode=...))."""
+    mode: str = request.param
+    return mode
+
+
 @pytest.fixture
 def client(server_url: str) -> Iterator[Client]:
     with Client(server_url) as c:

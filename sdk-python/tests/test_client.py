@@ -454,12 +454,27 @@ def test_checkpoint_extends_replaces_body_and_releases(
     assert stale.outcome is Outcome.STALE_CLAIM
 
 
-@pytest.mark.parametrize("protocol", ["connect", "grpc-web", "grpc"])
+@pytest.mark.parametrize(
+    ("protocol", "http_version", "streams"),
+    [
+        ("connect", None, False),
+        ("connect", "1.1", False),
+        ("connect", "2", True),  # h2c with prior knowledge
+        ("grpc-web", None, False),
+        ("grpc-web", "2", False),  # HTTP/2, but gRPC-Web has no bidirectional streams
+        ("grpc", None, True),
+    ],
+)
 def test_every_protocol_round_trips(
-    server_url: str, make_queue: QueueFactory, protocol: str
+    server_url: str,
+    make_queue: QueueFactory,
+    protocol: str,
+    http_version: str | None,
+    streams: bool,
 ) -> None:
     q = make_queue()
-    with Client(server_url, protocol=protocol) as c:  # type: ignore[arg-type]
+    with Client(server_url, protocol=protocol, http_version=http_version) as c:  # type: ignore[arg-type]
+        assert c.streams is streams
         job_id = c.enqueue(q, b"over " + protocol.encode())
         job = c.dequeue(q).jobs[0]
         assert (job.job_id, job.body) == (job_id, b"over " + protocol.encode())
@@ -470,3 +485,8 @@ def test_every_protocol_round_trips(
         with pytest.raises(NotFoundError) as exc:
             c.get_queue(q + "_missing")
         assert exc.value.reason is ErrorReason.QUEUE_NOT_FOUND
+
+
+def test_grpc_over_http_1_1_is_refused_when_the_client_is_made() -> None:
+    with pytest.raises(ValueError, match="gRPC needs HTTP/2"):
+        Client("http://127.0.0.1:1", protocol="grpc", http_version="1.1")

@@ -1,9 +1,14 @@
-"""The Worker end to end against a real server: outcomes, retries, claims, shutdown."""
+"""The Worker end to end against a real server: outcomes, retries, claims, shutdown.
+
+The tests that take a `dequeue_mode` run once per mode (stream and poll); the ones with a
+_TallyingClient are about poll mode's Dequeue calls. Stream-only tests: test_worker_stream.py.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import signal
 import subprocess
@@ -34,6 +39,7 @@ from runlater import (
     Worker,
     retry,
 )
+from runlater.worker import DequeueMode
 
 APPS = Path(__file__).resolve().parent / "apps"
 
@@ -53,16 +59,23 @@ def _job_with(client: Client, job_id: str, state: JobState, status_part: str) ->
     return job if job is not None and status_part in job.custom_status else None
 
 
-def _fast_worker(client: Client | AsyncClient | str, **kw: object) -> Worker:
+def _fast_worker(client: Client | AsyncClient | str, mode: DequeueMode, **kw: object) -> Worker:
     # Short polls and grace keep the tests quick; production defaults are longer.
     kw.setdefault("poll_wait", timedelta(milliseconds=500))
     kw.setdefault("shutdown_grace", timedelta(seconds=5))
-    return Worker(client, **kw)  # type: ignore[arg-type]
+    return Worker(client, dequeue_mode=mode, **kw)  # type: ignore[arg-type]
 
 
-def test_sync_handler_success_sets_custom_status(client: Client, make_queue: QueueFactory) -> None:
+def _async_client(server_url: str, mode: DequeueMode) -> AsyncClient:
+    """An AsyncClient that can carry the worker's mode (streams need HTTP/2)."""
+    return AsyncClient(server_url, http_version="2" if mode == "stream" else None)
+
+
+def test_sync_handler_success_sets_custom_status(
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
+) -> None:
     q = make_queue()
-    app = _fast_worker(client)
+    app = _fast_worker(client, dequeue_mode)
     seen: list[DequeuedJob] = []
 
     @app.handler(q)
@@ -82,10 +95,10 @@ def test_sync_handler_success_sets_custom_status(client: Client, make_queue: Que
 
 
 def test_async_handlers_run_concurrently_and_acks_are_batched(
-    client: Client, server_url: str, make_queue: QueueFactory
+    client: Client, server_url: str, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue()
-    app = _fast_worker(AsyncClient(server_url), concurrency=20)
+    app = _fast_worker(_async_client(server_url, dequeue_mode), dequeue_mode, concurrency=20)
     active = 0
     peak = 0
 
@@ -146,7 +159,7 @@ def _tallied_worker(
     """A worker whose async handler sleeps, counts itself running and records each job id."""
     spy = _TallyingClient(server_url)
     # A stop waits for the long polls in flight: keep them short.
-    app = _fast_worker(spy, poll_wait=timedelta(milliseconds=200), **kw)
+    app = _fast_worker(spy, "poll", poll_wait=timedelta(milliseconds=200), **kw)
     ran: list[str] = []
 
     @app.handler(queue)
@@ -227,7 +240,7 @@ def test_graceful_stop_with_several_dequeues_in_flight_finishes_and_acks_every_j
     q = make_queue()
     ids = client.enqueue_many([JobSpec(q, str(i).encode(), attempts_allowed=4) for i in range(3)])
     spy = _TallyingClient(server_url)
-    app = _fast_worker(spy, concurrency=8, batch_size=2)  # four pullers, 5 slots left over
+    app = _fast_worker(spy, "poll", concurrency=8, batch_size=2)  # four pullers, 5 slots left over
     started: list[str] = []
     release = threading.Event()
 
@@ -266,10 +279,10 @@ def test_graceful_stop_with_several_dequeues_in_flight_finishes_and_acks_every_j
 
 
 def test_failure_uses_queue_policy_and_retry_after_delays(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue(retry_policy=QueueRetryPolicy(timedelta(hours=2), 5, timedelta(hours=2)))
-    app = _fast_worker(client)
+    app = _fast_worker(client, dequeue_mode)
 
     @app.handler(q)
     def handle(job: DequeuedJob) -> None:
@@ -292,9 +305,121 @@ def test_failure_uses_queue_policy_and_retry_after_delays(
     assert d.attempts_remaining == 10
 
 
-def test_worker_retry_policy_and_do_not_retry(client: Client, make_queue: QueueFactory) -> None:
+def _later_queue(make_queue: QueueFactory) -> str:
+    """A queue whose failed attempts come back in an hour: the test sees them PENDING."""
+    return make_queue(retry_policy=QueueRetryPolicy(timedelta(hours=1), 1, timedelta(hours=1)))
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize(
+    ("returned", "type_name"), [({"ok": True}, "dict"), (42, "int"), (b"raw", "bytes")]
+)
+def test_a_handler_returning_what_it_may_not_fails_the_attempt_and_says_why(
+    client: Client,
+    make_queue: QueueFactory,
+    is_async: bool,
+    returned: object,
+    type_name: str,
+    dequeue_mode: DequeueMode,
+) -> None:
+    q = _later_queue(make_queue)
+    app = _fast_worker(client, dequeue_mode)
+
+    async def handle_async(job: DequeuedJob) -> Any:
+        return returned
+
+    def handle_sync(job: DequeuedJob) -> Any:
+        return returned
+
+    app.register(q, handle_async if is_async else handle_sync)
+    job_id = client.enqueue(q, b"x", attempts_allowed=3)
+    with running(app):
+        # Not left RUNNING until the claim times out: a failed attempt, reported at once.
+        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "TypeError"))
+    assert f"returned {type_name}; a handler may return None, a str" in job.custom_status
+    assert job.attempts_remaining == 2
+
+
+def test_retry_after_in_seconds_delays_its_job_and_leaves_the_others_alone(
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
+) -> None:
     q = make_queue()
-    app = _fast_worker(client, retry_policy=retry.constant(timedelta(minutes=3)))
+    app = _fast_worker(client, dequeue_mode, concurrency=10)
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> str:
+        if job.body == b"int":
+            raise RetryAfter(600, "ten minutes")
+        if job.body == b"float":
+            raise RetryAfter(90.5, "ninety seconds")
+        return "done"
+
+    ids = client.enqueue_many(
+        [JobSpec(q, b"int"), JobSpec(q, b"float")] + [JobSpec(q, b"%d" % i) for i in range(48)]
+    )
+    with running(app):
+        wait_for(lambda: client.count_jobs(q, state=JobState.SUCCEEDED) == 48)
+        by_int = wait_for(lambda: _job_with(client, ids[0], JobState.PENDING, "ten minutes"))
+        by_float = wait_for(lambda: _job_with(client, ids[1], JobState.PENDING, "ninety seconds"))
+    # `running` re-raises what stopped the worker: it kept going.
+    assert by_int.run_after is not None and by_float.run_after is not None
+    assert _now() + timedelta(seconds=590) < by_int.run_after <= _now() + timedelta(seconds=600)
+    assert _now() + timedelta(seconds=80) < by_float.run_after <= _now() + timedelta(seconds=91)
+
+
+def test_a_retry_policy_that_raises_leaves_the_delay_to_the_queue(
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
+) -> None:
+    q = _later_queue(make_queue)
+
+    def broken(attempt: int) -> timedelta:
+        raise ZeroDivisionError("policy bug")
+
+    app = _fast_worker(client, dequeue_mode, retry_policy=retry.RetryPolicy(broken))
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> None:
+        raise RuntimeError("transient")
+
+    job_id = client.enqueue(q, b"x")
+    with running(app):
+        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "transient"))
+    assert job.run_after is not None and job.run_after > _now() + timedelta(minutes=50)
+
+
+def test_a_handler_failure_is_logged_once_with_its_traceback(
+    client: Client,
+    make_queue: QueueFactory,
+    dequeue_mode: DequeueMode,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    q = _later_queue(make_queue)
+    app = _fast_worker(client, dequeue_mode)
+
+    def parse(body: bytes) -> int:
+        return int(body)
+
+    @app.handler(q)
+    def handle(job: DequeuedJob) -> None:
+        parse(job.body)
+
+    caplog.set_level(logging.WARNING, logger="runlater.worker")
+    job_id = client.enqueue(q, b"not a number")
+    with running(app):
+        wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "ValueError"))
+    failures = [r for r in caplog.records if job_id in r.getMessage()]
+    assert len(failures) == 1, [r.getMessage() for r in caplog.records]
+    [record] = failures
+    assert record.levelno == logging.WARNING
+    text = caplog.text
+    assert "Traceback" in text and "in parse" in text and "invalid literal for int()" in text
+
+
+def test_worker_retry_policy_and_do_not_retry(
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
+) -> None:
+    q = make_queue()
+    app = _fast_worker(client, dequeue_mode, retry_policy=retry.constant(timedelta(minutes=3)))
 
     @app.handler(q)
     def handle(job: DequeuedJob) -> None:
@@ -314,12 +439,12 @@ def test_worker_retry_policy_and_do_not_retry(client: Client, make_queue: QueueF
 
 
 def test_failure_on_the_last_attempt_fails_the_job(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue(
         retry_policy=QueueRetryPolicy(timedelta(milliseconds=10), 1, timedelta(milliseconds=10))
     )
-    app = _fast_worker(client)
+    app = _fast_worker(client, dequeue_mode)
     attempts: list[int] = []
 
     @app.handler(q)
@@ -335,10 +460,10 @@ def test_failure_on_the_last_attempt_fails_the_job(
 
 
 def test_snooze_reschedules_without_charging_an_attempt(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue()
-    app = _fast_worker(client)
+    app = _fast_worker(client, dequeue_mode)
 
     @app.handler(q)
     def handle(job: DequeuedJob) -> Snooze:
@@ -353,12 +478,12 @@ def test_snooze_reschedules_without_charging_an_attempt(
 
 
 def test_long_job_keeps_its_claim_by_checkpointing(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     # A 300 ms claim, a 1.5 s job: without renewal the claim would time out several times.
     fast = QueueRetryPolicy(timedelta(milliseconds=10), 1, timedelta(milliseconds=10))
     q = make_queue(claim_timeout=timedelta(milliseconds=300), retry_policy=fast)
-    app = _fast_worker(client)
+    app = _fast_worker(client, dequeue_mode)
     runs: list[int] = []
 
     @app.handler(q)
@@ -376,10 +501,10 @@ def test_long_job_keeps_its_claim_by_checkpointing(
 
 
 def test_stop_lets_running_jobs_finish_within_the_grace(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue()
-    app = _fast_worker(client, shutdown_grace=timedelta(seconds=10))
+    app = _fast_worker(client, dequeue_mode, shutdown_grace=timedelta(seconds=10))
     started = threading.Event()
 
     @app.handler(q)
@@ -398,10 +523,10 @@ def test_stop_lets_running_jobs_finish_within_the_grace(
 
 
 def test_stop_releases_jobs_still_running_after_the_grace(
-    client: Client, make_queue: QueueFactory
+    client: Client, make_queue: QueueFactory, dequeue_mode: DequeueMode
 ) -> None:
     q = make_queue()
-    app = _fast_worker(client, shutdown_grace=timedelta(milliseconds=200))
+    app = _fast_worker(client, dequeue_mode, shutdown_grace=timedelta(milliseconds=200))
     started = threading.Event()
     cancelled = threading.Event()
 
@@ -427,7 +552,11 @@ def test_stop_releases_jobs_still_running_after_the_grace(
 
 
 def test_sigterm_to_runlater_worker_cli_releases_the_running_job(
-    client: Client, server_url: str, make_queue: QueueFactory, tmp_path: Path
+    client: Client,
+    server_url: str,
+    make_queue: QueueFactory,
+    tmp_path: Path,
+    dequeue_mode: DequeueMode,
 ) -> None:
     q = make_queue()
     job_id = client.enqueue(q, b"blocking", attempts_allowed=4)
@@ -438,6 +567,7 @@ def test_sigterm_to_runlater_worker_cli_releases_the_running_job(
         APP_QUEUE=q,
         APP_GRACE_MS="300",
         APP_STARTED_FILE=str(started),
+        APP_DEQUEUE_MODE=dequeue_mode,
     )
     cmd = _cli() + ["slow_app:app", "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=APPS, env=env, stderr=subprocess.PIPE, text=True)
@@ -479,3 +609,27 @@ def _cli() -> list[str]:
     """The installed console script, falling back to python -m runlater."""
     script = Path(sys.executable).with_name("runlater-worker")
     return [str(script)] if script.exists() else [sys.executable, "-m", "runlater"]
+
+
+def test_stop_releases_more_jobs_than_one_checkpoint_may_carry(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    # The server takes at most 1,000 checkpoints per call; 1,001 running jobs are released.
+    q = make_queue()
+    jobs = 1001
+    app = _fast_worker(client, "stream", concurrency=jobs, shutdown_grace=timedelta(0))
+    started = 0
+
+    @app.handler(q)
+    async def handle(job: DequeuedJob) -> None:
+        nonlocal started
+        started += 1
+        await asyncio.sleep(60)
+
+    for first in (0, 1000):
+        client.enqueue_many([JobSpec(q, b"x", attempts_allowed=3)] * min(1000, jobs - first))
+    with running(app):
+        wait_for(lambda: started == jobs)
+    assert client.count_jobs(q, state=JobState.PENDING) == jobs
+    released = client.scan_jobs(q, limit=1000).jobs
+    assert all(j.attempts_remaining == 3 for j in released), "no attempt charged"

@@ -2,6 +2,11 @@
 
 Kept apart from the clients so the sync and async clients share every request builder
 and response parser and differ only in how they call.
+
+Request builders refuse values the wire cannot carry (a priority of -1, a str where bytes
+go, a timedelta past protobuf's 10,000 years) with an InvalidArgumentError that names the
+request field, as the server names it, and its bounds: never a bare protobuf error
+(_validate.py).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from ._types import (
     QueueRetryPolicy,
     QueueStats,
 )
+from ._validate import add, invalid, new, set_field
+from .control import MAX_DELAY
 
 # --- scalars ---------------------------------------------------------------------------
 
@@ -37,10 +44,19 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def to_timestamp(value: datetime | timedelta) -> timestamp_pb2.Timestamp:
+def to_timestamp(value: datetime | timedelta, field: str) -> timestamp_pb2.Timestamp:
     """A datetime (naive means UTC) or a delay from now, as a Timestamp."""
     if isinstance(value, timedelta):
-        value = utcnow() + value
+        try:
+            value = utcnow() + value
+        except OverflowError:
+            raise invalid(
+                field, f"{field} is now + {value}: past the last date Python has (9999-12-31)"
+            ) from None
+    elif not isinstance(value, datetime):
+        raise invalid(
+            field, f"{field} must be a datetime or a timedelta, not {type(value).__name__}"
+        )
     elif value.tzinfo is None:
         value = value.replace(tzinfo=timezone.utc)
     ts = timestamp_pb2.Timestamp()
@@ -53,7 +69,16 @@ def from_timestamp(ts: timestamp_pb2.Timestamp) -> datetime:
     return value
 
 
-def to_duration(value: timedelta) -> duration_pb2.Duration:
+def to_duration(value: timedelta, field: str) -> duration_pb2.Duration:
+    if not isinstance(value, timedelta):
+        raise invalid(field, f"{field} must be a timedelta, not {type(value).__name__} {value!r}")
+    if abs(value) > MAX_DELAY:
+        seconds = f"{MAX_DELAY.total_seconds():,.0f}"
+        raise invalid(
+            field,
+            f"{field} is {value.total_seconds():,.0f} s; protobuf durations reach "
+            f"{seconds} s (10,000 years) at most",
+        )
     d = duration_pb2.Duration()
     d.FromTimedelta(value)
     return d
@@ -74,8 +99,11 @@ def _opt_ts(msg: object, name: str) -> datetime | None:
 # --- jobs -------------------------------------------------------------------------------
 
 
-def job_spec_to_proto(spec: JobSpec) -> job_pb2.JobSpec:
-    msg = job_pb2.JobSpec(
+def job_spec_to_proto(spec: JobSpec, index: int) -> job_pb2.JobSpec:
+    prefix = f"jobs[{index}]."
+    msg = new(
+        job_pb2.JobSpec,
+        prefix,
         queue=spec.queue,
         body=spec.body,
         priority=spec.priority,
@@ -85,16 +113,18 @@ def job_spec_to_proto(spec: JobSpec) -> job_pb2.JobSpec:
         ordering_key=spec.ordering_key,
     )
     if spec.run_after is not None:
-        msg.run_after.CopyFrom(to_timestamp(spec.run_after))
+        msg.run_after.CopyFrom(to_timestamp(spec.run_after, prefix + "run_after"))
     return msg
 
 
 def get_jobs_request(job_ids: Sequence[str], include_body: bool) -> job_service_pb2.GetJobsRequest:
-    return job_service_pb2.GetJobsRequest(job_ids=list(job_ids), include_body=include_body)
+    return new(job_service_pb2.GetJobsRequest, job_ids=list(job_ids), include_body=include_body)
 
 
 def enqueue_request(specs: Iterable[JobSpec]) -> job_service_pb2.EnqueueRequest:
-    return job_service_pb2.EnqueueRequest(jobs=[job_spec_to_proto(s) for s in specs])
+    return job_service_pb2.EnqueueRequest(
+        jobs=[job_spec_to_proto(s, i) for i, s in enumerate(specs)]
+    )
 
 
 def job_from_proto(msg: job_pb2.Job) -> Job:
@@ -125,6 +155,8 @@ def _job_state(value: int) -> JobState:
 
 def state_to_proto(state: JobState | None) -> str:
     # The enum value's proto name, which every generated constructor accepts.
+    if state is not None and not isinstance(state, JobState):
+        raise invalid("state", f"state must be a JobState or None, not {state!r}")
     return job_pb2.JobState.Name(int(state or JobState.UNSPECIFIED))
 
 
@@ -149,18 +181,28 @@ def dequeued_job_from_proto(queue: str, msg: worker_service_pb2.DequeuedJob) -> 
 def ack_request(
     queue: str, succeeded: Sequence[JobSuccess], failed: Sequence[JobFailure]
 ) -> worker_service_pb2.AckRequest:
-    req = worker_service_pb2.AckRequest(queue=queue)
-    for s in succeeded:
-        req.succeeded.add(job_id=s.job_id, claim_token=s.claim_token, custom_status=s.custom_status)
-    for f in failed:
-        entry = req.failed.add(
+    req = new(worker_service_pb2.AckRequest, queue=queue)
+    for i, s in enumerate(succeeded):
+        add(
+            req.succeeded,
+            worker_service_pb2.JobSuccess,
+            f"succeeded[{i}].",
+            job_id=s.job_id,
+            claim_token=s.claim_token,
+            custom_status=s.custom_status,
+        )
+    for i, f in enumerate(failed):
+        entry = add(
+            req.failed,
+            worker_service_pb2.JobFailure,
+            f"failed[{i}].",
             job_id=f.job_id,
             claim_token=f.claim_token,
             custom_status=f.custom_status,
             no_retry=f.no_retry,
         )
         if f.retry_delay is not None:
-            entry.retry_delay.CopyFrom(to_duration(f.retry_delay))
+            entry.retry_delay.CopyFrom(to_duration(f.retry_delay, f"failed[{i}].retry_delay"))
     return req
 
 
@@ -184,11 +226,15 @@ def dequeue_request(
     failed: Sequence[JobFailure],
     dry_run: bool,
 ) -> worker_service_pb2.DequeueRequest:
-    req = worker_service_pb2.DequeueRequest(
-        queue=queue, limit=limit, worker_id=worker_id, dry_run=dry_run
+    req = new(
+        worker_service_pb2.DequeueRequest,
+        queue=queue,
+        limit=limit,
+        worker_id=worker_id,
+        dry_run=dry_run,
     )
     if wait is not None and wait > timedelta(0):
-        req.wait.CopyFrom(to_duration(wait))
+        req.wait.CopyFrom(to_duration(wait, "wait"))
     if succeeded or failed:
         # The piggy-backed ack's queue may stay empty: the server uses this request's.
         req.ack.CopyFrom(ack_request("", succeeded, failed))
@@ -205,9 +251,13 @@ def dequeue_result(queue: str, resp: worker_service_pb2.DequeueResponse) -> Dequ
 def checkpoint_request(
     queue: str, checkpoints: Sequence[JobCheckpoint]
 ) -> worker_service_pb2.CheckpointRequest:
-    req = worker_service_pb2.CheckpointRequest(queue=queue)
-    for c in checkpoints:
-        entry = req.checkpoints.add(
+    req = new(worker_service_pb2.CheckpointRequest, queue=queue)
+    for i, c in enumerate(checkpoints):
+        prefix = f"checkpoints[{i}]."
+        entry = add(
+            req.checkpoints,
+            worker_service_pb2.JobCheckpoint,
+            prefix,
             job_id=c.job_id,
             claim_token=c.claim_token,
             move_to_pending=c.move_to_pending,
@@ -215,11 +265,13 @@ def checkpoint_request(
             custom_status=c.custom_status,
         )
         if c.extend_claim_by is not None:
-            entry.extend_claim_by.CopyFrom(to_duration(c.extend_claim_by))
+            entry.extend_claim_by.CopyFrom(
+                to_duration(c.extend_claim_by, prefix + "extend_claim_by")
+            )
         if c.new_body is not None:
-            entry.new_body = c.new_body
+            set_field(entry, prefix, "new_body", c.new_body)
         if c.run_after is not None:
-            entry.run_after.CopyFrom(to_timestamp(c.run_after))
+            entry.run_after.CopyFrom(to_timestamp(c.run_after, prefix + "run_after"))
     return req
 
 
@@ -235,29 +287,38 @@ def queue_config_to_proto(config: QueueConfig) -> tuple[queue_service_pb2.QueueC
         if value is None:
             continue
         mask.append(f.name)
-        if isinstance(value, timedelta):
-            getattr(msg, f.name).CopyFrom(to_duration(value))
-        elif isinstance(value, QueueRetryPolicy):
+        path = f"config.{f.name}"
+        if f.name == "retry_policy":
+            if not isinstance(value, QueueRetryPolicy):
+                raise invalid(
+                    path, f"{path} must be a QueueRetryPolicy, not {type(value).__name__}"
+                )
             _retry_policy_to_proto(value, msg.retry_policy)
+        elif msg.DESCRIPTOR.fields_by_name[f.name].message_type is not None:  # a Duration
+            getattr(msg, f.name).CopyFrom(to_duration(value, path))
         else:
-            setattr(msg, f.name, value)
+            set_field(msg, "config.", f.name, value)
     return msg, mask
 
 
 def _retry_policy_to_proto(policy: QueueRetryPolicy, msg: queue_service_pb2.RetryPolicy) -> None:
     msg.SetInParent()
+    prefix = "config.retry_policy."
     if policy.initial_delay is not None:
-        msg.initial_delay.CopyFrom(to_duration(policy.initial_delay))
+        msg.initial_delay.CopyFrom(to_duration(policy.initial_delay, prefix + "initial_delay"))
     if policy.linear_steps is not None:
-        msg.linear_steps = policy.linear_steps
+        set_field(msg, prefix, "linear_steps", policy.linear_steps)
     if policy.max_delay is not None:
-        msg.max_delay.CopyFrom(to_duration(policy.max_delay))
+        msg.max_delay.CopyFrom(to_duration(policy.max_delay, prefix + "max_delay"))
 
 
 def update_queue_request(name: str, config: QueueConfig) -> queue_service_pb2.UpdateQueueRequest:
     msg, mask = queue_config_to_proto(config)
-    return queue_service_pb2.UpdateQueueRequest(
-        name=name, config=msg, update_mask=field_mask_pb2.FieldMask(paths=mask)
+    return new(
+        queue_service_pb2.UpdateQueueRequest,
+        name=name,
+        config=msg,
+        update_mask=field_mask_pb2.FieldMask(paths=mask),
     )
 
 
@@ -308,7 +369,8 @@ def scan_request(
     page_token: str,
     include_body: bool,
 ) -> job_service_pb2.ScanJobsRequest:
-    req = job_service_pb2.ScanJobsRequest(
+    req = new(
+        job_service_pb2.ScanJobsRequest,
         queue=queue,
         state=state_to_proto(state),
         priority=priority,
@@ -318,18 +380,22 @@ def scan_request(
         include_body=include_body,
     )
     if future is not None:  # proto3 optional: unset means "every job"
-        req.future = future
+        set_field(req, "", "future", future)
     return req
 
 
 def count_request(
     queue: str, state: JobState | None, priority: int, future: bool | None, body_regex: str
 ) -> job_service_pb2.CountJobsRequest:
-    req = job_service_pb2.CountJobsRequest(
-        queue=queue, state=state_to_proto(state), priority=priority, body_regex=body_regex
+    req = new(
+        job_service_pb2.CountJobsRequest,
+        queue=queue,
+        state=state_to_proto(state),
+        priority=priority,
+        body_regex=body_regex,
     )
     if future is not None:
-        req.future = future
+        set_field(req, "", "future", future)
     return req
 
 
@@ -340,18 +406,23 @@ def retry_request(
     run_after: datetime | timedelta | None,
     limit: int,
 ) -> job_service_pb2.RetryFailedJobsRequest:
-    req = job_service_pb2.RetryFailedJobsRequest(
-        queue=queue, priority=priority, attempts_allowed=attempts_allowed, limit=limit
+    req = new(
+        job_service_pb2.RetryFailedJobsRequest,
+        queue=queue,
+        priority=priority,
+        attempts_allowed=attempts_allowed,
+        limit=limit,
     )
     if run_after is not None:
-        req.run_after.CopyFrom(to_timestamp(run_after))
+        req.run_after.CopyFrom(to_timestamp(run_after, "run_after"))
     return req
 
 
 def delete_request(
     queue: str, state: JobState, priority: int, body_regex: str, limit: int
 ) -> job_service_pb2.DeleteJobsRequest:
-    return job_service_pb2.DeleteJobsRequest(
+    return new(
+        job_service_pb2.DeleteJobsRequest,
         queue=queue,
         state=state_to_proto(state),
         priority=priority,
@@ -363,7 +434,7 @@ def delete_request(
 def create_queue_request(
     name: str, config: QueueConfig | None
 ) -> queue_service_pb2.CreateQueueRequest:
-    req = queue_service_pb2.CreateQueueRequest(name=name)
+    req = new(queue_service_pb2.CreateQueueRequest, name=name)
     if config is not None:
         msg, _ = queue_config_to_proto(config)
         req.config.CopyFrom(msg)
@@ -371,7 +442,7 @@ def create_queue_request(
 
 
 def delete_queue_request(name: str) -> queue_service_pb2.DeleteQueueRequest:
-    return queue_service_pb2.DeleteQueueRequest(name=name)
+    return new(queue_service_pb2.DeleteQueueRequest, name=name)
 
 
 def list_queues_request() -> queue_service_pb2.ListQueuesRequest:
@@ -379,4 +450,4 @@ def list_queues_request() -> queue_service_pb2.ListQueuesRequest:
 
 
 def get_queue_request(name: str) -> queue_service_pb2.GetQueueRequest:
-    return queue_service_pb2.GetQueueRequest(name=name)
+    return new(queue_service_pb2.GetQueueRequest, name=name)

@@ -19,6 +19,7 @@ from ._gen.v1.queue_service_connect import QueueServiceClient, QueueServiceClien
 from ._gen.v1.worker_service_connect import WorkerServiceClient, WorkerServiceClientSync
 
 Protocol = Literal["connect", "grpc", "grpc-web"]
+HttpVersion = Literal["1.1", "2"]
 
 _PROTOCOLS: dict[str, ProtocolType] = {
     "connect": ProtocolType.CONNECT,
@@ -34,30 +35,41 @@ class Options:
     """How to reach a runlater server.
 
     url: base URL, e.g. "http://127.0.0.1:8080".
-    protocol: "connect" (default; HTTP/1.1), "grpc" (HTTP/2 cleartext or TLS) or "grpc-web".
+    protocol: "connect" (default), "grpc" or "grpc-web".
     timeout: deadline of each call; long-poll dequeues get their wait added on top.
     headers: sent with every call (e.g. authorization).
+    http_version: "1.1" or "2" (over http:// that is h2c with prior knowledge: the runlater
+        server speaks both on one port). None: "2" for gRPC (which needs it), else "1.1".
     """
 
     url: str
     protocol: Protocol = "connect"
     timeout: timedelta | None = DEFAULT_TIMEOUT
     headers: Mapping[str, str] = field(default_factory=dict)
+    http_version: HttpVersion | None = None
 
     def __post_init__(self) -> None:
         if self.protocol not in _PROTOCOLS:
             raise ValueError(f"protocol must be one of {sorted(_PROTOCOLS)}, not {self.protocol!r}")
+        if self.http_version not in (None, "1.1", "2"):
+            raise ValueError(f'http_version must be "1.1", "2" or None, not {self.http_version!r}')
+        if self.protocol == "grpc" and self.http_version == "1.1":
+            raise ValueError('gRPC needs HTTP/2: pass http_version="2" (or leave it unset)')
+
+    @property
+    def http2(self) -> bool:
+        return self.http_version == "2" or (self.http_version is None and self.protocol == "grpc")
+
+    @property
+    def streams(self) -> bool:
+        """Whether calls can be bidirectional streams (DequeueStream): HTTP/2, not gRPC-Web."""
+        return self.http2 and self.protocol != "grpc-web"
 
     def timeout_ms(self, extra: timedelta | None = None) -> int | None:
         if self.timeout is None:
             return None
         total = self.timeout + (extra or timedelta(0))
         return max(1, int(total.total_seconds() * 1000))
-
-
-def _needs_http2(opts: Options) -> bool:
-    # gRPC requires HTTP/2; over plaintext that means prior-knowledge h2c.
-    return opts.protocol == "grpc"
 
 
 @dataclass
@@ -93,7 +105,7 @@ class AsyncStubs:
 def sync_stubs(opts: Options) -> SyncStubs:
     transport = None
     http = None
-    if _needs_http2(opts):
+    if opts.http2:  # over plaintext: h2c with prior knowledge
         transport = pyqwest.SyncHTTPTransport(
             http_version=pyqwest.HTTPVersion.HTTP2, tls_include_system_certs=True
         )
@@ -117,7 +129,7 @@ def sync_stubs(opts: Options) -> SyncStubs:
 def async_stubs(opts: Options) -> AsyncStubs:
     transport = None
     http = None
-    if _needs_http2(opts):
+    if opts.http2:
         transport = pyqwest.HTTPTransport(
             http_version=pyqwest.HTTPVersion.HTTP2, tls_include_system_certs=True
         )

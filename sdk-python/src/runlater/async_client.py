@@ -16,7 +16,8 @@ from connectrpc.errors import ConnectError
 
 from . import _convert as cv
 from ._errors import translate
-from ._transport import DEFAULT_TIMEOUT, Options, Protocol, async_stubs
+from ._gen.v1 import worker_service_pb2
+from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, async_stubs
 from ._types import (
     DequeueResult,
     GetJobsResult,
@@ -50,12 +51,21 @@ class AsyncClient:
         protocol: Protocol = "connect",
         timeout: timedelta | None = DEFAULT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
+        http_version: HttpVersion | None = None,
     ) -> None:
-        self.options = Options(url.rstrip("/"), protocol, timeout, dict(headers or {}))
+        self.options = Options(
+            url.rstrip("/"), protocol, timeout, dict(headers or {}), http_version
+        )
         self._stubs = async_stubs(self.options)
 
     async def close(self) -> None:
         await self._stubs.close()
+
+    @property
+    def streams(self) -> bool:
+        """Whether the transport carries bidirectional streams (HTTP/2 with Connect or gRPC):
+        what the Worker's stream mode needs."""
+        return self.options.streams
 
     async def __aenter__(self) -> AsyncClient:  # noqa: PYI034 - not meant to be subclassed
         return self
@@ -83,6 +93,20 @@ class AsyncClient:
         except ConnectError as err:
             # connectrpc turns the cancellation of the awaiting task into a CANCELED
             # error; give asyncio its CancelledError back so task cancellation works.
+            if isinstance(err.__cause__, asyncio.CancelledError):
+                raise asyncio.CancelledError() from err
+            raise translate(err) from err
+
+    async def _dequeue_stream(
+        self, requests: AsyncIterator[worker_service_pb2.DequeueStreamRequest]
+    ) -> AsyncIterator[worker_service_pb2.DequeueStreamResponse]:
+        """WorkerService.DequeueStream, for the Worker: protobuf messages both ways, no
+        deadline (the stream lives as long as the worker), errors as RunlaterError."""
+        stream = self._stubs.worker.dequeue_stream(requests, headers=self.options.headers or None)
+        try:
+            async for response in stream:
+                yield response
+        except ConnectError as err:
             if isinstance(err.__cause__, asyncio.CancelledError):
                 raise asyncio.CancelledError() from err
             raise translate(err) from err

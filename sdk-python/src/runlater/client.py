@@ -11,7 +11,7 @@ from connectrpc.errors import ConnectError
 
 from . import _convert as cv
 from ._errors import translate
-from ._transport import DEFAULT_TIMEOUT, Options, Protocol, sync_stubs
+from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, sync_stubs
 from ._types import (
     DequeueResult,
     GetJobsResult,
@@ -45,12 +45,20 @@ class Client:
         protocol: Protocol = "connect",
         timeout: timedelta | None = DEFAULT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
+        http_version: HttpVersion | None = None,
     ) -> None:
-        self.options = Options(url.rstrip("/"), protocol, timeout, dict(headers or {}))
+        self.options = Options(
+            url.rstrip("/"), protocol, timeout, dict(headers or {}), http_version
+        )
         self._stubs = sync_stubs(self.options)
 
     def close(self) -> None:
         self._stubs.close()
+
+    @property
+    def streams(self) -> bool:
+        """Whether the transport carries bidirectional streams: HTTP/2 with Connect or gRPC."""
+        return self.options.streams
 
     def __enter__(self) -> Client:  # noqa: PYI034 - not meant to be subclassed
         return self

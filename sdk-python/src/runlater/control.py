@@ -5,21 +5,63 @@
 - raise RetryAfter(d)   -> failed attempt, retried after d
 - raise DoNotRetry(msg) -> failed for good (no_retry)
 - return Snooze(d)      -> back to PENDING, due in d, no attempt charged
+
+Delays are a timedelta or a number of seconds (int or float); a negative one means no
+delay. Anything else is refused where it is written, in the constructor, so a bad delay
+never reaches the worker's batched acks.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import timedelta
 
+# The longest delay the wire carries (google.protobuf.Duration): 10,000 years.
+MAX_DELAY = timedelta(seconds=315_576_000_000)
+
+Delay = timedelta | int | float
+
+
+def as_delay(value: object, what: str) -> timedelta:
+    """`value` (a timedelta, or seconds as an int or float) as a timedelta >= 0.
+
+    Raises TypeError for other types and ValueError for NaN, infinities and delays past
+    MAX_DELAY; `what` names the value in those messages.
+    """
+    if isinstance(value, bool) or not isinstance(value, (timedelta, int, float)):
+        raise TypeError(
+            f"{what} must be a timedelta or a number of seconds (int or float), "
+            f"not {type(value).__name__} {value!r}"
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number of seconds, not {value!r}")
+    if isinstance(value, timedelta):
+        too_long = value > MAX_DELAY
+    else:  # compared before converting: timedelta(seconds=) overflows on huge numbers
+        too_long = value > MAX_DELAY.total_seconds()
+    if too_long:
+        raise ValueError(f"{what} of {value} is longer than {MAX_DELAY.days:,} days (10,000 years)")
+    delay = value if isinstance(value, timedelta) else timedelta(seconds=max(value, 0))
+    return max(delay, timedelta(0))
+
 
 class RetryAfter(Exception):
-    """Fail this attempt and retry after `delay` (if attempts are left)."""
+    """Fail this attempt and retry after `delay` (if attempts are left).
 
-    def __init__(self, delay: timedelta, message: str = "") -> None:
+    `delay` is a timedelta or a number of seconds: ``RetryAfter(30)``,
+    ``RetryAfter(timedelta(minutes=5), "rate limited")``.
+    """
+
+    def __init__(self, delay: Delay, message: str = "") -> None:
+        self._delay = as_delay(delay, "RetryAfter delay")
         super().__init__(message)
-        self.delay = delay
-        self.message = message
+        self.message = str(message)
+
+    @property
+    def delay(self) -> timedelta:
+        # Read-only: it was checked when the exception was made.
+        return self._delay
 
 
 class DoNotRetry(Exception):
@@ -27,12 +69,23 @@ class DoNotRetry(Exception):
 
     def __init__(self, message: str = "") -> None:
         super().__init__(message)
-        self.message = message
+        self.message = str(message)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Snooze:
-    """Put the job back to PENDING, due again after `delay`, without charging an attempt."""
+    """Put the job back to PENDING, due again after `delay`, without charging an attempt.
+
+    `delay` is a timedelta or a number of seconds: ``Snooze(3600)``.
+    """
 
     delay: timedelta
     custom_status: str = ""
+
+    def __init__(self, delay: Delay, custom_status: str = "") -> None:
+        if not isinstance(custom_status, str):
+            raise TypeError(
+                f"Snooze custom_status must be a str, not {type(custom_status).__name__}"
+            )
+        object.__setattr__(self, "delay", as_delay(delay, "Snooze delay"))
+        object.__setattr__(self, "custom_status", custom_status)

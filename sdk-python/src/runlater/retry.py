@@ -14,8 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-# attempt number that failed (1 = the first attempt) -> delay before the next one
-DelayFn = Callable[[int], timedelta]
+from .control import Delay, as_delay
+
+# attempt number that failed (1 = the first attempt) -> delay before the next one, as a
+# timedelta or a number of seconds
+DelayFn = Callable[[int], Delay]
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,8 @@ class RetryPolicy:
     max_retries: int | None = None
 
     def delay(self, attempt: int) -> timedelta:
-        """Delay before the attempt after `attempt` (1-based)."""
-        return max(timedelta(0), self.delay_fn(max(1, attempt)))
+        """Delay before the attempt after `attempt` (1-based); negative means none."""
+        return as_delay(self.delay_fn(max(1, attempt)), "retry policy delay")
 
     def gives_up_after(self, attempt: int) -> bool:
         """True when a failure of `attempt` should not be retried."""

@@ -1,0 +1,251 @@
+"""The public Worker: handler registration, the run loop, stop and the graceful drain."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import signal
+import socket
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any, Literal, TypeVar
+
+from .._transport import Options
+from ..async_client import AsyncClient
+from ..client import Client
+from ..retry import RetryPolicy
+from ._outcome import Handler
+from ._runner import QueueRunner, Registration
+
+log = logging.getLogger("runlater.worker")
+
+DequeueMode = Literal["stream", "poll"]
+
+_H = TypeVar("_H", bound=Handler)
+
+
+class Worker:
+    """Registers handlers per queue and runs them until stopped.
+
+    Args:
+        client: a Client or AsyncClient, or a server URL. From a Client or a URL the worker
+            makes its own AsyncClient (same settings), over HTTP/2 unless the Client names
+            an http_version or dequeue_mode is "poll".
+        concurrency: jobs run at once per queue (a handler may set its own).
+        dequeue_mode: "stream": one DequeueStream per queue carries jobs and acks (needs
+            HTTP/2 with Connect or gRPC); "poll": Dequeue calls with the acks piggy-backed.
+            None (default): "stream" wherever the client can stream, else "poll".
+        batch_size: most jobs asked for in one Dequeue (default: the concurrency). A batch
+            of half the concurrency or less keeps several Dequeue calls in flight (up to
+            concurrency // batch_size, at most 4), each asking only for free slots. Stream
+            mode grants credits once half a batch of slots is free.
+        poll_wait: poll mode: long-poll time of each Dequeue when nothing is due (at most 60 s).
+        retry_policy: delay for failures that do not say (None: the queue's policy decides).
+        shutdown_grace: how long in-flight jobs may finish after a stop before they are
+            released back to PENDING.
+        ack_delay: longest time a finished job's ack waits to be batched.
+        worker_id: free text naming this worker in server logs.
+    """
+
+    def __init__(
+        self,
+        client: Client | AsyncClient | str,
+        *,
+        concurrency: int = 10,
+        batch_size: int | None = None,
+        poll_wait: timedelta = timedelta(seconds=5),
+        retry_policy: RetryPolicy | None = None,
+        shutdown_grace: timedelta = timedelta(seconds=30),
+        ack_delay: timedelta = timedelta(milliseconds=50),
+        worker_id: str | None = None,
+        dequeue_mode: DequeueMode | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if dequeue_mode not in (None, "stream", "poll"):
+            raise ValueError(f'dequeue_mode must be "stream", "poll" or None, not {dequeue_mode!r}')
+        self._client_arg = client
+        self._options, self._owns_client = _connection(client, dequeue_mode)
+        streams = self._options.streams
+        if dequeue_mode == "stream" and not streams:
+            o = self._options
+            raise ValueError(
+                'dequeue_mode="stream" needs a client over HTTP/2 with protocol "connect" or '
+                f'"grpc"; this one uses {o.protocol!r} over HTTP/{"2" if o.http2 else "1.1"}. '
+                'Pass http_version="2" to the client, or dequeue_mode="poll"'
+            )
+        self.dequeue_mode: DequeueMode = dequeue_mode or ("stream" if streams else "poll")
+        self.concurrency = concurrency
+        self.batch_size = batch_size
+        self.poll_wait = poll_wait
+        self.retry_policy = retry_policy
+        self.shutdown_grace = shutdown_grace
+        self.ack_delay = ack_delay
+        self.worker_id = worker_id or f"py-{socket.gethostname()}-{os.getpid()}"
+        self._registrations: dict[str, Registration] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._force: asyncio.Event | None = None
+        self.abandoned_threads = 0
+
+    # --- registration ---------------------------------------------------------------
+
+    def handler(
+        self,
+        queue: str,
+        *,
+        concurrency: int | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> Callable[[_H], _H]:
+        """Decorator: run `fn(job)` for every job of `queue`."""
+
+        def register(fn: _H) -> _H:
+            self.register(queue, fn, concurrency=concurrency, retry_policy=retry_policy)
+            return fn
+
+        return register
+
+    def register(
+        self,
+        queue: str,
+        fn: Handler,
+        *,
+        concurrency: int | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
+        """Same as the decorator, as a plain call."""
+        if queue in self._registrations:
+            raise ValueError(f"a handler for queue {queue!r} is already registered")
+        self._registrations[queue] = Registration(
+            queue=queue,
+            fn=fn,
+            is_async=inspect.iscoroutinefunction(fn),
+            concurrency=concurrency or self.concurrency,
+            retry_policy=retry_policy or self.retry_policy,
+        )
+
+    @property
+    def queues(self) -> list[str]:
+        return list(self._registrations)
+
+    # --- running --------------------------------------------------------------------
+
+    def run(self, *, handle_signals: bool = True) -> None:
+        """Runs until stop() or SIGTERM/SIGINT; blocks. A second signal skips the grace."""
+        asyncio.run(self.run_async(handle_signals=handle_signals))
+
+    def stop(self, *, force: bool = False) -> None:
+        """Asks the worker to shut down gracefully. Safe from any thread or signal handler."""
+        loop, stopping, forced = self._loop, self._stopping, self._force
+        if loop is None or stopping is None or forced is None:
+            return
+
+        def set_flags() -> None:
+            if stopping.is_set() or force:
+                forced.set()
+            stopping.set()
+
+        try:
+            loop.call_soon_threadsafe(set_flags)
+        except RuntimeError:  # loop already closed
+            pass
+
+    async def run_async(self, *, handle_signals: bool = False) -> None:
+        """The worker's main coroutine: returns after a graceful shutdown."""
+        if not self._registrations:
+            raise RuntimeError("no handlers registered")
+        self._stopping = asyncio.Event()
+        self._force = asyncio.Event()
+        self._loop = asyncio.get_running_loop()  # last: stop() works once this is set
+        client, owned = self._async_client()
+        threads = sum(r.concurrency for r in self._registrations.values() if not r.is_async)
+        pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="runlater-job")
+        if handle_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                self._loop.add_signal_handler(sig, self.stop)
+        runners = [
+            QueueRunner(self, reg, client, pool, self._stopping, self._force)
+            for reg in self._registrations.values()
+        ]
+        log.info("worker %s started on queues %s", self.worker_id, ", ".join(self.queues))
+        loops = [asyncio.create_task(r.pull(), name=f"runlater-{r.reg.queue}") for r in runners]
+        try:
+            stop_wait = asyncio.create_task(self._stopping.wait())
+            # A poll loop only ends early on a bug; stop everything then too.
+            await asyncio.wait([stop_wait, *loops], return_when=asyncio.FIRST_COMPLETED)
+            self._stopping.set()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self._drain(runners)
+        finally:
+            if handle_signals:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    self._loop.remove_signal_handler(sig)
+            pool.shutdown(wait=False, cancel_futures=True)
+            if owned:
+                await client.close()
+            for t in loops:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+        log.info("worker %s stopped", self.worker_id)
+
+    def _async_client(self) -> tuple[AsyncClient, bool]:
+        """The client the worker calls with, and whether it is ours to close."""
+        if not self._owns_client:
+            assert isinstance(self._client_arg, AsyncClient)
+            return self._client_arg, False
+        o = self._options
+        client = AsyncClient(
+            o.url,
+            protocol=o.protocol,
+            timeout=o.timeout,
+            headers=o.headers,
+            http_version=o.http_version,
+        )
+        return client, True
+
+    async def _drain(self, runners: list[QueueRunner]) -> None:
+        """Lets in-flight jobs finish within the grace, releases the rest, flushes acks."""
+        assert self._force is not None
+        pending: set[asyncio.Future[Any]] = {
+            r.task for runner in runners for r in runner.running.values() if r.task
+        }
+        if pending:
+            log.info("waiting up to %s for %d running job(s)", self.shutdown_grace, len(pending))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.shutdown_grace.total_seconds()
+            force_wait: asyncio.Future[Any] = asyncio.ensure_future(self._force.wait())
+            while pending and not self._force.is_set():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                _done, pending = await asyncio.wait(
+                    pending | {force_wait}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+                )
+                pending.discard(force_wait)
+            force_wait.cancel()
+        await asyncio.gather(*(runner.release_all() for runner in runners))
+        await asyncio.gather(*(runner.acks.final_flush() for runner in runners))
+        self.abandoned_threads = sum(r.abandoned_threads for r in runners)
+
+
+def _connection(
+    client: Client | AsyncClient | str, mode: DequeueMode | None
+) -> tuple[Options, bool]:
+    """The settings the worker's calls go out with, and whether it makes its own AsyncClient
+    with them (from a Client or a URL) rather than use the AsyncClient given.
+
+    Its own connection is the worker's alone, and the runlater server speaks HTTP/2 (h2c on
+    http://) on its one port: unless told otherwise, it takes HTTP/2 so that it can stream.
+    """
+    if isinstance(client, AsyncClient):
+        return client.options, False
+    options = client.options if isinstance(client, Client) else Options(client.rstrip("/"))
+    if options.http_version is None and options.protocol != "grpc-web" and mode != "poll":
+        options = replace(options, http_version="2")
+    return options, True
