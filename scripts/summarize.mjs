@@ -50,7 +50,7 @@ const entries = existsSync(dir)
 for (const entry of entries.filter((e) => e.isDirectory())) {
   const totals = [0, 0, 0];
   for (const file of readdirSync(join(dir, entry.name))) {
-    count(join(dir, entry.name, file)).forEach((n, i) => (totals[i] += n));
+    for (const [i, n] of count(join(dir, entry.name, file)).entries()) totals[i] += n;
   }
   add(entry.name, ...totals);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the repository, from nothing:
 #   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
-#   proto lint/format, generated-code drift, typecheck, the TypeScript suites (server,
+#   proto lint/format, generated-code drift, typecheck, Biome (format, lint, import
+#   boundaries), the TypeScript suites (server,
 #   stores, SDK, CLI), the Python SDK suite, the Java SDK suite.
 # Prints a table and a final line `N passed, N failed`; exits non-zero if anything failed.
 set -uo pipefail
@@ -40,6 +41,8 @@ check "buf lint" npx buf lint
 check "buf format" npx buf format -d --exit-code
 check "generated TypeScript is current" bash -c 'npx buf generate && test -z "$(git status --porcelain -- sdk-ts/src/gen server/src/gen)" || { git status --short -- sdk-ts/src/gen server/src/gen; false; }'
 check "typecheck" npx tsc -p tsconfig.json
+check "format, lint and import boundaries (biome ci)" npx biome ci .
+check "import boundaries match docs/architecture.md (scripts/layers.mjs)" node scripts/layers.mjs --check
 
 step "TypeScript suites (vitest)"
 mkdir -p "$reports/ts"

@@ -110,8 +110,10 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
     }
     return;
   }
-  if (typeof expected === "string" && expected.startsWith("$$"))
-    return matchInto(expected.slice(1), actual, ctx, path, errors);
+  if (typeof expected === "string" && expected.startsWith("$$")) {
+    matchInto(expected.slice(1), actual, ctx, path, errors);
+    return;
+  }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return void errors.push(`${path}: expected a list, got ${show(actual)}`);
     if (actual.length !== expected.length)
@@ -124,7 +126,10 @@ function matchInto(expected: unknown, actual: unknown, ctx: Context, path: strin
   if (typeof expected === "object" && expected !== null) {
     const e = expected as Record<string, unknown>;
     const keys = Object.keys(e);
-    if (keys.length === 1 && keys[0]!.startsWith("$")) return special(keys[0]!, e[keys[0]!], actual, ctx, path, errors);
+    if (keys.length === 1 && keys[0]!.startsWith("$")) {
+      special(keys[0]!, e[keys[0]!], actual, ctx, path, errors);
+      return;
+    }
     if (typeof actual !== "object" || actual === null || Array.isArray(actual))
       return void errors.push(`${path}: expected a mapping, got ${show(actual)}`);
     const a = actual as Record<string, unknown>;
@@ -176,13 +181,17 @@ function special(op: string, arg: unknown, actual: unknown, ctx: Context, path: 
         );
       return;
     case "$gte":
-      return cmp((a, b) => a >= b, ">=");
+      cmp((a, b) => a >= b, ">=");
+      return;
     case "$lte":
-      return cmp((a, b) => a <= b, "<=");
+      cmp((a, b) => a <= b, "<=");
+      return;
     case "$gt":
-      return cmp((a, b) => a > b, ">");
+      cmp((a, b) => a > b, ">");
+      return;
     case "$lt":
-      return cmp((a, b) => a < b, "<");
+      cmp((a, b) => a < b, "<");
+      return;
     case "$ne": {
       const sub: string[] = [];
       matchInto(arg, actual, { ...ctx, vars: new Map(ctx.vars) }, path, sub);

@@ -63,7 +63,7 @@ const arr =
   (of: Check): Check =>
   (v, p, e) => {
     if (!Array.isArray(v)) return void e.push(`${p}: expected a list`);
-    v.forEach((x, i) => of(x, `${p}[${i}]`, e));
+    for (const [i, x] of v.entries()) of(x, `${p}[${i}]`, e);
   };
 const obj =
   (fields: Record<string, Check>, required: string[] = []): Check =>

@@ -17,7 +17,12 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import type { RunlaterClient } from "./client.js";
 import { DoNotRetry, RetryAfter } from "./control.js";
-import { type DequeuedJob, type JobCheckpointSchema, Outcome } from "./gen/runlater/v1/worker_service_pb.js";
+import {
+  type DequeuedJob,
+  type DequeueResponse,
+  type JobCheckpointSchema,
+  Outcome,
+} from "./gen/runlater/v1/worker_service_pb.js";
 import type { RetryPolicy } from "./retry.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
@@ -214,7 +219,7 @@ export class Worker {
       // were applied (they would have to be sent again, to come back STALE_CLAIM).
       const waitMs = ack ? 0 : this.pollWaitMs;
       const limit = Math.min(this.batchSize, this.capacity - held);
-      let res;
+      let res: DequeueResponse;
       this.requested += limit;
       try {
         res = await this.o.client.worker.dequeue(

@@ -472,7 +472,9 @@ describe("Worker in stream mode", () => {
   const startWorker: typeof startWorkerIn = (prefix, options, queueOptions) =>
     startWorkerIn(prefix, { ...options, client: options.client ?? h2client }, queueOptions);
   const spies: RunlaterClient[] = [];
-  afterAll(() => spies.forEach((c) => c.close()));
+  afterAll(() => {
+    for (const c of spies) c.close();
+  });
   const overH2 = (interceptor: Interceptor) => {
     const spy = createRunlaterClient(server.url, { httpVersion: "2", interceptors: [interceptor] });
     spies.push(spy);
@@ -518,7 +520,10 @@ describe("Worker in stream mode", () => {
       if (!req.stream) return next(req);
       const res = await next({
         ...req,
-        message: tap(req.message as AsyncIterable<DequeueStreamRequest>, (m) => ((seen.onTheWay += m.credit), note())),
+        message: tap(req.message as AsyncIterable<DequeueStreamRequest>, (m) => {
+          seen.onTheWay += m.credit;
+          note();
+        }),
       });
       if (!res.stream) return res;
       return {

@@ -55,10 +55,10 @@ afterAll(async () => {
 
 describe("jobs get", () => {
   it("shows each job's fields", async () => {
-    const r = await h.run(["jobs", "get", ids["alpha"]!, ids["f1"]!]);
+    const r = await h.run(["jobs", "get", ids.alpha!, ids.f1!]);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
-    expect(r.stdout).toMatch(new RegExp(`^job_id: +${ids["alpha"]}$`, "m"));
+    expect(r.stdout).toMatch(new RegExp(`^job_id: +${ids.alpha}$`, "m"));
     expect(r.stdout).toMatch(/^state: +PENDING$/m);
     expect(r.stdout).toMatch(/^state: +FAILED$/m);
     expect(r.stdout).toMatch(/^finished_at: +\d{4}-/m);
@@ -66,24 +66,24 @@ describe("jobs get", () => {
   });
 
   it("prints text bodies as UTF-8 and binary ones as base64, saying which", async () => {
-    const r = await h.run(["jobs", "get", ids["alpha"]!, ids["binary"]!, "--body"]);
+    const r = await h.run(["jobs", "get", ids.alpha!, ids.binary!, "--body"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("body (utf-8, 10 bytes):\nalpha text\n");
     expect(r.stdout).toContain(`body (base64, 5 bytes):\n${Buffer.from([0, 1, 2, 254, 255]).toString("base64")}\n`);
   });
 
   it("lists unknown ids on stderr and exits 1", async () => {
-    const r = await h.run(["jobs", "get", ids["alpha"]!, "jq.0.nonexistent"]);
+    const r = await h.run(["jobs", "get", ids.alpha!, "jq.0.nonexistent"]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^job_id: /);
     expect(r.stderr).toBe("not found: jq.0.nonexistent\n");
   });
 
   it("prints GetJobsResponse JSON with base64 bodies", async () => {
-    const r = await h.run(["jobs", "get", ids["binary"]!, "--body", "--json"]);
+    const r = await h.run(["jobs", "get", ids.binary!, "--body", "--json"]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc.jobs[0].jobId).toBe(ids["binary"]);
+    expect(doc.jobs[0].jobId).toBe(ids.binary);
     expect(doc.jobs[0].state).toBe("JOB_STATE_PENDING");
     expect(Buffer.from(doc.jobs[0].body, "base64")).toEqual(Buffer.from([0, 1, 2, 254, 255]));
     expect(doc.notFoundJobIds).toEqual([]);
@@ -102,7 +102,7 @@ describe("jobs scan", () => {
     expect(r.code).toBe(0);
     const rows = tableRows(r.stdout);
     expect(rows[0]).toEqual(["JOB ID", "STATE", "PRIORITY", "RUN AFTER", "ATTEMPTS LEFT", "CREATED"]);
-    expect(rows.slice(1).map((row) => row[0])).toEqual([ids["later"], ids["binary"], ids["alpha"]]);
+    expect(rows.slice(1).map((row) => row[0])).toEqual([ids.later, ids.binary, ids.alpha]);
     expect(rows[2]!.slice(1, 3)).toEqual(["PENDING", "2"]);
     expect(r.stderr).toBe("");
   });
@@ -116,19 +116,19 @@ describe("jobs scan", () => {
         .map((row) => row[0])
         .sort();
     };
-    expect(await idsOf(["jf", "--state", "failed"])).toEqual([ids["f1"], ids["f2"], ids["f3"]].sort());
-    expect(await idsOf(["jf", "--state", "FAILED", "--priority", "2"])).toEqual([ids["f2"], ids["f3"]].sort());
-    expect(await idsOf(["jf", "--future"])).toEqual([ids["scheduled"]]);
-    expect(await idsOf(["jq", "--due"])).toEqual([ids["alpha"], ids["binary"]].sort());
-    expect(await idsOf(["jf", "--body-regex", "^fail t"])).toEqual([ids["f2"], ids["f3"]].sort());
+    expect(await idsOf(["jf", "--state", "failed"])).toEqual([ids.f1, ids.f2, ids.f3].sort());
+    expect(await idsOf(["jf", "--state", "FAILED", "--priority", "2"])).toEqual([ids.f2, ids.f3].sort());
+    expect(await idsOf(["jf", "--future"])).toEqual([ids.scheduled]);
+    expect(await idsOf(["jq", "--due"])).toEqual([ids.alpha, ids.binary].sort());
+    expect(await idsOf(["jf", "--body-regex", "^fail t"])).toEqual([ids.f2, ids.f3].sort());
   });
 
   it("shows bodies in a column with --body", async () => {
     const r = await h.run(["jobs", "scan", "jq", "--body"]);
     const rows = tableRows(r.stdout);
     expect(rows[0]!.at(-1)).toBe("BODY");
-    expect(rows.find((row) => row[0] === ids["alpha"])!.at(-1)).toBe('"alpha text"');
-    expect(rows.find((row) => row[0] === ids["binary"])!.at(-1)).toBe(
+    expect(rows.find((row) => row[0] === ids.alpha)!.at(-1)).toBe('"alpha text"');
+    expect(rows.find((row) => row[0] === ids.binary)!.at(-1)).toBe(
       `base64:${Buffer.from([0, 1, 2, 254, 255]).toString("base64")}`,
     );
   });
@@ -143,21 +143,21 @@ describe("jobs scan", () => {
       tableRows(second.stdout)
         .slice(1)
         .map((row) => row[0]),
-    ).toEqual([ids["alpha"]]);
+    ).toEqual([ids.alpha]);
     expect(second.stderr).toBe("");
     const all = await h.run(["jobs", "scan", "jq", "--limit", "1", "--all"]);
     expect(
       tableRows(all.stdout)
         .slice(1)
         .map((row) => row[0]),
-    ).toEqual([ids["later"], ids["binary"], ids["alpha"]]);
+    ).toEqual([ids.later, ids.binary, ids.alpha]);
     expect(all.stderr).toBe("");
   });
 
   it("prints one ScanJobsResponse JSON document with --all --json", async () => {
     const r = await h.run(["jobs", "scan", "jq", "--limit", "1", "--all", "--json", "--body"]);
     const doc = JSON.parse(r.stdout);
-    expect(doc.jobs.map((j: { jobId: string }) => j.jobId)).toEqual([ids["later"], ids["binary"], ids["alpha"]]);
+    expect(doc.jobs.map((j: { jobId: string }) => j.jobId)).toEqual([ids.later, ids.binary, ids.alpha]);
     expect(doc.nextPageToken).toBe("");
     expect(Buffer.from(doc.jobs[2].body, "base64").toString()).toBe("alpha text");
   });
@@ -217,7 +217,7 @@ describe("jobs retry and delete", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("retried 1 job (now PENDING)\n");
-    const res = await h.jobs.getJobs({ jobIds: [ids["r2"]!] });
+    const res = await h.jobs.getJobs({ jobIds: [ids.r2!] });
     const j = res.jobs[0]!;
     expect(j.state).toBe(JobState.PENDING);
     expect(j.attemptsAllowed).toBe(3);
@@ -245,7 +245,7 @@ describe("jobs retry and delete", () => {
     const r = await h.run(["jobs", "delete", "jr", "--state", "pending", "--priority", "2"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("deleted 1 job\n");
-    expect((await h.jobs.getJobs({ jobIds: [ids["r2"]!] })).notFoundJobIds).toEqual([ids["r2"]]);
+    expect((await h.jobs.getJobs({ jobIds: [ids.r2!] })).notFoundJobIds).toEqual([ids.r2]);
     const json = await h.run(["jobs", "delete", "jr", "--state", "failed", "--limit", "5", "--json"]);
     expect(JSON.parse(json.stdout)).toEqual({ count: "1" });
     expect((await h.jobs.countJobs({ queue: "jr" })).count).toBe(1n);

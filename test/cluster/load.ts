@@ -6,7 +6,7 @@
  * handed to them, so duplicates can be counted.
  */
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import { createRunlaterClient, JobState, Outcome, type RunlaterClient } from "@runlater/sdk";
+import { createRunlaterClient, type DequeuedJob, type JobState, Outcome, type RunlaterClient } from "@runlater/sdk";
 import { sleep } from "./harness.js";
 
 const running = new Set<{ stop(): Promise<void> }>();
@@ -137,7 +137,7 @@ export class Consumer extends Loop {
   protected async run(): Promise<void> {
     const { queue, tally, batch } = this.o;
     while (!this.stopped) {
-      let jobs;
+      let jobs: DequeuedJob[];
       try {
         ({ jobs } = await this.client.worker.dequeue({
           queue,

@@ -15,7 +15,7 @@ import {
   type JobFailure,
   JobFailureSchema,
   type JobSuccess,
-  JobSuccessSchema,
+  type JobSuccessSchema,
   Outcome,
   type WorkerService,
 } from "../gen/runlater/v1/worker_service_pb.js";

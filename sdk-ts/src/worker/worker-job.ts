@@ -32,6 +32,7 @@ export interface WorkerJob {
 }
 
 /** What a handler may return: nothing (success), a custom status (success), or snooze(ms). */
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a handler that returns nothing (Promise<void>) be a JobHandler.
 export type HandlerResult = void | string | Snooze;
 
 export type JobHandler = (job: WorkerJob) => Promise<HandlerResult>;

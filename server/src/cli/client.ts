@@ -35,7 +35,7 @@ function checkUrl(value: string): string {
 /** --url wins over RUNLATER_URL, which wins over the default. */
 export function resolveUrl(flag: string | undefined, env: CliIo["env"]): string {
   if (flag) return flag;
-  const fromEnv = env["RUNLATER_URL"];
+  const fromEnv = env.RUNLATER_URL;
   return fromEnv ? checkUrl(fromEnv) : DEFAULT_URL;
 }
 

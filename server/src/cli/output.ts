@@ -8,11 +8,10 @@ import { JobState } from "@runlater/sdk/gen/job_pb.js";
 /** Left-aligned columns, two spaces apart, headers first. */
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd() + "\n";
+  const line = (cells: string[]) => {
+    const text = cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ");
+    return `${text.trimEnd()}\n`;
+  };
   return line(headers) + rows.map(line).join("");
 }
 
@@ -88,7 +87,7 @@ export function bodyText(body: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what this looks for (bodies that would garble a terminal).
   return /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) ? undefined : text;
 }
 

@@ -5,7 +5,7 @@ import { assignQueue } from "../../src/cluster/assignment.js";
 const ownersOf = (brokers: string[], queues: number, partitions: number) => {
   const owners = new Map<string, string>();
   for (let q = 0; q < queues; q++)
-    assignQueue(brokers, `q${q}`, partitions).forEach((o, p) => owners.set(`q${q}/${p}`, o));
+    for (const [p, o] of assignQueue(brokers, `q${q}`, partitions).entries()) owners.set(`q${q}/${p}`, o);
   return owners;
 };
 

@@ -59,7 +59,7 @@ export async function jobReleaseBuffered(
   let released = 0;
   for (const id of candidates) {
     const slot = state.jobs.get(id);
-    if (!slot || slot.job.state !== "buffered") continue;
+    if (slot?.job.state !== "buffered") continue;
     const mine = p.ids !== undefined && slot.job.bufferEpoch === p.epoch;
     const stale = p.belowEpoch !== undefined && slot.job.bufferEpoch < p.belowEpoch;
     if (!mine && !stale) continue;
@@ -77,7 +77,7 @@ export async function jobStartMany(
   const started: string[] = [];
   for (const plan of p.plans) {
     const slot = state.jobs.get(plan.id);
-    if (!slot || slot.job.state !== "buffered" || slot.job.bufferEpoch !== p.epoch) continue;
+    if (slot?.job.state !== "buffered" || slot.job.bufferEpoch !== p.epoch) continue;
     state.apply(slot, transitions.handOut(slot.job, plan, p.now));
     started.push(plan.id);
   }

@@ -91,7 +91,7 @@ export async function jobStartMany(
         args,
       )) as Buffer
     ).toString("latin1");
-    run.forEach((plan, i) => flags[i] === "1" && started.push(plan.id));
+    for (const [i, plan] of run.entries()) if (flags[i] === "1") started.push(plan.id);
   }
   return started;
 }

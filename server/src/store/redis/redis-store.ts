@@ -72,7 +72,7 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
     for (const client of clients) defineScripts(client);
     legacyShards = await checkShards(clients, keys, o.requireNoEviction ?? true);
   } catch (err) {
-    clients.forEach((c) => c.disconnect());
+    for (const c of clients) c.disconnect();
     throw err;
   }
   return new RedisStore(clients, keys, legacyShards);

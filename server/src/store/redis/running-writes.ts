@@ -98,7 +98,7 @@ async function acknowledge<T extends { id: string }>(
       if (sent.length === 0) return;
       const args: ScriptArg[] = [ctx.keys.prefix, now, ...encode(sent.map(({ item }) => item))];
       const outcomes = decodeOutcomes((await runScript(shard, name, [ctx.keys.claimChecks()], args)) as Buffer);
-      outcomes.forEach((outcome, k) => (results[sent[k]!.index] = outcome));
+      for (const [k, outcome] of outcomes.entries()) results[sent[k]!.index] = outcome;
     }),
   );
   return results;
