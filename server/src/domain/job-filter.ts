@@ -6,13 +6,22 @@
 import type { JobRecord } from "./job-record.js";
 import { visibleState } from "./transitions.js";
 
+/**
+ * A compiled body pattern. Requests compile theirs with a linear-time engine (RE2 syntax,
+ * engine/request-checks.ts): a backtracking RegExp would let one request stall the server.
+ */
+export interface BodyPattern {
+  /** Whether the pattern matches anywhere in `text`. */
+  test(text: string): boolean;
+}
+
 /** Filters shared by scan, count and delete. Unset fields match everything. */
 export interface JobFilter {
   state?: "pending" | "running" | "succeeded" | "failed";
   priority?: number;
   /** true: run_after > now; false: run_after ≤ now. */
   future?: boolean;
-  bodyRegex?: RegExp;
+  bodyRegex?: BodyPattern;
 }
 
 /** Where a scan resumes: after this (run_after, id) in scan order. */

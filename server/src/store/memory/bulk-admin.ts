@@ -38,19 +38,28 @@ export async function jobDeleteMany(
   p: { queue: string; filter: JobFilter; limit: number; now: number },
 ): Promise<number> {
   const doomed: Slot[] = [];
-  for (const slot of state.matching(p.queue, p.filter, p.now)) {
+  for await (const slot of state.matching(p.queue, p.filter, p.now)) {
     if (doomed.length >= p.limit) break;
     doomed.push(slot);
   }
-  for (const slot of doomed) state.remove(slot, p.now);
-  return doomed.length;
+  let deleted = 0;
+  for (const slot of doomed) {
+    if (!state.matchesNow(slot, p.filter, p.now)) continue;
+    state.remove(slot, p.now);
+    deleted++;
+  }
+  return deleted;
 }
 
 export async function jobRetryFailed(
   state: MemoryState,
   p: { queue: string; priority?: number; attemptsAllowed: number; runAfter: number; limit: number; now: number },
 ): Promise<number> {
-  const failed = [...state.matching(p.queue, { state: "failed", priority: p.priority }, p.now)]
+  const filter: JobFilter = { state: "failed", priority: p.priority };
+  const found: Slot[] = [];
+  for await (const slot of state.matching(p.queue, filter, p.now)) found.push(slot);
+  const failed = found
+    .filter((slot) => state.matchesNow(slot, filter, p.now))
     .sort((a, b) => a.job.finishedAt - b.job.finishedAt || a.job.seq - b.job.seq)
     .slice(0, p.limit);
   for (const slot of failed) {

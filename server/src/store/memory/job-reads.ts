@@ -13,7 +13,7 @@ export async function jobCount(
   p: { queue: string; filter: JobFilter; now: number },
 ): Promise<number> {
   let count = 0;
-  for (const _ of state.matching(p.queue, p.filter, p.now)) count++;
+  for await (const _ of state.matching(p.queue, p.filter, p.now)) count++;
   return count;
 }
 
@@ -60,7 +60,7 @@ export async function jobScan(
 ): Promise<JobRecord[]> {
   const c = p.cursor;
   const page: JobRecord[] = [];
-  for (const slot of state.matching(p.queue, p.filter, p.now)) {
+  for await (const slot of state.matching(p.queue, p.filter, p.now)) {
     const j = slot.job;
     if (c && (j.runAfter > c.runAfter || (j.runAfter === c.runAfter && j.id >= c.id))) continue;
     page.push(j);

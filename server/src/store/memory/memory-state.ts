@@ -7,6 +7,11 @@
  */
 
 import { type JobFilter, matchesFilter } from "../../domain/job-filter.js";
+
+/** Jobs a matching walk examines, and body bytes it tests, before it lets other work run. */
+const MATCH_YIELD_JOBS = 1000;
+const MATCH_YIELD_BYTES = 1024 * 1024;
+
 import type { StoredState } from "../../domain/job-record.js";
 import type { JobPatch } from "../../domain/transitions.js";
 import * as transitions from "../../domain/transitions.js";
@@ -127,13 +132,35 @@ export class MemoryState {
     return top && top.at <= now ? top.slot : undefined;
   }
 
-  *matching(queue: string, filter: JobFilter, now: number): Generator<Slot> {
+  /**
+   * The queue's jobs that match, for scan, count, delete and retry: admin calls that read
+   * every job of the queue. A big queue (or a body regex over big bodies) would hold the
+   * event loop for the whole walk, so every MATCH_YIELD_JOBS jobs or MATCH_YIELD_BYTES of
+   * bodies tested it lets other work run. Jobs can change meanwhile: callers that write
+   * check each job again (matchesNow) in the step that writes.
+   */
+  async *matching(queue: string, filter: JobFilter, now: number): AsyncGenerator<Slot> {
     const q = this.queues.get(queue);
     if (!q) return;
+    let jobs = 0;
+    let bytes = 0;
     for (const id of q.jobs) {
-      const slot = this.jobs.get(id)!;
+      const slot = this.jobs.get(id);
+      if (!slot) continue; // removed while the walk let other work run
       if (matchesFilter(slot.job, filter, now)) yield slot;
+      jobs++;
+      if (filter.bodyRegex) bytes += slot.job.body.length;
+      if (jobs >= MATCH_YIELD_JOBS || bytes >= MATCH_YIELD_BYTES) {
+        jobs = 0;
+        bytes = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
+  }
+
+  /** Whether `slot` is still a job of the store and still matches (after a walk that let other work run). */
+  matchesNow(slot: Slot, filter: JobFilter, now: number): boolean {
+    return this.jobs.get(slot.job.id) === slot && matchesFilter(slot.job, filter, now);
   }
 }
 

@@ -151,8 +151,8 @@ export type ScanJobsRequest = Message<"runlater.v1.ScanJobsRequest"> & {
   future?: boolean | undefined;
 
   /**
-   * Only jobs whose body, read as UTF-8, matches this regular expression (JavaScript
-   * syntax, at most 256 characters).
+   * Only jobs whose body, read as UTF-8, matches this regular expression anywhere (RE2
+   * syntax: no backreferences or lookaround; at most 256 characters).
    *
    * @generated from field: string body_regex = 5;
    */
@@ -250,7 +250,7 @@ export type CountJobsRequest = Message<"runlater.v1.CountJobsRequest"> & {
   future?: boolean | undefined;
 
   /**
-   * Only jobs whose body matches this regular expression.
+   * Only jobs whose body matches this regular expression (RE2 syntax, as in ScanJobsRequest).
    *
    * @generated from field: string body_regex = 5;
    */
@@ -385,7 +385,7 @@ export type DeleteJobsRequest = Message<"runlater.v1.DeleteJobsRequest"> & {
   priority: number;
 
   /**
-   * Only jobs whose body matches this regular expression.
+   * Only jobs whose body matches this regular expression (RE2 syntax, as in ScanJobsRequest).
    *
    * @generated from field: string body_regex = 4;
    */
