@@ -8,9 +8,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { registerClusterService } from "./api/cluster-service.js";
+import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
+import { createNodeHandler } from "./api/node-handler.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
 import { Broker } from "./broker/broker.js";
@@ -138,9 +139,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     counters: metrics,
   });
   const shutdown = new AbortController();
-  const handler = connectNodeAdapter({
+  const streams = new OpenStreams();
+  const handler = createNodeHandler({
+    log,
     routes: (routes) => {
-      registerServices(routes, engine, { frontend: role !== "broker" });
+      registerServices(routes, engine, { frontend: role !== "broker", streams });
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,
@@ -185,6 +188,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         await membership.stop(); // leave the registry first, so the others take over at once
         await broker?.stop();
         await closed;
+        // No connection is left: streams hand back the jobs they never wrote, before the store closes.
+        streams.abandonAll();
+        await engine.handBacksSettled();
         peers.close();
         await maintenance.stop();
         await store.close();

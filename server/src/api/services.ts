@@ -19,7 +19,7 @@ import {
   queueToProto,
   stateFromProto,
 } from "./convert.js";
-import { dequeueStream } from "./dequeue-stream.js";
+import { dequeueStream, type OpenStreams } from "./dequeue-stream.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -27,16 +27,14 @@ const DEADLINE_MARGIN_MS = 50;
 /** Which public services a node serves: a broker (--role broker) serves WorkerService only. */
 export interface ServedApis {
   frontend: boolean;
+  /** Where DequeueStreams register until they have written everything (for shutdown). */
+  streams: OpenStreams;
 }
 
 /** Longest call id accepted (the router's are 12 characters); a longer one is ignored. */
 const CALL_ID_MAX_LENGTH = 64;
 
-export function registerServices(
-  router: ConnectRouter,
-  engine: Engine,
-  served: ServedApis = { frontend: true },
-): ConnectRouter {
+export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis): ConnectRouter {
   if (served.frontend) registerFrontend(router, engine);
   return router.service(WorkerService, {
     async dequeue(req, ctx) {
@@ -56,7 +54,7 @@ export function registerServices(
       };
     },
     dequeueStream(requests, ctx) {
-      return dequeueStream(engine, requests, ctx.signal);
+      return dequeueStream(engine, requests, ctx.signal, served.streams);
     },
     async ack(req) {
       if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");

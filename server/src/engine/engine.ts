@@ -52,6 +52,8 @@ export class Engine {
   private readonly counters: JobCounters;
   private readonly partitions = new PartitionPicker();
   private readonly queues: QueueCache;
+  /** Hand-backs of undelivered jobs still being written (releaseUndelivered). */
+  private readonly handingBack = new Set<Promise<void>>();
 
   constructor(o: EngineOptions) {
     this.store = o.store;
@@ -396,7 +398,19 @@ export class Engine {
   }
 
   /** Jobs started for a caller that did not get them: back to pending at once, charging nothing. */
-  async releaseUndelivered(jobs: Array<Pick<JobRecord, "id" | "claimToken">>): Promise<void> {
+  releaseUndelivered(jobs: Array<Pick<JobRecord, "id" | "claimToken">>): Promise<void> {
+    const release = this.handBack(jobs);
+    this.handingBack.add(release);
+    void release.finally(() => this.handingBack.delete(release)).catch(() => {});
+    return release;
+  }
+
+  /** Resolves once every hand-back started so far has ended: shutdown waits for them before it closes the store. */
+  async handBacksSettled(): Promise<void> {
+    await Promise.allSettled([...this.handingBack]);
+  }
+
+  private async handBack(jobs: Array<Pick<JobRecord, "id" | "claimToken">>): Promise<void> {
     const now = this.clock.now();
     const results = await this.store.jobCheckpointMany({
       items: jobs.map((j) => ({
