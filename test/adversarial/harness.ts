@@ -32,24 +32,29 @@ async function openStore(kind: StoreKind): Promise<{ store: Store; cleanup(): Pr
   return { store, cleanup: () => dropDatabases() };
 }
 
-/** A store whose every method call is counted in `calls`. */
-function counted(store: Store, calls: Map<string, number>): Store {
+/** Store methods to slow down, and by how many ms each call (to widen a race). */
+export type Slowdowns = Partial<Record<keyof Store, number>>;
+
+/** A store whose every method call is counted in `calls`, and the methods named in `slow` delayed. */
+function counted(store: Store, calls: Map<string, number>, slow: Slowdowns): Store {
   return new Proxy(store, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
       if (typeof value !== "function") return value;
+      const delay = slow[name as keyof Store];
       return (...args: unknown[]) => {
         calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
-        return value.apply(target, args);
+        if (delay === undefined) return value.apply(target, args);
+        return new Promise((resolve) => setTimeout(resolve, delay)).then(() => value.apply(target, args));
       };
     },
   });
 }
 
-export async function serve(kind: StoreKind): Promise<Target> {
+export async function serve(kind: StoreKind, o: { slow?: Slowdowns } = {}): Promise<Target> {
   const opened = await openStore(kind);
   const calls = new Map<string, number>();
-  const server = await startServer({ store: counted(opened.store, calls), port: 0 });
+  const server = await startServer({ store: counted(opened.store, calls, o.slow ?? {}), port: 0 });
   return {
     server,
     calls,

@@ -332,7 +332,7 @@ export class Broker {
           const needsJobs = b.size < wanted && !this.knownEmpty(b);
           const betterArrived =
             b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
-          return needsJobs || betterArrived ? this.refill(q, b) : undefined;
+          return needsJobs || betterArrived ? this.refillCurrent(q, b) : undefined;
         }),
       );
       const before = total;
@@ -395,6 +395,18 @@ export class Broker {
     return jobs.flatMap((job, i) => (started.has(job.id) ? [{ ...job, ...handOut(job, plans[i]!, now) }] : []));
   }
 
+  /**
+   * A refill whose claim began after everything announced so far. Joining a refill that
+   * is already running is not enough when a job was announced while it ran (its claim
+   * may have read the store before that job was there: a priority-1 job would then wait
+   * behind the priority-2 and -3 jobs it read): claim once more.
+   */
+  private async refillCurrent(q: QueueState, b: PartitionBuffer): Promise<void> {
+    const joined = b.refilling !== undefined;
+    await this.refill(q, b);
+    if (joined && b.dirtyPriority !== Number.POSITIVE_INFINITY) await this.refill(q, b);
+  }
+
   private refill(q: QueueState, b: PartitionBuffer): Promise<void> {
     if (!b.refilling) {
       b.refilling = this.doRefill(q, b).finally(() => {
@@ -452,8 +464,12 @@ export class Broker {
       return;
     }
     // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
-    // short: then only an empty claim says so.
-    b.exhausted = claimed.length < room && (roomBytes === undefined || claimed.length === 0);
+    // short: then only an empty claim says so. A job announced while the claim ran
+    // (dirtyPriority set again) may have been inserted after it read: not exhausted then.
+    b.exhausted =
+      claimed.length < room &&
+      (roomBytes === undefined || claimed.length === 0) &&
+      b.dirtyPriority === Number.POSITIVE_INFINITY;
     b.exhaustedAt = now;
     // A job announced while the claim ran may have been inserted after it read: let the
     // waiters look again (their take() refills, seeing dirtyPriority set).
