@@ -7,10 +7,10 @@
  *  - handing out: while credits are left, one engine.dequeue for all of them (up to the
  *    Dequeue limit), long-polling when nothing is due; its jobs go out as one message;
  *  - writing: those messages, in the order they were queued (a StreamOutbox). A hand-out
- *    waits until the previous one has been taken by the writer, which takes a message
- *    only once the one before is written to the connection: a worker that grants credits
- *    but does not read holds at most about two messages in this server's memory, not
- *    every job its credits allow (HTTP/2 flow control holds the rest back).
+ *    waits while more than QUEUED_BYTES_MAX of hand-outs wait for the writer, which takes
+ *    a message only once the one before is written to the connection: a worker that grants
+ *    credits but does not read holds about that much in this server's memory (plus the
+ *    message being written), not every job its credits allow.
  * The worker closing its side, the server shutting down or the client going away ends the
  * handing out (a long poll returns at once; jobs being started then are handed back by the
  * engine); the stream ends once every ack received has its answer written. An error ends
@@ -66,6 +66,13 @@ const ACKS_APPLYING_MAX = 16;
 const WAITING_TO_BE_WRITTEN_MAX = 64;
 /** What a job handed out weighs besides its body (ids, token, times), for the outbox's bound. */
 const JOB_OVERHEAD_BYTES = 64;
+/**
+ * Bytes of hand-outs a stream may have queued behind the message being written before it
+ * hands out more. 0 (one hand-out at a time) cost ~10 % of throughput in npm run bench
+ * (70.6k against 79.4k jobs/s, medians of three): the next hand-out could no longer be
+ * prepared while the writer waited for the connection.
+ */
+const QUEUED_BYTES_MAX = 4 * 1024 * 1024;
 
 class StreamSession {
   readonly outbox = new StreamOutbox<DequeueStreamResponse>({
@@ -185,10 +192,9 @@ class StreamSession {
           await this.creditOrStop(stopped);
           continue;
         }
-        // One hand-out waits to be written at most: the writer takes the next message only
-        // once the previous one is on the connection, so this is where a worker that does
-        // not read holds the server back.
-        await untilOrStop(this.outbox.waitWeightBelow(0), stopped);
+        // The writer takes the next message only once the previous one is on the connection,
+        // so this is where a worker that does not read holds the server back.
+        await untilOrStop(this.outbox.waitWeightBelow(QUEUED_BYTES_MAX), stopped);
         if (stopped.aborted) break;
         const { jobs } = await this.engine.dequeue({
           queue: this.queue,
