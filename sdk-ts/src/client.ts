@@ -58,6 +58,10 @@ export interface RunlaterClient {
   createQueue(name: string, options?: QueueOptions): Promise<CreateQueueResponse>;
   /** Whether the transport carries bidirectional streams (HTTP/2 with Connect or gRPC): Worker's stream mode. */
   readonly streams: boolean;
+  /** The server's URL, as given. */
+  readonly baseUrl: string;
+  /** The options the client was created with (a Worker makes its own HTTP/2 client from them). */
+  readonly options: Readonly<RunlaterClientOptions>;
   /** Ends the HTTP/2 session, if the client opened one. HTTP/1.1 clients need no closing. */
   close(): void;
 }
@@ -74,6 +78,8 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
     worker,
     queues,
     streams,
+    baseUrl,
+    options: Object.freeze({ ...options }),
     enqueueMany,
     async enqueue(queue, body, opts = {}) {
       const [id] = await enqueueMany([{ ...opts, queue, body }]);

@@ -29,7 +29,7 @@ export { constant, exponential, linear, pinlaterDefault } from "./retry.js";
 export type { HttpVersion, Protocol } from "./transport.js";
 export type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
 export type { HandlerResult, JobHandler, WorkerJob } from "./worker/worker-job.js";
-export type { WorkerOptions } from "./worker.js";
+export type { WorkerOptions, WorkerSettings } from "./worker.js";
 export { Worker } from "./worker.js";
 
 // ---- For integrators: services and schemas, to build transports, servers, tools ----

@@ -15,7 +15,8 @@
 import { hostname } from "node:os";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { durationFromMs, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
-import type { RunlaterClient } from "./client.js";
+import { ConnectError } from "@connectrpc/connect";
+import { createRunlaterClient, type RunlaterClient } from "./client.js";
 import { DoNotRetry, RetryAfter } from "./control.js";
 import {
   type DequeuedJob,
@@ -27,6 +28,7 @@ import type { RetryPolicy } from "./retry.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
 import { ClaimKeeper } from "./worker/claim-keeper.js";
+import { workerDefaults } from "./worker/defaults.js";
 import { deliver } from "./worker/deliver.js";
 import { type JobOutcome, outcomeOfError, outcomeOfResult } from "./worker/outcome.js";
 import { StreamPuller } from "./worker/stream-puller.js";
@@ -34,24 +36,30 @@ import type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
 import { type JobHandler, toWorkerJob } from "./worker/worker-job.js";
 
 export interface WorkerOptions {
+  /**
+   * The client to call the server with. Unless it names an httpVersion (or uses
+   * gRPC-Web, or dequeueMode is "poll"), the worker opens its own HTTP/2 session to the
+   * same server with the same options, so that it can stream; it closes it on stop.
+   */
   client: RunlaterClient;
-  /** The queue to work on (it must exist). */
+  /** The queue to work on (it must exist: start() fails otherwise). */
   queue: string;
   handler: JobHandler;
-  /** Handlers running at once; default 10. */
+  /** Handlers running at once; default 100 (docs/workers.md). */
   concurrency?: number;
   /**
-   * Jobs asked for per Dequeue; default = concurrency. A batch larger than concurrency
-   * prefetches: the extra jobs wait in the worker (their claims kept alive) until a slot
-   * frees. A batch of half the concurrency or less keeps several Dequeue calls in flight
-   * (up to concurrency / batchSize, at most 4), each asking only for free slots. In stream
-   * mode the worker grants credits for its free slots once half a batch of them is free.
+   * Jobs asked for per Dequeue, or credits granted at most per stream message; default =
+   * concurrency. A batch larger than concurrency prefetches: the extra jobs wait in the
+   * worker (their claims kept alive) until a slot frees. A batch of half the concurrency
+   * or less keeps several Dequeue calls in flight (up to concurrency / batchSize, at most
+   * 4), each asking only for free slots. In stream mode the worker grants credits for its
+   * free slots once half a batch of them is free.
    */
   batchSize?: number;
   /**
-   * "stream": one DequeueStream carries jobs and outcomes (needs a client over HTTP/2 with
-   * Connect or gRPC; saves a request per batch). "poll": Dequeue calls, acks piggy-backed
-   * on them. Default "stream" when the client can stream, else "poll".
+   * "stream": one DequeueStream carries jobs and outcomes (HTTP/2 with Connect or gRPC;
+   * saves a request per batch). "poll": Dequeue calls, acks piggy-backed on them.
+   * Default "stream" wherever the transport allows (see `client`), else "poll".
    */
   dequeueMode?: "stream" | "poll";
   /** Poll mode: long-poll wait of each Dequeue when nothing is due; default 20 s (the server caps it at 60 s). */
@@ -60,14 +68,35 @@ export interface WorkerOptions {
   retryPolicy?: RetryPolicy;
   /** Renew claims of jobs that run long (default true). */
   claimExtension?: boolean;
-  /** How long stop() lets running handlers finish before releasing their jobs; default 30 s. */
+  /** How long stop() lets running handlers finish before releasing their jobs; default 25 s. */
   shutdownGraceMs?: number;
-  /** How long an outcome may wait for a Dequeue to carry it before an Ack call sends it; default 5 ms. */
-  ackFlushDelayMs?: number;
+  /** Longest time a finished job's outcome waits to share a message with others; default 5 ms. */
+  ackDelayMs?: number;
   /** Names this worker in server logs; default host:pid:random. */
   workerId?: string;
-  /** Told about every problem the worker handles by itself; default logs to console.error. */
+  /**
+   * Told about every problem the worker handles by itself; default: console.warn, with
+   * the stack of a handler's error (once per failed attempt).
+   */
   onError?: WorkerErrorHandler;
+  /**
+   * The wall clock (epoch ms) the worker reads the server's claim expiries against and
+   * computes snooze due times with; default Date.now. Timers run on the monotonic clock
+   * whatever this says. Tests against a server on a manual clock pass that clock here.
+   */
+  clock?: () => number;
+}
+
+/** A Worker's effective settings: its options with the defaults filled in. */
+export interface WorkerSettings {
+  concurrency: number;
+  batchSize: number;
+  dequeueMode: "stream" | "poll";
+  pollWaitMs: number;
+  shutdownGraceMs: number;
+  ackDelayMs: number;
+  claimExtension: boolean;
+  workerId: string;
 }
 
 interface Running {
@@ -81,9 +110,19 @@ interface Running {
 const DEQUEUE_DEADLINE_MARGIN_MS = 10_000;
 /** After the grace period, how long stop() still tries to deliver releases and acks. */
 const FINAL_DELIVERY_MS = 10_000;
+/** How long start() waits for the server to say whether the queue exists. */
+const START_CHECK_TIMEOUT_MS = 10_000;
+/** The longest custom status a failure reports (the server keeps 1,000 characters in all). */
+const MAX_STATUS_CHARS = 500;
 
 export class Worker {
+  /** The worker's settings, defaults filled in. */
+  readonly settings: Readonly<WorkerSettings>;
   private readonly queue: string;
+  private readonly client: RunlaterClient;
+  /** The worker opened `client` itself (its own HTTP/2 session) and closes it on stop. */
+  private readonly ownsClient: boolean;
+  private readonly clock: () => number;
   private readonly concurrency: number;
   private readonly batchSize: number;
   private readonly capacity: number;
@@ -108,6 +147,8 @@ export class Worker {
   private readonly writes = new Set<Promise<unknown>>();
   private waiters: Array<() => void> = [];
 
+  /** start()'s check of the queue, then the pullers' start. */
+  private starting: Promise<void> | undefined;
   private loop: Promise<void> | undefined;
   private stopping = false;
   private stopped: Promise<void> | undefined;
@@ -121,7 +162,8 @@ export class Worker {
 
   constructor(private readonly o: WorkerOptions) {
     this.queue = o.queue;
-    this.concurrency = positiveInt("concurrency", o.concurrency ?? 10);
+    this.clock = o.clock ?? Date.now;
+    this.concurrency = positiveInt("concurrency", o.concurrency ?? workerDefaults.concurrency);
     this.batchSize = positiveInt("batchSize", o.batchSize ?? Math.min(this.concurrency, 1000));
     if (this.batchSize > 1000) throw new RangeError("batchSize must be at most 1000 (the server's Dequeue limit)");
     this.capacity = Math.max(this.concurrency, this.batchSize);
@@ -132,61 +174,100 @@ export class Worker {
     // time would leave slots idle while each call travels: keep up to that many calls in
     // flight (at most 4), never asking for more jobs than there are free slots.
     this.pullers = Math.max(1, Math.min(4, Math.floor(this.capacity / this.batchSize)));
-    this.pollWaitMs = nonNegative("pollWaitMs", o.pollWaitMs ?? 20_000);
-    this.graceMs = nonNegative("shutdownGraceMs", o.shutdownGraceMs ?? 30_000);
+    this.pollWaitMs = nonNegative("pollWaitMs", o.pollWaitMs ?? workerDefaults.pollWaitMs);
+    this.graceMs = nonNegative("shutdownGraceMs", o.shutdownGraceMs ?? workerDefaults.shutdownGraceMs);
+    const ackDelayMs = nonNegative("ackDelayMs", o.ackDelayMs ?? workerDefaults.ackDelayMs);
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-    this.onError =
-      o.onError ??
-      ((err, ctx) => console.error(`runlater worker [${ctx.op}${ctx.jobId ? ` ${ctx.jobId}` : ""}]:`, err));
-    this.acks = new AckBatcher({
-      queue: this.queue,
-      worker: o.client.worker,
-      flushDelayMs: nonNegative("ackFlushDelayMs", o.ackFlushDelayMs ?? 5),
-      onError: this.onError,
-    });
-    const mode = o.dequeueMode ?? (o.client.streams ? "stream" : "poll");
-    if (mode === "stream" && !o.client.streams) {
+    this.onError = o.onError ?? warn(this.queue);
+
+    const given = o.client;
+    const protocol = given.options.protocol ?? "connect";
+    // Like the Python SDK's worker: a client that left the HTTP version open gets the
+    // worker its own HTTP/2 session, so that it can stream (the server speaks h2c).
+    this.ownsClient =
+      !given.streams && given.options.httpVersion === undefined && protocol !== "grpc-web" && o.dequeueMode !== "poll";
+    this.client = this.ownsClient ? createRunlaterClient(given.baseUrl, { ...given.options, httpVersion: "2" }) : given;
+    const mode = o.dequeueMode ?? (this.client.streams ? "stream" : "poll");
+    if (mode === "stream" && !this.client.streams) {
       throw new Error(
-        'dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2")',
+        'dequeueMode "stream" needs a client over HTTP/2 with protocol "connect" or "grpc" (httpVersion "2", or none)',
       );
     }
+    this.acks = new AckBatcher({
+      queue: this.queue,
+      worker: this.client.worker,
+      flushDelayMs: ackDelayMs,
+      onError: this.onError,
+    });
     if (mode === "stream") {
       const puller = new StreamPuller({
         queue: this.queue,
         workerId: this.workerId,
-        worker: o.client.worker,
+        worker: this.client.worker,
         acks: this.acks,
         freeSlots: () => this.capacity - this.running.size - this.buffered.length,
         refillAt: this.refillAt,
-        received: (jobs, receivedAt) => this.received(jobs, receivedAt),
+        received: (jobs) => this.received(jobs),
         stopTimeoutMs: FINAL_DELIVERY_MS,
         onError: this.onError,
       });
       this.acks.carrier = () => puller.carryAcks();
       this.streamPuller = puller;
     }
-    this.claims =
-      (o.claimExtension ?? true)
-        ? new ClaimKeeper({
-            queue: this.queue,
-            worker: o.client.worker,
-            onError: this.onError,
-            onLost: (id) => this.claimLost(id),
-          })
-        : undefined;
+    const claimExtension = o.claimExtension ?? true;
+    this.claims = claimExtension
+      ? new ClaimKeeper({
+          queue: this.queue,
+          worker: this.client.worker,
+          clock: this.clock,
+          onError: this.onError,
+          onLost: (id) => this.claimLost(id),
+        })
+      : undefined;
+    this.settings = Object.freeze({
+      concurrency: this.concurrency,
+      batchSize: this.batchSize,
+      dequeueMode: mode,
+      pollWaitMs: this.pollWaitMs,
+      shutdownGraceMs: this.graceMs,
+      ackDelayMs,
+      claimExtension,
+      workerId: this.workerId,
+    });
   }
 
-  /** Starts taking jobs (idempotent). */
-  start(): void {
-    if (this.stopping) throw new Error("this worker was stopped; create a new one");
-    this.loop ??= this.streamPuller
+  /**
+   * Starts taking jobs. Resolves once the server has said the queue exists; rejects
+   * (a ConnectError: not_found for a missing queue, unavailable for a server that is not
+   * there, naming the queue and the server) without taking any job otherwise, so a
+   * misconfigured worker fails at once instead of retrying forever. Once started, a
+   * server that goes away is retried with backoff (each failure goes to onError).
+   * Calling it again returns the same promise (or tries again after a failure).
+   */
+  start(): Promise<void> {
+    if (this.stopping) return Promise.reject(new Error("this worker was stopped; create a new one"));
+    this.starting ??= this.begin().catch((err: unknown) => {
+      this.starting = undefined;
+      throw err;
+    });
+    return this.starting;
+  }
+
+  private async begin(): Promise<void> {
+    try {
+      await this.client.queues.getQueue({ name: this.queue }, { timeoutMs: START_CHECK_TIMEOUT_MS });
+    } catch (err) {
+      throw startError(err, this.queue, this.client.baseUrl);
+    }
+    if (this.stopping) return;
+    this.loop = this.streamPuller
       ? this.streamPuller.run(this.stopController.signal)
       : Promise.all(Array.from({ length: this.pullers }, () => this.dequeueLoop())).then(() => undefined);
   }
 
-  /** Starts the worker and resolves once it has stopped (after stop() completes). */
-  run(): Promise<void> {
-    this.start();
+  /** Starts the worker (see start()) and resolves once it has stopped (after stop() completes). */
+  async run(): Promise<void> {
+    await this.start();
     return this.done;
   }
 
@@ -222,7 +303,7 @@ export class Worker {
       let res: DequeueResponse;
       this.requested += limit;
       try {
-        res = await this.o.client.worker.dequeue(
+        res = await this.client.worker.dequeue(
           { queue: this.queue, limit, wait: durationFromMs(waitMs), workerId: this.workerId, ack },
           { signal: ack ? undefined : this.stopController.signal, timeoutMs: waitMs + DEQUEUE_DEADLINE_MARGIN_MS },
         );
@@ -240,15 +321,14 @@ export class Worker {
       this.requested -= limit;
       backoff.reset();
       if (ack) this.acks.checkResults(ack, res.ack);
-      this.received(res.jobs, Date.now());
+      this.received(res.jobs);
     }
   }
 
   /** Jobs handed to this worker: keep their claims, start what fits. */
-  private received(jobs: DequeuedJob[], receivedAt: number): void {
+  private received(jobs: DequeuedJob[]): void {
     for (const job of jobs) {
-      if (job.claimExpiresAt)
-        this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt), receivedAt);
+      if (job.claimExpiresAt) this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt));
       this.buffered.push(job);
     }
     this.pump();
@@ -271,10 +351,15 @@ export class Worker {
     try {
       outcome = outcomeOfResult(await this.o.handler(toWorkerJob(run.job, run.controller.signal)));
     } catch (err) {
-      outcome = outcomeOfError(err, run.job.attempt, this.o.retryPolicy);
+      outcome = outcomeOfError(err, run.job.attempt, this.o.retryPolicy, MAX_STATUS_CHARS);
       // RetryAfter and DoNotRetry are decisions, not accidents: no need to shout.
       if (!(err instanceof RetryAfter) && !(err instanceof DoNotRetry))
-        this.onError(err, { op: "handler", jobId: run.job.jobId });
+        this.onError(err, {
+          op: "handler",
+          jobId: run.job.jobId,
+          attempt: run.job.attempt,
+          attemptsAllowed: run.job.attemptsAllowed,
+        });
     }
     if (this.running.get(run.job.jobId) === run) this.running.delete(run.job.jobId);
     if (!run.abandoned) {
@@ -305,7 +390,7 @@ export class Worker {
             {
               ...ids,
               moveToPending: true,
-              runAfter: timestampFromMs(Date.now() + outcome.delayMs),
+              runAfter: timestampFromMs(this.clock() + outcome.delayMs),
               customStatus: outcome.customStatus,
             },
           ],
@@ -322,7 +407,7 @@ export class Worker {
   ): void {
     for (let i = 0; i < checkpoints.length; i += 1000) {
       const chunk = checkpoints.slice(i, i + 1000);
-      const write = deliver(() => this.o.client.worker.checkpoint({ queue: this.queue, checkpoints: chunk }), {
+      const write = deliver(() => this.client.worker.checkpoint({ queue: this.queue, checkpoints: chunk }), {
         onError: this.onError,
         context: { op },
         giveUpAt: () => this.giveUpAt,
@@ -361,14 +446,15 @@ export class Worker {
     this.stopping = true;
     this.stopController.abort(); // ends a long poll in flight and any backoff sleep
     this.notify();
+    await this.starting?.catch(() => undefined);
     await this.loop;
     // Jobs not started yet go back at once so another worker can take them now.
     this.release(this.buffered.splice(0));
 
-    const graceEnds = Date.now() + this.graceMs;
-    while (this.running.size > 0 && Date.now() < graceEnds) {
+    const graceEnds = performance.now() + this.graceMs;
+    while (this.running.size > 0 && performance.now() < graceEnds) {
       const timeout = new AbortController();
-      await Promise.race([this.changed(), sleep(graceEnds - Date.now(), timeout.signal)]);
+      await Promise.race([this.changed(), sleep(graceEnds - performance.now(), timeout.signal)]);
       timeout.abort();
     }
     if (this.running.size > 0) {
@@ -386,6 +472,7 @@ export class Worker {
     await Promise.all([this.acks.flush(), ...this.writes]);
     this.acks.close();
     this.claims?.close();
+    if (this.ownsClient) this.client.close();
     this.resolveDone();
   }
 
@@ -414,4 +501,33 @@ function positiveInt(name: string, value: number): number {
 function nonNegative(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number ≥ 0, got ${value}`);
   return value;
+}
+
+/**
+ * The default onError: one console.warn per problem. A handler's error is logged once
+ * per failed attempt, with its stack (as the Python and Java workers log it at WARNING).
+ */
+function warn(queue: string): WorkerErrorHandler {
+  return (err, ctx) => {
+    if (ctx.op === "handler")
+      console.warn(
+        `runlater worker: job ${ctx.jobId} of ${queue} failed (attempt ${ctx.attempt} of ${ctx.attemptsAllowed}):`,
+        err,
+      );
+    else console.warn(`runlater worker [${ctx.op}${ctx.jobId ? ` ${ctx.jobId}` : ""}] on ${queue}:`, err);
+  };
+}
+
+/** start()'s error: the server's code and details, with the queue and the server named. */
+function startError(err: unknown, queue: string, baseUrl: string): unknown {
+  if (!(err instanceof ConnectError)) return err;
+  const named = new ConnectError(
+    `worker cannot start on queue "${queue}" at ${baseUrl}: ${err.rawMessage}`,
+    err.code,
+    err.metadata,
+    undefined,
+    err,
+  );
+  named.details.push(...err.details); // errorInfo() reads the reason from these
+  return named;
 }

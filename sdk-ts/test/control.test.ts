@@ -19,25 +19,30 @@ describe("handler control flow", () => {
     expect(outcomeOfResult(undefined)).toEqual({ kind: "success", customStatus: "" });
     expect(outcomeOfResult("done")).toEqual({ kind: "success", customStatus: "done" });
     expect(outcomeOfResult(snooze(250, "later"))).toEqual({ kind: "snooze", delayMs: 250, customStatus: "later" });
-    expect(outcomeOfError(new Error("boom"), 1, undefined)).toEqual({
+    expect(outcomeOfError(new Error("boom"), 1, undefined, 500)).toEqual({
       kind: "failure",
       customStatus: "boom",
       retryDelayMs: undefined,
       noRetry: false,
     });
-    expect(outcomeOfError(new Error("boom"), 3, constant(40))).toMatchObject({ retryDelayMs: 40 });
-    expect(outcomeOfError(new RetryAfter(99, "soon"), 1, constant(40))).toEqual({
+    expect(outcomeOfError(new Error("boom"), 3, constant(40), 500)).toMatchObject({ retryDelayMs: 40 });
+    expect(outcomeOfError(new RetryAfter(99, "soon"), 1, constant(40), 500)).toEqual({
       kind: "failure",
       customStatus: "soon",
       retryDelayMs: 99,
       noRetry: false,
     });
-    expect(outcomeOfError(new DoNotRetry("never"), 1, constant(40))).toEqual({
+    expect(outcomeOfError(new DoNotRetry("never"), 1, constant(40), 500)).toEqual({
       kind: "failure",
       customStatus: "never",
       retryDelayMs: undefined,
       noRetry: true,
     });
-    expect(outcomeOfError("a string", 1, undefined)).toMatchObject({ customStatus: "a string" });
+    expect(outcomeOfError("a string", 1, undefined, 500)).toMatchObject({ customStatus: "a string" });
+    expect(outcomeOfError(new TypeError(""), 1, undefined, 500)).toMatchObject({ customStatus: "TypeError" });
+    // Cut as the Python and Java SDKs cut it: 499 characters and an ellipsis.
+    expect(outcomeOfError(new Error("x".repeat(600)), 1, undefined, 500)).toMatchObject({
+      customStatus: `${"x".repeat(499)}…`,
+    });
   });
 });

@@ -61,7 +61,7 @@ async function startWorkerIn(
     onError: (error, context) => errors.push({ error, context }),
     ...options,
   });
-  worker.start();
+  await worker.start();
   started.push(worker);
   return { queue, worker, errors };
 }
@@ -124,7 +124,7 @@ describe.each(["poll", "stream"] as const)("Worker in %s mode", (mode) => {
     const job = await jobInState(client, id, JobState.SUCCEEDED, 3_000);
     expect(attempts).toEqual([1, 2]);
     expect(job.customStatus).toBe("flaky dependency");
-    expect(errors.map((e) => e.context)).toEqual([{ op: "handler", jobId: id }]);
+    expect(errors.map((e) => e.context)).toEqual([{ op: "handler", jobId: id, attempt: 1, attemptsAllowed: 11 }]);
   });
 
   it("without a retry policy leaves the delay to the queue's policy", async () => {
@@ -368,7 +368,8 @@ describe.each(["poll", "stream"] as const)("Worker in %s mode", (mode) => {
 });
 
 describe("Worker in poll mode", () => {
-  const startWorker = startWorkerIn;
+  const startWorker: typeof startWorkerIn = (prefix, options, queueOptions) =>
+    startWorkerIn(prefix, { dequeueMode: "poll", ...options }, queueOptions);
 
   it("keeps several Dequeue calls in flight when concurrency holds several batches, never asking for more than its free slots", async () => {
     const seen = newDequeueTally();
@@ -480,6 +481,19 @@ describe("Worker in stream mode", () => {
     spies.push(spy);
     return spy;
   };
+  /** A client (HTTP version left open) that counts the calls it and its workers make, by method. */
+  const countingClient = () => {
+    const calls = new Map<string, number>();
+    const spy = createRunlaterClient(server.url, {
+      interceptors: [
+        (next) => (req) => {
+          calls.set(req.method.name, (calls.get(req.method.name) ?? 0) + 1);
+          return next(req);
+        },
+      ],
+    });
+    return { calls, spy };
+  };
   /** A client over HTTP/2 that counts the calls it makes, by method. */
   const countingH2Client = () => {
     const calls = new Map<string, number>();
@@ -490,13 +504,28 @@ describe("Worker in stream mode", () => {
     return { calls, spy };
   };
 
-  it("is the default over HTTP/2, and refused over HTTP/1.1", () => {
+  it("is the default wherever the transport allows: the worker opens its own HTTP/2 session if the client left the version open", async () => {
     expect(h2client.streams).toBe(true);
     expect(client.streams).toBe(false);
     expect(createRunlaterClient(server.url, { httpVersion: "2", protocol: "grpc-web" }).streams).toBe(false);
-    expect(() => new Worker({ client, queue: "q", handler: async () => {}, dequeueMode: "stream" })).toThrow(
+    const handler = async () => {};
+    const modeOf = (c: RunlaterClient, dequeueMode?: "stream" | "poll") =>
+      new Worker({ client: c, queue: "q", handler, dequeueMode }).settings.dequeueMode;
+    expect(modeOf(h2client)).toBe("stream");
+    expect(modeOf(client)).toBe("stream"); // no httpVersion given: its own HTTP/2 session
+    expect(modeOf(client, "poll")).toBe("poll");
+    expect(modeOf(createRunlaterClient(server.url, { protocol: "grpc-web" }))).toBe("poll");
+    const http1 = createRunlaterClient(server.url, { httpVersion: "1.1" });
+    expect(modeOf(http1)).toBe("poll");
+    expect(() => new Worker({ client: http1, queue: "q", handler, dequeueMode: "stream" })).toThrow(
       /needs a client over HTTP\/2/,
     );
+    // And it does stream: jobs come and outcomes go on one DequeueStream of its own session.
+    const { calls, spy } = countingClient();
+    const { queue } = await startWorker("own_h2", { client: spy, handler: async (job) => `own ${job.text()}` });
+    const ids = await client.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue, body: `${i}` })));
+    await allSucceeded(queue, ids.length);
+    expect(Object.fromEntries(calls)).toEqual({ GetQueue: 1, DequeueStream: 1 });
   });
 
   it("takes jobs and sends outcomes on one stream: no Dequeue or Ack call", async () => {
@@ -509,7 +538,7 @@ describe("Worker in stream mode", () => {
     const ids = await client.enqueueMany(Array.from({ length: 50 }, (_, i) => ({ queue, body: `${i}` })));
     await allSucceeded(queue, ids.length);
     expect((await getJob(client, ids[49]!)).customStatus).toBe("done 49");
-    expect(Object.fromEntries(calls)).toEqual({ DequeueStream: 1 });
+    expect(Object.fromEntries(calls)).toEqual({ GetQueue: 1, DequeueStream: 1 });
     expect(errors).toEqual([]);
   });
 
@@ -565,7 +594,7 @@ describe("Worker in stream mode", () => {
       },
     });
     await jobInState(client, fast, JobState.SUCCEEDED);
-    expect(Object.fromEntries(calls)).toEqual({ DequeueStream: 1 });
+    expect(Object.fromEntries(calls)).toEqual({ GetQueue: 1, DequeueStream: 1 });
     hold.open();
   });
 

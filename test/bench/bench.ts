@@ -170,7 +170,7 @@ async function processAll(
       }),
   );
   const started = performance.now();
-  for (const w of pool) w.start();
+  await Promise.all(pool.map((w) => w.start()));
   await done;
   await Promise.all(pool.map((w) => w.stop())); // flushes the last acks
   const ms = performance.now() - started;

@@ -16,18 +16,34 @@ export function outcomeOfResult(result: unknown): JobOutcome {
   return { kind: "success", customStatus: typeof result === "string" ? result : "" };
 }
 
-/** attempt is the attempt that failed; the policy (if any) picks the delay before the next. */
-export function outcomeOfError(err: unknown, attempt: number, policy: RetryPolicy | undefined): JobOutcome {
-  if (err instanceof DoNotRetry)
-    return { kind: "failure", customStatus: err.message, retryDelayMs: undefined, noRetry: true };
+/**
+ * attempt is the attempt that failed; the policy (if any) picks the delay before the next.
+ * The custom status is the error's message (its name if the message is empty), cut to
+ * maxStatusChars, as in the Python and Java SDKs.
+ */
+export function outcomeOfError(
+  err: unknown,
+  attempt: number,
+  policy: RetryPolicy | undefined,
+  maxStatusChars: number,
+): JobOutcome {
+  const customStatus = truncate(
+    err instanceof DoNotRetry || err instanceof RetryAfter ? err.message : messageOf(err),
+    maxStatusChars,
+  );
+  if (err instanceof DoNotRetry) return { kind: "failure", customStatus, retryDelayMs: undefined, noRetry: true };
   if (err instanceof RetryAfter)
-    return { kind: "failure", customStatus: err.message, retryDelayMs: Math.max(0, err.delayMs), noRetry: false };
+    return { kind: "failure", customStatus, retryDelayMs: Math.max(0, err.delayMs), noRetry: false };
   // No policy: leave retry_delay unset so the queue's own retry policy decides.
   const retryDelayMs = policy ? Math.max(0, policy(attempt)) : undefined;
-  return { kind: "failure", customStatus: messageOf(err), retryDelayMs, noRetry: false };
+  return { kind: "failure", customStatus, retryDelayMs, noRetry: false };
 }
 
 function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   return String(err);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

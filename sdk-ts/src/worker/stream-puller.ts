@@ -36,8 +36,8 @@ export interface StreamPullerOptions {
   freeSlots(): number;
   /** Grant credits once at least this many are free. */
   refillAt: number;
-  /** Jobs pushed by the server, with the time they arrived. */
-  received(jobs: DequeuedJob[], receivedAt: number): void;
+  /** Jobs pushed by the server. */
+  received(jobs: DequeuedJob[]): void;
   /** How long the server may take to end the stream after stop. */
   stopTimeoutMs: number;
   onError: WorkerErrorHandler;
@@ -110,7 +110,7 @@ export class StreamPuller {
         brought = true;
         if (res.jobs.length > 0) {
           this.onTheWay -= res.jobs.length;
-          this.o.received(res.jobs, Date.now());
+          this.o.received(res.jobs);
         }
         if (res.ack) {
           const sent = this.unanswered.shift();

@@ -6,6 +6,9 @@ export interface WorkerErrorContext {
   op: "dequeue" | "ack" | "checkpoint" | "snooze" | "release" | "handler";
   /** The job concerned, when there is one. */
   jobId?: string;
+  /** op "handler": the attempt that failed, and the attempts allowed in all. */
+  attempt?: number;
+  attemptsAllowed?: number;
 }
 
 /**
