@@ -296,7 +296,7 @@ def test_failure_uses_queue_policy_and_retry_after_delays(
         p = wait_for(lambda: _job_with(client, plain, JobState.PENDING, "bad input"))
         d = wait_for(lambda: _job_with(client, delayed, JobState.PENDING, "try later"))
     # Plain exception: no retry_delay sent, so the queue's 2 h policy decided.
-    assert "ValueError: bad input" in p.custom_status
+    assert p.custom_status == "bad input"  # the message alone, as in TS and Java
     assert p.attempts_remaining == 10
     assert p.run_after is not None and p.run_after > _now() + timedelta(minutes=110)
     # RetryAfter: the worker's delay overrides the policy.
@@ -335,7 +335,7 @@ def test_a_handler_returning_what_it_may_not_fails_the_attempt_and_says_why(
     job_id = client.enqueue(q, b"x", attempts_allowed=3)
     with running(app):
         # Not left RUNNING until the claim times out: a failed attempt, reported at once.
-        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "TypeError"))
+        job = wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "a handler may return"))
     assert f"returned {type_name}; a handler may return None, a str" in job.custom_status
     assert job.attempts_remaining == 2
 
@@ -406,7 +406,7 @@ def test_a_handler_failure_is_logged_once_with_its_traceback(
     caplog.set_level(logging.WARNING, logger="runlater.worker")
     job_id = client.enqueue(q, b"not a number")
     with running(app):
-        wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "ValueError"))
+        wait_for(lambda: _job_with(client, job_id, JobState.PENDING, "invalid literal"))
     failures = [r for r in caplog.records if job_id in r.getMessage()]
     assert len(failures) == 1, [r.getMessage() for r in caplog.records]
     [record] = failures
@@ -548,7 +548,7 @@ def test_stop_releases_jobs_still_running_after_the_grace(
     job = client.get_job(job_id)
     assert job is not None and job.state is JobState.PENDING
     assert job.attempts_remaining == 3  # released: the attempt is not charged
-    assert "worker shutting down" in job.custom_status
+    assert job.custom_status == "", "a release appends nothing to the custom status"
 
 
 def test_sigterm_to_runlater_worker_cli_releases_the_running_job(

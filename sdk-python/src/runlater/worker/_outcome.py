@@ -52,8 +52,16 @@ def result_of_error(job: DequeuedJob, exc: Exception, policy: RetryPolicy | None
         return JobFailure(job.job_id, job.claim_token, truncate(exc.message), no_retry=True)
     # Once per failed attempt, with the handler's traceback (RetryAfter and DoNotRetry
     # above are decisions, not accidents: no need to shout).
-    log.warning("job %s on %s failed: %r", job.job_id, job.queue, exc, exc_info=exc)
-    status = truncate(f"{type(exc).__name__}: {exc}")
+    log.warning(
+        "job %s of %s failed (attempt %d of %d)",
+        job.job_id,
+        job.queue,
+        job.attempt,
+        job.attempts_allowed,
+        exc_info=exc,
+    )
+    # The message alone (the type's name if it has none), as in the TypeScript and Java SDKs.
+    status = truncate(str(exc) or type(exc).__name__)
     if policy is None:
         return JobFailure(job.job_id, job.claim_token, status)
     try:

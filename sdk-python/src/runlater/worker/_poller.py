@@ -1,7 +1,8 @@
 """Poll mode: Dequeue calls that ask for as many jobs as a queue has free slots.
 
-Each call long-polls when nothing is due and carries the outcomes finished since the
-last one. With room for several batches (concurrency // batch_size >= 2) up to four
+Each call carries the outcomes finished since the last one, and long-polls when it
+carries none (a call with acks returns at once: its answer confirms them now, and a stop
+that cut it short would leave their fate unknown). With room for several batches (concurrency // batch_size >= 2) up to four
 calls are in flight at once, so slots do not sit idle while one travels; jobs asked for
 by calls in flight count as taken (QueueRunner.requested).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .._errors import RunlaterError
@@ -60,7 +62,7 @@ class Poller:
                     r.client.dequeue(
                         r.reg.queue,
                         limit=limit,
-                        wait=r.w.poll_wait,
+                        wait=timedelta(0) if succeeded or failed else r.w.poll_wait,
                         worker_id=r.w.worker_id,
                         succeeded=succeeded,
                         failed=failed,
@@ -73,7 +75,7 @@ class Poller:
                 r.requested -= limit
                 r.changed.set()
             if not completed:
-                # Forced stop: the poll was cancelled, its acks may not have landed.
+                # Stop: the poll was cancelled, its acks (if any) may not have landed.
                 r.acks.put_back(succeeded, failed)
                 break
             try:
@@ -94,17 +96,18 @@ class Poller:
                 r.start(job)
 
     async def _finish_poll(self, poll: asyncio.Task[DequeueResult]) -> bool:
-        """Waits for a Dequeue; False if a forced stop cancelled it.
+        """Waits for a Dequeue; False if a stop cut it short (cancelled it).
 
-        A graceful stop does not cancel a long poll: the server may be handing jobs out
-        at that very moment, and a cancelled call would leave them RUNNING until their
-        claim times out. Waiting costs at most poll_wait; the jobs are then released.
+        As in the TypeScript and Java workers, a stop cuts a long poll short: the server
+        hands back the jobs it was starting for a call whose caller has gone, so none is
+        left RUNNING until its claim times out.
         """
-        force_wait = asyncio.create_task(self.r.force.wait())
+        r = self.r
+        stop_wait = asyncio.create_task(r.stopping.wait())
         try:
-            await asyncio.wait([poll, force_wait], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([poll, stop_wait], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            force_wait.cancel()
+            stop_wait.cancel()
         if poll.done():
             return True
         poll.cancel()

@@ -1,9 +1,10 @@
 """One queue's side of the worker: its slots, the jobs running in them, and their fate.
 
-The puller (_streamer.py or _poller.py) fills free slots with start(); each job runs as an asyncio task
-(a blocking handler in the worker's thread pool) with a claim heartbeat beside it, and
-its outcome goes to the AckBatcher (or, for a Snooze, straight to a Checkpoint). At
-shutdown release_all() gives the jobs still running back to PENDING.
+The puller (_streamer.py or _poller.py) fills free slots with start(); each job runs as
+an asyncio task (an `async def` handler) or on one of the queue's handler threads (a
+plain function, _threads.py), its claim kept alive by the queue's ClaimKeeper, and its
+outcome goes to the AckBatcher (or, for a Snooze, straight to a Checkpoint). At shutdown
+release_all() gives the jobs still running back to PENDING.
 """
 
 from __future__ import annotations
@@ -11,31 +12,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from .._convert import utcnow
 from .._errors import RunlaterError
 from .._types import DequeuedJob, JobCheckpoint, JobFailure
 from ..async_client import AsyncClient
 from ..control import Snooze
 from ..retry import RetryPolicy
 from ._acks import AckBatcher
-from ._heartbeat import renew_claim
+from ._claims import CHECKPOINT_BATCH_MAX, ClaimKeeper
 from ._outcome import Handler, Result, result_of_error, result_of_value, truncate
 from ._poller import Poller
 from ._streamer import StreamPuller
+from ._threads import Ended, HandlerThreads
 
 if TYPE_CHECKING:
     from ._worker import Worker
 
 log = logging.getLogger("runlater.worker")
-
-# Most checkpoints the server takes in one call (limits.checkpointBatchMax): more are
-# refused whole.
-CHECKPOINT_BATCH_MAX = 1000
 
 
 @dataclass
@@ -49,10 +45,10 @@ class Registration:
 
 @dataclass
 class Running:
-    """One job in flight: its task, and flags the shutdown and heartbeat set."""
+    """One job in flight, and the flags the shutdown and the claim keeper set."""
 
     job: DequeuedJob
-    task: asyncio.Task[None] | None = None
+    task: asyncio.Task[None] | None = None  # an async handler's task
     released: bool = False  # given back with move_to_pending at shutdown: ignore its result
     lost: bool = False  # the claim was refused on renewal: another worker may have it
 
@@ -65,24 +61,34 @@ class QueueRunner:
         worker: Worker,
         reg: Registration,
         client: AsyncClient,
-        pool: ThreadPoolExecutor,
         stopping: asyncio.Event,
         force: asyncio.Event,
     ) -> None:
         self.w = worker
         self.reg = reg
         self.client = client
-        self.pool = pool
         self.stopping = stopping
         self.force = force
         self.running: dict[str, Running] = {}
         self.acks = AckBatcher(client, reg.queue, worker.ack_delay, stopping)
+        self.claims = ClaimKeeper(client, reg.queue, worker.clock, self._claim_lost)
+        self.threads: HandlerThreads[Running] | None = (
+            None
+            if reg.is_async
+            else HandlerThreads(
+                lambda state: reg.fn(state.job),
+                reg.concurrency,
+                f"runlater-{reg.queue}",
+                self._thread_done,
+            )
+        )
+        self._snoozes: set[asyncio.Task[None]] = set()
         self.changed = asyncio.Event()  # a slot freed or stop requested
         self.on_change: Callable[[], None] | None = None  # the stream puller's poke
         self.abandoned_threads = 0
         self.batch = min(1000, worker.batch_size or reg.concurrency)
-        # Before asking, wait briefly for this many free slots (fewer, fuller requests).
-        self.refill_at = max(1, min(self.batch, reg.concurrency) // 2)
+        # Before asking, wait briefly for half a batch of free slots (fewer, fuller requests).
+        self.refill_at = max(1, -(-min(self.batch, reg.concurrency) // 2))
         # Jobs asked for by the Dequeue calls in flight, or credits granted on the stream
         # and not yet used: slots spoken for, so that the pullers never ask for more jobs
         # than there are free slots.
@@ -116,59 +122,71 @@ class QueueRunner:
     def start(self, job: DequeuedJob) -> None:
         state = Running(job)
         self.running[job.job_id] = state
-        state.task = asyncio.create_task(self._run_job(state), name=f"runlater-job-{job.job_id}")
+        self.claims.track(job)
+        if self.threads is not None:
+            self.threads.submit(state)
+        else:
+            state.task = asyncio.create_task(
+                self._run_async(state), name=f"runlater-job-{job.job_id}"
+            )
 
-    async def _run_job(self, state: Running) -> None:
+    async def _run_async(self, state: Running) -> None:
         job = state.job
-
-        def lost() -> None:
-            state.lost = True
-
-        heartbeat = asyncio.create_task(renew_claim(self.client, job, lost))
         try:
-            outcome = await self._invoke(job)
+            value = await self.reg.fn(job)  # type: ignore[misc]
         except asyncio.CancelledError:
             # Only the shutdown cancels jobs, after releasing them.
             if not state.released:
                 raise
             return
+        except Exception as exc:  # noqa: BLE001 - any handler error is a failed attempt
+            self._finished(state, (None, exc))
+            return
+        self._finished(state, (value, None))
+
+    def _thread_done(self, state: Running, ended: Ended) -> None:
+        if state.released:
+            self.abandoned_threads -= 1  # it came back after all
+        self._finished(state, ended)
+
+    def _finished(self, state: Running, ended: Ended) -> None:
+        """A handler returned or raised: free its slot, then report its outcome."""
+        job = state.job
+        if state.released:
+            return
+        self.claims.untrack(job.job_id)
+        self.running.pop(job.job_id, None)
+        value, error = ended
+        try:
+            if error is None:
+                outcome: Result = result_of_value(job, value, self.reg.retry_policy)
+            elif isinstance(error, Exception):
+                outcome = result_of_error(job, error, self.reg.retry_policy)
+            else:  # SystemExit, KeyboardInterrupt from a handler thread: still a failure
+                outcome = result_of_error(job, RuntimeError(repr(error)), self.reg.retry_policy)
         except Exception:
             # A bug past the handler (say, an exception whose str() raises): still report
             # the attempt, so the job does not sit RUNNING until its claim times out.
             log.exception("job %s on %s: could not make its outcome", job.job_id, job.queue)
             outcome = JobFailure(job.job_id, job.claim_token, "worker error: see its log")
-        finally:
-            heartbeat.cancel()
-            # Remove before anything is awaited so the slot frees at once.
-            if not state.released:
-                self.running.pop(job.job_id, None)
-            # No await between this and adding the outcome below: a stream's poke sends
-            # on a later loop iteration, and a waiting Dequeue runs later too.
-            self.notify()
-        if state.released or state.lost:
-            return
-        if isinstance(outcome, Snooze):
-            await self._snooze(job, outcome)
-            return
-        self.acks.add(outcome)
-
-    async def _invoke(self, job: DequeuedJob) -> Result:
-        """Runs the handler and turns its result or exception into an outcome."""
-        try:
-            if self.reg.is_async:
-                value = await self.reg.fn(job)  # type: ignore[misc]
+        # Outcome queued before the slot is announced, so whoever fills the slot carries it.
+        if not state.lost:
+            if isinstance(outcome, Snooze):
+                task = asyncio.create_task(self._snooze(job, outcome))
+                self._snoozes.add(task)
+                task.add_done_callback(self._snoozes.discard)
             else:
-                loop = asyncio.get_running_loop()
-                value = await loop.run_in_executor(self.pool, self.reg.fn, job)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any handler error is a failed attempt
-            return result_of_error(job, exc, self.reg.retry_policy)
-        return result_of_value(job, value, self.reg.retry_policy)
+                self.acks.add(outcome)
+        self.notify()
+
+    def _claim_lost(self, job_id: str) -> None:
+        state = self.running.get(job_id)
+        if state is not None:
+            state.lost = True
 
     async def _snooze(self, job: DequeuedJob, snooze: Snooze) -> None:
         try:
-            run_after = utcnow() + snooze.delay
+            run_after = self.w.clock() + snooze.delay
         except OverflowError:  # past the year 9999: as good as never
             run_after = datetime.max.replace(tzinfo=timezone.utc)
         cp = JobCheckpoint(
@@ -185,30 +203,42 @@ class QueueRunner:
 
     # --- shutdown -------------------------------------------------------------------
 
+    async def until_idle(self, deadline: float) -> None:
+        """Waits until no job is running (or the loop time `deadline`, or a forced stop)."""
+        loop = asyncio.get_running_loop()
+        while self.running and not self.force.is_set():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return
+            self.changed.clear()
+            force = asyncio.ensure_future(self.force.wait())
+            change = asyncio.ensure_future(self.changed.wait())
+            await asyncio.wait(
+                {force, change}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
+            )
+            force.cancel()
+            change.cancel()
+
     async def release_all(self) -> None:
         """Gives every still-running job back to PENDING (no attempt charged)."""
-        left = [s for s in self.running.values() if s.task and not s.task.done()]
+        left = list(self.running.values())
         if not left:
             return
         for s in left:
             s.released = True
-            if not self.reg.is_async:
+            if s.task is not None:
+                s.task.cancel()
+            else:
                 self.abandoned_threads += 1  # a thread cannot be interrupted
-            assert s.task is not None
-            s.task.cancel()
+            self.claims.untrack(s.job.job_id)
+        self.running.clear()
         await self.release([(s.job, s.lost) for s in left])
         await asyncio.gather(*(s.task for s in left if s.task), return_exceptions=True)
-        self.running.clear()
 
     async def release(self, jobs: list[tuple[DequeuedJob, bool]]) -> None:
         """Checkpoints (job, lost) pairs back to PENDING, skipping jobs whose claim is lost."""
         cps = [
-            JobCheckpoint(
-                job.job_id,
-                job.claim_token,
-                move_to_pending=True,
-                custom_status="released: worker shutting down",
-            )
+            JobCheckpoint(job.job_id, job.claim_token, move_to_pending=True)
             for job, lost in jobs
             if not lost
         ]
@@ -221,3 +251,10 @@ class QueueRunner:
                 self.acks.check_results(await self.client.checkpoint(self.reg.queue, chunk))
             except RunlaterError as err:
                 log.warning("release of %d job(s) failed: %s", len(chunk), err)
+
+    async def close(self) -> None:
+        """After the drain: snoozes in flight land, claim renewal and handler threads end."""
+        await asyncio.gather(*self._snoozes, return_exceptions=True)
+        await self.claims.close()
+        if self.threads is not None:
+            self.threads.stop()

@@ -9,15 +9,17 @@ import os
 import signal
 import socket
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import timedelta
-from typing import Any, Literal, TypeVar
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar
 
+from .._convert import utcnow
+from .._errors import RunlaterError
 from .._transport import Options
 from ..async_client import AsyncClient
 from ..client import Client
 from ..retry import RetryPolicy
+from . import _defaults as defaults
 from ._outcome import Handler
 from ._runner import QueueRunner, Registration
 
@@ -35,7 +37,9 @@ class Worker:
         client: a Client or AsyncClient, or a server URL. From a Client or a URL the worker
             makes its own AsyncClient (same settings), over HTTP/2 unless the Client names
             an http_version or dequeue_mode is "poll".
-        concurrency: jobs run at once per queue (a handler may set its own).
+        concurrency: jobs run at once per queue (a handler may set its own); default 100.
+            Plain-function handlers run on up to that many threads per queue, started as
+            jobs need them; `async def` handlers run as tasks on the worker's event loop.
         dequeue_mode: "stream": one DequeueStream per queue carries jobs and acks (needs
             HTTP/2 with Connect or gRPC); "poll": Dequeue calls with the acks piggy-backed.
             None (default): "stream" wherever the client can stream, else "poll".
@@ -43,26 +47,35 @@ class Worker:
             of half the concurrency or less keeps several Dequeue calls in flight (up to
             concurrency // batch_size, at most 4), each asking only for free slots. Stream
             mode grants credits once half a batch of slots is free.
-        poll_wait: poll mode: long-poll time of each Dequeue when nothing is due (at most 60 s).
+        poll_wait: poll mode: long-poll time of each Dequeue when nothing is due (at most
+            60 s); default 20 s. A stop cuts a long poll short.
         retry_policy: delay for failures that do not say (None: the queue's policy decides).
         shutdown_grace: how long in-flight jobs may finish after a stop before they are
-            released back to PENDING.
-        ack_delay: longest time a finished job's ack waits to be batched.
+            released back to PENDING; default 25 s.
+        ack_delay: longest time a finished job's outcome waits to share a message with
+            others; default 5 ms.
         worker_id: free text naming this worker in server logs.
+        clock: the wall clock (an aware datetime) the worker reads the server's claim
+            expiries against and computes snooze due times with; default the system's.
+            Renewals are timed on the event loop's monotonic clock whatever it says.
+            Tests against a server on a manual clock pass that clock here.
+
+    The defaults are the same in the TypeScript and Java SDKs (docs/workers.md).
     """
 
     def __init__(
         self,
         client: Client | AsyncClient | str,
         *,
-        concurrency: int = 10,
+        concurrency: int = defaults.CONCURRENCY,
         batch_size: int | None = None,
-        poll_wait: timedelta = timedelta(seconds=5),
+        poll_wait: timedelta = defaults.POLL_WAIT,
         retry_policy: RetryPolicy | None = None,
-        shutdown_grace: timedelta = timedelta(seconds=30),
-        ack_delay: timedelta = timedelta(milliseconds=50),
+        shutdown_grace: timedelta = defaults.SHUTDOWN_GRACE,
+        ack_delay: timedelta = defaults.ACK_DELAY,
         worker_id: str | None = None,
         dequeue_mode: DequeueMode | None = None,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -88,6 +101,7 @@ class Worker:
         self.shutdown_grace = shutdown_grace
         self.ack_delay = ack_delay
         self.worker_id = worker_id or f"py-{socket.gethostname()}-{os.getpid()}"
+        self.clock = clock
         self._registrations: dict[str, Registration] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -157,23 +171,39 @@ class Worker:
             pass
 
     async def run_async(self, *, handle_signals: bool = False) -> None:
-        """The worker's main coroutine: returns after a graceful shutdown."""
+        """The worker's main coroutine: returns after a graceful shutdown.
+
+        It first checks that every registered queue exists, and raises (a NotFoundError
+        for a missing queue, an UnavailableError for a server that is not there, naming
+        the queue and the server) before taking any job if not. Once started, a server
+        that goes away is retried with backoff and logged at WARNING.
+        """
         if not self._registrations:
             raise RuntimeError("no handlers registered")
         self._stopping = asyncio.Event()
         self._force = asyncio.Event()
         self._loop = asyncio.get_running_loop()  # last: stop() works once this is set
         client, owned = self._async_client()
-        threads = sum(r.concurrency for r in self._registrations.values() if not r.is_async)
-        pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="runlater-job")
+        try:
+            await self._check_queues(client)
+        except BaseException:
+            if owned:
+                await client.close()
+            raise
         if handle_signals:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 self._loop.add_signal_handler(sig, self.stop)
         runners = [
-            QueueRunner(self, reg, client, pool, self._stopping, self._force)
+            QueueRunner(self, reg, client, self._stopping, self._force)
             for reg in self._registrations.values()
         ]
-        log.info("worker %s started on queues %s", self.worker_id, ", ".join(self.queues))
+        log.info(
+            "worker %s started on %s at %s (%s mode)",
+            self.worker_id,
+            ", ".join(self.queues),
+            self._options.url,
+            self.dequeue_mode,
+        )
         loops = [asyncio.create_task(r.pull(), name=f"runlater-{r.reg.queue}") for r in runners]
         try:
             stop_wait = asyncio.create_task(self._stopping.wait())
@@ -186,13 +216,26 @@ class Worker:
             if handle_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.remove_signal_handler(sig)
-            pool.shutdown(wait=False, cancel_futures=True)
+            await asyncio.gather(*(r.close() for r in runners), return_exceptions=True)
             if owned:
                 await client.close()
             for t in loops:
                 if t.done() and not t.cancelled() and t.exception() is not None:
                     raise t.exception()  # type: ignore[misc]
         log.info("worker %s stopped", self.worker_id)
+
+    async def _check_queues(self, client: AsyncClient) -> None:
+        """Fails fast, naming the queue and the server, if a queue is missing or the
+        server is not there."""
+        for queue in self._registrations:
+            try:
+                await client.get_queue(queue)
+            except RunlaterError as err:
+                err.message = (
+                    f"worker cannot start on queue {queue!r} at {self._options.url}: {err.message}"
+                )
+                err.args = (f"[{err.code}] {err.message}",)
+                raise
 
     def _async_client(self) -> tuple[AsyncClient, bool]:
         """The client the worker calls with, and whether it is ours to close."""
@@ -211,24 +254,11 @@ class Worker:
 
     async def _drain(self, runners: list[QueueRunner]) -> None:
         """Lets in-flight jobs finish within the grace, releases the rest, flushes acks."""
-        assert self._force is not None
-        pending: set[asyncio.Future[Any]] = {
-            r.task for runner in runners for r in runner.running.values() if r.task
-        }
-        if pending:
-            log.info("waiting up to %s for %d running job(s)", self.shutdown_grace, len(pending))
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + self.shutdown_grace.total_seconds()
-            force_wait: asyncio.Future[Any] = asyncio.ensure_future(self._force.wait())
-            while pending and not self._force.is_set():
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    break
-                _done, pending = await asyncio.wait(
-                    pending | {force_wait}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED
-                )
-                pending.discard(force_wait)
-            force_wait.cancel()
+        running = sum(len(r.running) for r in runners)
+        if running:
+            log.info("waiting up to %s for %d running job(s)", self.shutdown_grace, running)
+            deadline = asyncio.get_running_loop().time() + self.shutdown_grace.total_seconds()
+            await asyncio.gather(*(r.until_idle(deadline) for r in runners))
         await asyncio.gather(*(runner.release_all() for runner in runners))
         await asyncio.gather(*(runner.acks.final_flush() for runner in runners))
         self.abandoned_threads = sum(r.abandoned_threads for r in runners)

@@ -411,6 +411,11 @@ public final class RunlaterClient implements AutoCloseable {
     return async;
   }
 
+  /** The server this client calls, as given to {@link #builder}. */
+  public String target() {
+    return target;
+  }
+
   /** Shuts the channel down, waiting briefly for calls in flight. */
   @Override
   public void close() {

@@ -19,6 +19,7 @@ public class RunlaterException extends RuntimeException {
   private final Status.Code code;
   private final ErrorReason reason;
   private final String field;
+  private final String description;
 
   /**
    * Creates an exception.
@@ -35,6 +36,20 @@ public class RunlaterException extends RuntimeException {
     this.code = code;
     this.reason = reason;
     this.field = field;
+    this.description = message;
+  }
+
+  /** The message without the code in front: the server's, or the transport's. */
+  public String description() {
+    return description;
+  }
+
+  /**
+   * The same failure (same family, code, reason and field) with {@code context} put in front of its
+   * message, e.g. which queue a worker could not start on. This exception is its cause.
+   */
+  public RunlaterException withContext(String context) {
+    return Errors.of(code, reason, field, context + ": " + description, this);
   }
 
   /** The status code, e.g. {@code NOT_FOUND} or {@code INVALID_ARGUMENT}. */

@@ -33,11 +33,19 @@ public final class JobResult {
    * move_to_pending).
    */
   public static JobResult snooze(Duration delay) {
+    return snooze(delay, "");
+  }
+
+  /**
+   * Put the job back to PENDING, due after {@code delay}, charging no attempt; {@code customStatus}
+   * (null: none) is appended to its custom status.
+   */
+  public static JobResult snooze(Duration delay, String customStatus) {
     Objects.requireNonNull(delay, "delay");
     if (delay.isNegative()) {
       throw new IllegalArgumentException("snooze delay must not be negative: " + delay);
     }
-    return new JobResult("", delay);
+    return new JobResult(customStatus == null ? "" : customStatus, delay);
   }
 
   /** The custom status to append (empty: none). */
@@ -58,7 +66,7 @@ public final class JobResult {
   @Override
   public String toString() {
     return isSnooze()
-        ? "JobResult.snooze(" + snoozeFor + ")"
+        ? "JobResult.snooze(" + snoozeFor + ", " + customStatus + ")"
         : "JobResult.success(" + customStatus + ")";
   }
 }

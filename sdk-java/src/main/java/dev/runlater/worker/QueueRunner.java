@@ -27,6 +27,9 @@ final class QueueRunner {
   private static final int MAX_STATUS_CHARS = 500;
   private static final int MAX_BATCH = 1000;
 
+  /** The latest time a protobuf Timestamp holds. */
+  private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
   private final RunlaterClient client;
   private final String queue;
   private final JobHandler handler;
@@ -57,7 +60,7 @@ final class QueueRunner {
     this.settings = settings;
     this.claimKeeper = claimKeeper;
     this.slots = new Slots(concurrency);
-    this.acks = new AckBatcher(client, queue, settings.ackLinger());
+    this.acks = new AckBatcher(client, queue, settings.ackDelay());
     // The worker does not prefetch, so a batch is at most the concurrency.
     int batch = settings.batchSize() == 0 ? concurrency : settings.batchSize();
     int batchSize = Math.min(MAX_BATCH, Math.min(batch, concurrency));
@@ -93,7 +96,7 @@ final class QueueRunner {
 
   /** Runs a job handed out; its slot stays held until the handler is done. */
   private void dispatch(DequeuedJob job) {
-    InFlight f = new InFlight(job, Instant.now());
+    InFlight f = new InFlight(job, settings.clock().instant());
     if (stopping) {
       // Handed out while close() was stopping the puller: give it straight back.
       release(List.of(f));
@@ -134,7 +137,7 @@ final class QueueRunner {
       if (error != null) {
         acks.add(failure(job, error));
       } else if (result != null && result.isSnooze()) {
-        snooze(job, result.snoozeFor());
+        snooze(job, result.snoozeFor(), result.customStatus());
       } else {
         acks.add(Ack.success(job, result == null ? "" : result.customStatus()));
       }
@@ -157,11 +160,11 @@ final class QueueRunner {
     // RetryAfter and DoNotRetry are decisions; anything else is an accident worth a stack trace.
     LOG.log(
         Level.WARNING,
-        "handler failed on job "
+        "job "
             + job.jobId()
             + " of "
             + queue
-            + " (attempt "
+            + " failed (attempt "
             + job.attempt()
             + " of "
             + job.attemptsAllowed()
@@ -172,11 +175,23 @@ final class QueueRunner {
     return Ack.failure(job, status, delay, false);
   }
 
-  private void snooze(DequeuedJob job, Duration delay) {
+  private void snooze(DequeuedJob job, Duration delay, String customStatus) {
+    Instant runAfter;
+    try {
+      runAfter = settings.clock().instant().plus(delay);
+      if (runAfter.isAfter(LATEST)) {
+        runAfter = LATEST;
+      }
+    } catch (java.time.DateTimeException | ArithmeticException e) {
+      runAfter = LATEST; // past what an Instant holds: as good as never
+    }
     try {
       List<JobOutcome> out =
           client.checkpoint(
-              queue, List.of(Checkpoint.moveToPending(job, Instant.now().plus(delay))));
+              queue,
+              List.of(
+                  Checkpoint.moveToPending(job, runAfter)
+                      .withCustomStatus(truncate(customStatus))));
       acks.checkResults("snooze", out);
     } catch (RunlaterException e) {
       // The claim will time out and the job will run again: at-least-once still holds.

@@ -1,7 +1,9 @@
 package dev.runlater.worker;
 
 import dev.runlater.RunlaterClient;
+import dev.runlater.RunlaterException;
 import java.lang.System.Logger.Level;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -36,16 +38,42 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Worker implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(Worker.class.getName());
 
-  /** The worker's knobs, shared with its queue runners. */
-  record Settings(
+  /**
+   * A worker's effective settings: what its builder was given, with the defaults filled in.
+   *
+   * @param workerId names the worker in the server's logs
+   * @param concurrency jobs run at once per queue, unless {@link #register(String, int,
+   *     JobHandler)} says otherwise
+   * @param batchSize most jobs one Dequeue asks for; 0 means the queue's concurrency
+   * @param pollWait poll mode: how long one Dequeue long-polls
+   * @param shutdownGrace how long {@link #close()} lets running jobs finish
+   * @param ackDelay how long an ack waits to share a message with others
+   * @param retryPolicy delays for thrown failures; null leaves them to the queue
+   * @param dequeueMode stream or poll
+   * @param clock the wall clock the server's claim expiries are read against
+   */
+  public record Settings(
       String workerId,
       int concurrency,
-      int batchSize, // 0: the queue's concurrency
+      int batchSize,
       Duration pollWait,
       Duration shutdownGrace,
-      Duration ackLinger,
+      Duration ackDelay,
       RetryPolicy retryPolicy,
-      DequeueMode dequeueMode) {}
+      DequeueMode dequeueMode,
+      Clock clock) {}
+
+  /** Default handlers run at once per queue (the same in the TypeScript and Python SDKs). */
+  public static final int DEFAULT_CONCURRENCY = 100;
+
+  /** Default time {@link #close()} lets running jobs finish. */
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(25);
+
+  /** Default longest time an ack waits to share a message with others. */
+  public static final Duration DEFAULT_ACK_DELAY = Duration.ofMillis(5);
+
+  /** Default long-poll wait of one Dequeue in poll mode. */
+  public static final Duration DEFAULT_POLL_WAIT = Duration.ofSeconds(20);
 
   private final RunlaterClient client;
   private final Settings settings;
@@ -75,14 +103,15 @@ public final class Worker implements AutoCloseable {
   public static final class Builder {
     private final RunlaterClient client;
     private String workerId = "java-" + UUID.randomUUID().toString().substring(0, 8);
-    private int concurrency = 4;
+    private int concurrency = DEFAULT_CONCURRENCY;
     private int batchSize;
-    private Duration pollWait = Duration.ofSeconds(5);
-    private Duration shutdownGrace = Duration.ofSeconds(10);
-    private Duration ackLinger = Duration.ofMillis(5);
+    private Duration pollWait = DEFAULT_POLL_WAIT;
+    private Duration shutdownGrace = DEFAULT_SHUTDOWN_GRACE;
+    private Duration ackDelay = DEFAULT_ACK_DELAY;
     private RetryPolicy retryPolicy;
     private DequeueMode dequeueMode = DequeueMode.STREAM;
     private ThreadFactory handlerThreadFactory;
+    private Clock clock = Clock.systemUTC();
 
     private Builder(RunlaterClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -94,7 +123,10 @@ public final class Worker implements AutoCloseable {
       return this;
     }
 
-    /** Jobs run at once per registered queue, unless register says otherwise; default 4. */
+    /**
+     * Jobs run at once per registered queue, unless register says otherwise; default 100
+     * (docs/workers.md).
+     */
     public Builder concurrency(int concurrency) {
       if (concurrency < 1) {
         throw new IllegalArgumentException("concurrency must be at least 1");
@@ -120,22 +152,36 @@ public final class Worker implements AutoCloseable {
     }
 
     /**
-     * Poll mode: how long one Dequeue long-polls when no job is due (at most 60 s); default 5 s.
+     * Poll mode: how long one Dequeue long-polls when no job is due (at most 60 s); default 20 s.
+     * {@link Worker#close()} cuts a long poll short.
      */
     public Builder pollWait(Duration pollWait) {
       this.pollWait = Objects.requireNonNull(pollWait, "pollWait");
       return this;
     }
 
-    /** How long {@link Worker#close()} lets running jobs finish; default 10 s. */
+    /** How long {@link Worker#close()} lets running jobs finish; default 25 s. */
     public Builder shutdownGrace(Duration grace) {
       this.shutdownGrace = Objects.requireNonNull(grace, "grace");
       return this;
     }
 
-    /** How long an ack waits for others to share its Ack call; default 5 ms. */
-    public Builder ackLinger(Duration linger) {
-      this.ackLinger = Objects.requireNonNull(linger, "linger");
+    /**
+     * Longest time a finished job's ack waits to share a message (a stream message or an Ack call)
+     * with others; default 5 ms.
+     */
+    public Builder ackDelay(Duration delay) {
+      this.ackDelay = Objects.requireNonNull(delay, "delay");
+      return this;
+    }
+
+    /**
+     * The wall clock the worker reads the server's claim expiries against and computes snooze due
+     * times with; default {@link Clock#systemUTC()}. Renewals are timed on the JVM's monotonic
+     * clock whatever it says. Tests against a server on a manual clock pass that clock here.
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
@@ -178,9 +224,10 @@ public final class Worker implements AutoCloseable {
               batchSize,
               pollWait,
               shutdownGrace,
-              ackLinger,
+              ackDelay,
               retryPolicy,
-              dequeueMode),
+              dequeueMode,
+              clock),
           handlerThreadFactory == null ? named("runlater-handler-", false) : handlerThreadFactory);
     }
   }
@@ -207,13 +254,33 @@ public final class Worker implements AutoCloseable {
     return this;
   }
 
-  /** Starts polling every registered queue. */
+  /** The worker's settings, defaults filled in. */
+  public Settings settings() {
+    return settings;
+  }
+
+  /**
+   * Starts taking jobs of every registered queue. It first checks that each queue exists, and
+   * throws before taking any job if not: a {@link dev.runlater.NotFoundException} for a missing
+   * queue, an {@link dev.runlater.UnavailableException} for a server that is not there, naming the
+   * queue and the server. Once started, a server that goes away is retried with backoff (logged at
+   * WARNING).
+   *
+   * @throws RunlaterException if a queue does not exist or the server cannot be reached
+   */
   public synchronized void start() {
     if (started) {
       throw new IllegalStateException("already started");
     }
     if (runners.isEmpty()) {
       throw new IllegalStateException("register at least one handler before start()");
+    }
+    for (String queue : runners.keySet()) {
+      try {
+        client.getQueue(queue);
+      } catch (RunlaterException e) {
+        throw e.withContext("worker cannot start on queue \"" + queue + "\" at " + client.target());
+      }
     }
     started = true;
     int threads = runners.values().stream().mapToInt(QueueRunner::concurrency).sum();
