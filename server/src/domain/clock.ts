@@ -51,7 +51,10 @@ export class ManualClock implements Clock {
   }
 
   setTimer(ms: number, fn: () => void): () => void {
-    const timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fn };
+    // Whole milliseconds: a fractional delay (a lease renewal every ttl / 3) would leave the
+    // clock at a fractional time while the timer runs, and a job written then (a worker's
+    // ack arriving during an advance) would carry a time a Timestamp cannot encode.
+    const timer = { at: this.current + Math.max(0, Math.ceil(ms)), seq: this.seq++, fn };
     this.timers.push(timer);
     return () => {
       this.timers = this.timers.filter((t) => t !== timer);
