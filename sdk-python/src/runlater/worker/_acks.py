@@ -110,7 +110,11 @@ class AckBatcher:
         self._flush_task = asyncio.create_task(self._flush_and_reschedule())
 
     async def _flush_and_reschedule(self) -> None:
-        await self.flush()
+        try:
+            await self.flush()
+        finally:
+            # No longer "a call in flight": _schedule() below must not wait for this task.
+            self._flush_task = None
         if not self.stopping.is_set():
             self._schedule()  # outcomes that came in during the call, or a failed one
 
