@@ -71,9 +71,53 @@ interface Filter {
   body_regex?: string;
 }
 
+/**
+ * What a scripted handler does with a job: the job's body is one of these, as JSON (the
+ * worker layer; a body that is not an action succeeds with no custom status).
+ *
+ *   {"return": "s"}                            success, custom status "s" ("" for none)
+ *   {"raise": "m"}                             throw/raise a plain error with message "m"
+ *   {"retry_after_ms": N, "message": "m"}      throw/raise RetryAfter(N ms, "m")
+ *   {"do_not_retry": "m"}                      throw/raise DoNotRetry("m")
+ *   {"snooze_ms": N, "status": "s"}            return Snooze(N ms, "s")
+ *   {"wait": "g", "do": action}                block until gate "g" opens (worker_release),
+ *                                              or the worker gives the job up, then do `do`
+ *   {"attempts": [action, ...]}                attempt n does attempts[min(n, length) - 1]
+ */
+export type HandlerAction =
+  | { return: string }
+  | { raise: string }
+  | { retry_after_ms: number; message?: string }
+  | { do_not_retry: string }
+  | { snooze_ms: number; status?: string }
+  | { wait: string; do: HandlerAction }
+  | { attempts: HandlerAction[] };
+
+/** Worker options a scenario may set; the rest take the SDK's defaults. */
+export interface WorkerOptionsJson {
+  concurrency?: number;
+  batch_size?: number;
+  dequeue_mode?: "stream" | "poll";
+  poll_wait_ms?: number;
+  shutdown_grace_ms?: number;
+  ack_delay_ms?: number;
+}
+
 /** Every request carries `op`; SDK operations also name the `actor` (one client per actor). */
 export type DriverRequest =
-  | { op: "connect"; url: string; protocol: WireProtocol }
+  /**
+   * Forget every client and worker; from now on talk to `url` with `protocol`. Workers
+   * connect to `worker_url` (default `url`): the runner's proxy, whose connections it can
+   * break.
+   */
+  | { op: "connect"; url: string; protocol: WireProtocol; worker_url?: string }
+  /**
+   * Before every scenario: stop every worker at once (open every gate first, so blocked
+   * handlers end), forget gates and handler calls.
+   */
+  | { op: "reset" }
+  /** The server's clock (manual, epoch ms): the workers' clock reads this from now on. */
+  | { op: "clock"; now_ms: number }
   | { op: "shutdown" }
   | ({ actor: string } & SdkRequest);
 
@@ -105,7 +149,21 @@ export type SdkRequest =
       failed?: FailureJson[];
     }
   | { op: "ack"; queue: string; succeeded?: SuccessJson[]; failed?: FailureJson[] }
-  | { op: "checkpoint"; queue: string; checkpoints: CheckpointJson[] };
+  | { op: "checkpoint"; queue: string; checkpoints: CheckpointJson[] }
+  // ---- the worker layer: the actor names a Worker of the SDK, running the scripted handler
+  /** Start a Worker on `queue` (its start-up check included); fails as the SDK's start fails. */
+  | { op: "worker_start"; queue: string; options?: WorkerOptionsJson }
+  /** Stop it gracefully; with wait (default true) answer once it has stopped. */
+  | { op: "worker_stop"; wait?: boolean }
+  /**
+   * Wait (at most 20 s) until at least `calls` handler calls have started, `finished` have
+   * returned, and (if `stopped`) the worker has stopped; then answer what was seen.
+   */
+  | { op: "worker_await"; calls?: number; finished?: number; stopped?: boolean }
+  /** Open gate `gate`: handlers waiting on it go on (it stays open until reset). */
+  | { op: "worker_release"; gate: string }
+  /** The settings of a Worker made with no options (not started). */
+  | { op: "worker_defaults" };
 
 export type SdkOp = SdkRequest["op"];
 
@@ -124,7 +182,20 @@ export const sdkOps: readonly SdkOp[] = [
   "dequeue",
   "ack",
   "checkpoint",
+  "worker_start",
+  "worker_stop",
+  "worker_await",
+  "worker_release",
+  "worker_defaults",
 ];
+
+/** One handler call a worker made: the job, its attempt, and whether the handler has returned. */
+export interface HandlerCallJson {
+  job_id: string;
+  attempt: number;
+  body_b64: string;
+  finished: boolean;
+}
 
 export interface QueueJson {
   name: string;
@@ -180,6 +251,8 @@ export interface ErrorJson {
 /** What each op returns on success (besides `ok: true`). */
 export interface ResultByOp {
   connect: Record<string, never>;
+  reset: Record<string, never>;
+  clock: Record<string, never>;
   shutdown: Record<string, never>;
   create_queue: { created: boolean; queue: QueueJson };
   update_queue: { queue: QueueJson };
@@ -195,6 +268,11 @@ export interface ResultByOp {
   dequeue: { jobs: DequeuedJobJson[]; ack_results: OutcomeJson[] };
   ack: { results: OutcomeJson[] };
   checkpoint: { results: OutcomeJson[] };
+  worker_start: Record<string, never>;
+  worker_stop: Record<string, never>;
+  worker_await: { calls: HandlerCallJson[]; stopped: boolean };
+  worker_release: Record<string, never>;
+  worker_defaults: Required<WorkerOptionsJson>;
 }
 
 export type DriverResponse = ({ ok: true } & Record<string, unknown>) | { ok: false; error: ErrorJson };

@@ -17,11 +17,15 @@ import { type DriverSpec, drivers } from "./drivers.js";
 import { findKnownFailing, type KnownFailing, loadKnownFailing } from "./known-failing.js";
 import { type Context, match, normalize, prepare, show } from "./match.js";
 import { DriverProcess, type ServerHandle, startServer } from "./processes.js";
+import { BreakableProxy, type NetAction } from "./proxy.js";
 import { type CaseResult, caseName, isFailure, printTable, writeReport } from "./report.js";
 import { loadScenarios, type Scenario } from "./scenario.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const OP_TIMEOUT_MS = 30_000;
+/** How long an `eventually` step keeps trying, and how often. */
+const EVENTUALLY_MS = 10_000;
+const EVENTUALLY_EVERY_MS = 20;
 
 const { values: args } = parseArgs({
   options: {
@@ -81,13 +85,39 @@ async function driverFor(spec: DriverSpec): Promise<{ proc: DriverProcess; fresh
 }
 
 /** Runs one scenario's steps; returns undefined on success or the failure text. */
-async function runScenario(server: ServerHandle, proc: DriverProcess, s: Scenario): Promise<string | undefined> {
+async function runScenario(
+  server: ServerHandle,
+  proxy: BreakableProxy,
+  proc: DriverProcess,
+  s: Scenario,
+): Promise<string | undefined> {
+  // Workers of the last scenario go first (they could take this one's jobs), then its queues.
+  await proxy.reset();
+  const reset = await proc.request({ op: "reset" }, OP_TIMEOUT_MS);
+  if (!reset.ok) return `reset: ${show(reset.error)}`;
   await server.reset();
-  const ctx: Context = { vars: new Map(), now: await server.now() };
+  const ctx: Context = { vars: new Map([["worker_url", proxy.url]]), now: await server.now() };
+  const clock = async (nowMs: number) => {
+    const r = await proc.request({ op: "clock", now_ms: nowMs }, OP_TIMEOUT_MS);
+    if (!r.ok) throw new Error(`clock: ${show(r.error)}`);
+  };
+  await clock(ctx.now);
   for (const step of s.steps) {
     const where = `step ${step.index + 1} (${step.op}${step.actor ? ` by ${step.actor}` : ""}${step.note ? `: ${step.note}` : ""})`;
     if (step.op === "advance_clock") {
-      ctx.now = await server.advance(step.params.ms as number);
+      const ms = step.params.ms as number;
+      // Workers' clocks move first: a job the advance makes due may be handled (and
+      // snoozed, with a due time from that clock) before AdvanceClock returns.
+      await clock(ctx.now + ms);
+      ctx.now = await server.advance(ms);
+      continue;
+    }
+    if (step.op === "net") {
+      try {
+        await proxy.apply(step.params.action as NetAction, step.params.when_held === true, EVENTUALLY_MS);
+      } catch (err) {
+        return `${where}: ${(err as Error).message}`;
+      }
       continue;
     }
     let req: DriverRequest;
@@ -96,14 +126,26 @@ async function runScenario(server: ServerHandle, proc: DriverProcess, s: Scenari
     } catch (err) {
       return `${where}: ${(err as Error).message}`;
     }
-    const res = normalize(await proc.request(req, OP_TIMEOUT_MS)) as Record<string, unknown>;
     const expect = (step.expect ?? {}) as Record<string, unknown>;
     const wantsError = typeof expect === "object" && expect !== null && "error" in expect;
-    if (wantsError && res.ok === true)
-      return `${where}: expected an error ${show(expect.error)}, but the call succeeded: ${show(res)}`;
-    if (!wantsError && res.ok !== true) return `${where}: expected success, got error ${show(res.error)}`;
-    const errors = match(expect, res, ctx);
-    if (errors.length > 0) return `${where}:\n      ${errors.join("\n      ")}`;
+    const giveUpAt = Date.now() + EVENTUALLY_MS;
+    for (let tries = 1; ; tries++) {
+      const res = normalize(await proc.request(req, OP_TIMEOUT_MS)) as Record<string, unknown>;
+      let failure: string | undefined;
+      if (wantsError && res.ok === true)
+        failure = `${where}: expected an error ${show(expect.error)}, but the call succeeded: ${show(res)}`;
+      else if (!wantsError && res.ok !== true) failure = `${where}: expected success, got error ${show(res.error)}`;
+      else {
+        const errors = match(expect, res, ctx);
+        if (errors.length > 0) failure = `${where}:\n      ${errors.join("\n      ")}`;
+      }
+      if (failure === undefined) break;
+      // `eventually`: the state a worker's outcomes lead to arrives when they do (after
+      // the ack delay, a stream message, a retry after a broken connection): ask again.
+      if (!step.eventually || Date.now() >= giveUpAt)
+        return step.eventually ? `${failure}\n      (still so after ${tries} tries in ${EVENTUALLY_MS} ms)` : failure;
+      await new Promise((resolve) => setTimeout(resolve, EVENTUALLY_EVERY_MS));
+    }
   }
   return undefined;
 }
@@ -139,6 +181,8 @@ async function main(): Promise<number> {
             });
       continue;
     }
+    const proxy = new BreakableProxy(Number(new URL(server.url).port));
+    await proxy.start();
     try {
       for (const spec of chosen) {
         for (const protocol of spec.protocols.filter((p) => !protocols || protocols.includes(p))) {
@@ -151,12 +195,12 @@ async function main(): Promise<number> {
               // (Re)connect the driver to this server and protocol: a fresh driver, or a new group.
               if (fresh || s === scenarios[0]) {
                 const r = await proc.request(
-                  { op: "connect", url: server.url, protocol },
+                  { op: "connect", url: server.url, protocol, worker_url: proxy.url },
                   fresh ? spec.startupTimeoutMs : OP_TIMEOUT_MS,
                 );
                 if (!r.ok) throw new Error(`connect failed: ${show(r.error)}`);
               }
-              failure = await runScenario(server, proc, s);
+              failure = await runScenario(server, proxy, proc, s);
             } catch (err) {
               failure = `runner: ${(err as Error).message}`;
               // A crashed, stuck or confused driver is restarted for the next case.
@@ -189,6 +233,7 @@ async function main(): Promise<number> {
         }
       }
     } finally {
+      await proxy.stop();
       await server.stop();
     }
   }

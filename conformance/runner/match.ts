@@ -3,7 +3,8 @@
  * times), and matching a driver's result against the step's `expect`.
  *
  * Bodies: `body` (UTF-8 text), `body_hex`, `body_size: N` (N bytes of a fixed pattern,
- * see sizedBody) and the same for `new_body`. Times: `x_in_ms: N` becomes `x_ms: now + N`.
+ * see sizedBody), `body_json` (a value, sent as its JSON: a scripted handler's action) and
+ * the same for `new_body`. Times: `x_in_ms: N` becomes `x_ms: now + N`.
  *
  * Matching is a subset match: every key of an expected mapping must match, extra keys of
  * the actual value are ignored; lists match element by element and must have the same
@@ -14,6 +15,7 @@
  *   {$len: N}               a list or string of length N
  *   {$unordered: [...]}     a list with these elements in any order
  *   {$contains: x}          a list with an element matching x, or a string containing x
+ *                           (x a list of strings: containing each; $vars in it are resolved)
  *   {$now_plus_ms: N}       a time (epoch ms) equal to the server's now + N (the clock is manual)
  *   {$gte: x} {$lte: x} {$gt: x} {$lt: x}   numeric comparisons
  *   {$ne: x}                anything that does not match x
@@ -51,6 +53,7 @@ export function prepare(value: unknown, ctx: Context, path = ""): unknown {
     if (k.endsWith("_in_ms")) out[`${k.slice(0, -"_in_ms".length)}_ms`] = ctx.now + (p as number);
     else if (k === "body" || k === "new_body") out[`${k}_b64`] = Buffer.from(p as string, "utf8").toString("base64");
     else if (k === "body_hex") out.body_b64 = Buffer.from(p as string, "hex").toString("base64");
+    else if (k === "body_json") out.body_b64 = Buffer.from(JSON.stringify(p), "utf8").toString("base64");
     else if (k === "body_size" || k === "new_body_size")
       out[`${k.slice(0, -"_size".length)}_b64`] = sizedBody(p as number).toString("base64");
     else out[k] = p;
@@ -201,6 +204,12 @@ function special(op: string, arg: unknown, actual: unknown, ctx: Context, path: 
     case "$contains": {
       if (typeof actual === "string" && typeof arg === "string") {
         if (!actual.includes(arg)) errors.push(`${path}: expected to contain ${show(arg)}, got ${show(actual)}`);
+        return;
+      }
+      if (Array.isArray(arg) && arg.every((a) => typeof a === "string")) {
+        const parts = arg.map((a) => resolve(a, ctx));
+        const missing = parts.filter((part) => typeof actual !== "string" || !actual.includes(String(part)));
+        if (missing.length > 0) errors.push(`${path}: expected to contain ${show(missing)}, got ${show(actual)}`);
         return;
       }
       if (!Array.isArray(actual)) return void errors.push(`${path}: expected a list, got ${show(actual)}`);

@@ -19,11 +19,16 @@ export interface Step {
   params: Record<string, unknown>;
   /** Subset of the result to match; `{error: {...}}` expects a failure. Absent: just ok. */
   expect?: unknown;
+  /** Repeat the (read-only) step until `expect` matches, for at most EVENTUALLY_MS. */
+  eventually?: boolean;
   note?: string;
 }
 
-export type ControlOp = "advance_clock";
-export const controlOps: readonly ControlOp[] = ["advance_clock"];
+export type ControlOp = "advance_clock" | "net";
+export const controlOps: readonly ControlOp[] = ["advance_clock", "net"];
+
+/** The ops `eventually` may repeat: they change nothing. */
+export const readOps: readonly SdkOp[] = ["get_jobs", "scan_jobs", "count_jobs", "get_queue", "list_queues"];
 
 export interface Scenario {
   name: string;
@@ -89,7 +94,24 @@ const exactlyOne =
   };
 
 const state = oneOf("PENDING", "RUNNING", "SUCCEEDED", "FAILED");
-const bodyFields = { body: str, body_b64: str, body_hex: str, body_size: int };
+
+/** A scripted handler's action (conformance/protocol.ts, HandlerAction). */
+const action: Check = (v, p, e) => {
+  const shapes: Record<string, Check> = {
+    return: obj({ return: str }, ["return"]),
+    raise: obj({ raise: str }, ["raise"]),
+    retry_after_ms: obj({ retry_after_ms: int, message: str }, ["retry_after_ms"]),
+    do_not_retry: obj({ do_not_retry: str }, ["do_not_retry"]),
+    snooze_ms: obj({ snooze_ms: int, status: str }, ["snooze_ms"]),
+    wait: obj({ wait: str, do: action }, ["wait", "do"]),
+    attempts: obj({ attempts: arr(action) }, ["attempts"]),
+  };
+  const kind = typeof v === "object" && v !== null ? Object.keys(shapes).find((k) => k in v) : undefined;
+  if (!kind) return void e.push(`${p}: expected a handler action, one of ${Object.keys(shapes).join(", ")}`);
+  shapes[kind]!(v, p, e);
+};
+
+const bodyFields = { body: str, body_b64: str, body_hex: str, body_size: int, body_json: action };
 const queueConfig = obj({
   priorities: int,
   claim_timeout_ms: int,
@@ -148,6 +170,14 @@ const checkpoint = obj(
   ["job_id", "claim_token"],
 );
 const filter = { queue: str, state, priority: int, body_regex: str };
+const workerOptions = obj({
+  concurrency: int,
+  batch_size: int,
+  dequeue_mode: oneOf("stream", "poll"),
+  poll_wait_ms: int,
+  shutdown_grace_ms: int,
+  ack_delay_ms: int,
+});
 
 /** Parameters of each operation (besides actor, op, expect, note). */
 export const stepSchemas: Record<SdkOp | ControlOp, Check> = {
@@ -168,10 +198,16 @@ export const stepSchemas: Record<SdkOp | ControlOp, Check> = {
   dequeue: obj({ queue: str, limit: int, dry_run: bool, succeeded: arr(success), failed: arr(failure) }, ["queue"]),
   ack: obj({ queue: str, succeeded: arr(success), failed: arr(failure) }, ["queue"]),
   checkpoint: obj({ queue: str, checkpoints: arr(checkpoint) }, ["queue", "checkpoints"]),
+  worker_start: obj({ queue: str, options: workerOptions }, ["queue"]),
+  worker_stop: obj({ wait: bool }),
+  worker_await: obj({ calls: int, finished: int, stopped: bool }),
+  worker_release: obj({ gate: str }, ["gate"]),
+  worker_defaults: obj({}),
   advance_clock: obj({ ms: int }, ["ms"]),
+  net: obj({ action: oneOf("sever", "hold", "down", "up"), when_held: bool }, ["action"]),
 };
 
-const stepKeys = new Set(["op", "actor", "expect", "note"]);
+const stepKeys = new Set(["op", "actor", "expect", "note", "eventually"]);
 
 /** Validates a parsed scenario document; returns the errors (empty when valid). */
 export function validateScenario(doc: unknown, file: string): { scenario?: Scenario; errors: string[] } {
@@ -211,6 +247,14 @@ export function validateScenario(doc: unknown, file: string): { scenario?: Scena
     if (isControl && "actor" in s) errors.push(`${p} (${op}): control steps have no actor (the runner does them)`);
     if (isControl && "expect" in s) errors.push(`${p} (${op}): control steps have no expect`);
     if ("note" in s) str(s.note, `${p}.note`, errors);
+    if ("eventually" in s) {
+      bool(s.eventually, `${p}.eventually`, errors);
+      if (!(readOps as readonly string[]).includes(op))
+        errors.push(`${p} (${op}): eventually repeats read-only steps only (${readOps.join(", ")})`);
+      else if (!("expect" in s)) errors.push(`${p} (${op}): eventually needs an expect to wait for`);
+    }
+    if (op === "net" && s.when_held === true && s.action !== "sever")
+      errors.push(`${p} (net): when_held goes with action sever`);
     const params = Object.fromEntries(Object.entries(s).filter(([k]) => !stepKeys.has(k)));
     stepSchemas[op](params, `${p} (${op})`, errors);
     steps.push({
@@ -219,6 +263,7 @@ export function validateScenario(doc: unknown, file: string): { scenario?: Scena
       actor: s.actor as string | undefined,
       params,
       expect: s.expect,
+      eventually: s.eventually === true,
       note: s.note as string | undefined,
     });
   }

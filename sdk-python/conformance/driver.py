@@ -1,25 +1,31 @@
 """Conformance driver for the Python SDK.
 
 Reads one JSON request a line on stdin, runs it through the `runlater` package's public
-API (``Client``), writes one JSON response a line on stdout. No assertions here: the
-runner (conformance/runner, TypeScript) does all the matching. The protocol is
-conformance/protocol.md.
+API (``Client``, ``Worker``), writes one JSON response a line on stdout. No assertions
+here: the runner (conformance/runner, TypeScript) does all the matching. The protocol is
+conformance/protocol.md; the worker layer (ops worker_*) is at the end of this file.
 
     python sdk-python/conformance/driver.py
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import sys
+import threading
+import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from runlater import (
     Client,
     DequeuedJob,
+    DoNotRetry,
     Job,
     JobCheckpoint,
     JobFailure,
@@ -30,7 +36,10 @@ from runlater import (
     Queue,
     QueueConfig,
     QueueRetryPolicy,
+    RetryAfter,
     RunlaterError,
+    Snooze,
+    Worker,
 )
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -180,7 +189,9 @@ def failures(items: list[dict[str, Any]] | None) -> list[JobFailure]:
 class Driver:
     def __init__(self) -> None:
         self.target: tuple[str, str] | None = None
+        self.worker_url = ""
         self.clients: dict[str, Client] = {}
+        self.workers = Workers()
 
     def client(self, actor: str) -> Client:
         if actor not in self.clients:
@@ -200,12 +211,25 @@ class Driver:
     def run(self, r: dict[str, Any]) -> dict[str, Any]:
         op = r["op"]
         if op == "connect":
+            self.workers.reset()
             self.close_all()
             self.target = (r["url"], r["protocol"])
+            self.worker_url = r.get("worker_url") or r["url"]
+            return {}
+        if op == "reset":
+            self.workers.reset()
+            return {}
+        if op == "clock":
+            self.workers.now_ms = r["now_ms"]
             return {}
         if op == "shutdown":
+            self.workers.reset()
             self.close_all()
             return {}
+        if op.startswith("worker_"):
+            if self.target is None:
+                raise RuntimeError("no connect request yet")
+            return self.workers.run(r, self.worker_url, PROTOCOLS[self.target[1]])
         c = self.client(r["actor"])
         if op == "create_queue":
             q, created = c.create_queue(r["queue"], queue_config(r.get("config")))
@@ -329,6 +353,225 @@ class Driver:
                 "ok": False,
                 "error": {"code": "driver_error", "message": traceback.format_exc()},
             }
+
+
+# --- the worker layer: the SDK's own Worker, with the scripted handler ---------------------
+
+
+def act(action: Any, job: DequeuedJob, gate_wait: Any) -> str | Snooze | None:
+    """The scripted handler: the job's body says what to do (conformance/protocol.ts,
+    HandlerAction). `gate_wait(name)` blocks until the gate opens."""
+    if not isinstance(action, dict):
+        return None
+    if "attempts" in action:
+        steps = action["attempts"]
+        return act(steps[min(job.attempt, len(steps)) - 1], job, gate_wait)
+    if "wait" in action:
+        gate_wait(action["wait"])
+        return act(action["do"], job, gate_wait)
+    if "return" in action:
+        return str(action["return"])
+    if "raise" in action:
+        raise Exception(action["raise"])  # noqa: TRY002 - a plain error, as handlers raise
+    if "retry_after_ms" in action:
+        raise RetryAfter(
+            timedelta(milliseconds=action["retry_after_ms"]), action.get("message", "")
+        )
+    if "do_not_retry" in action:
+        raise DoNotRetry(action["do_not_retry"])
+    if "snooze_ms" in action:
+        return Snooze(timedelta(milliseconds=action["snooze_ms"]), action.get("status", ""))
+    return None
+
+
+# Threads that wait on gates for async handlers (asyncio cannot wait on a threading.Event).
+GATE_WAITERS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="gate")
+
+
+async def act_async(action: Any, job: DequeuedJob, workers: Workers) -> str | Snooze | None:
+    """act() for an `async def` handler: waiting on a gate does not block the event loop,
+    and a cancellation (the job given up at shutdown) ends the wait."""
+    if isinstance(action, dict) and "attempts" in action:
+        steps = action["attempts"]
+        return await act_async(steps[min(job.attempt, len(steps)) - 1], job, workers)
+    if isinstance(action, dict) and "wait" in action:
+        gate = workers.gate(action["wait"])
+        await asyncio.get_running_loop().run_in_executor(GATE_WAITERS, gate.wait)
+        return await act_async(action["do"], job, workers)
+    return act(action, job, gate_wait=None)
+
+
+def parse_action(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+@dataclass
+class RunningWorker:
+    app: Worker
+    client: Client
+    thread: threading.Thread | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    error: BaseException | None = None
+    stopped: bool = False
+
+
+class Workers:
+    """The workers of one driver, by actor; gates; the server's clock."""
+
+    def __init__(self) -> None:
+        self.now_ms = int(time.time() * 1000)
+        self.running: dict[str, RunningWorker] = {}
+        self.gates: dict[str, threading.Event] = {}
+        self.changed = threading.Condition()
+
+    def clock(self) -> datetime:
+        return EPOCH + timedelta(milliseconds=self.now_ms)
+
+    def gate(self, name: str) -> threading.Event:
+        with self.changed:
+            return self.gates.setdefault(name, threading.Event())
+
+    def notify(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+
+    def handler(self, w: RunningWorker, is_async: bool) -> Any:
+        """A plain function on connect-binary and grpc-web, `async def` on grpc: every
+        scenario runs with both kinds of handler across the matrix."""
+
+        def call(job: DequeuedJob) -> dict[str, Any]:
+            record = {
+                "job_id": job.job_id,
+                "attempt": job.attempt,
+                "body_b64": b64(job.body),
+                "finished": False,
+            }
+            with self.changed:
+                w.calls.append(record)
+                self.changed.notify_all()
+            return record
+
+        def finished(record: dict[str, Any]) -> None:
+            with self.changed:
+                record["finished"] = True
+                self.changed.notify_all()
+
+        def handle(job: DequeuedJob) -> str | Snooze | None:
+            record = call(job)
+            try:
+                return act(parse_action(job.body), job, lambda g: self.gate(g).wait())
+            finally:
+                finished(record)
+
+        async def handle_async(job: DequeuedJob) -> str | Snooze | None:
+            record = call(job)
+            try:
+                return await act_async(parse_action(job.body), job, self)
+            finally:
+                finished(record)
+
+        return handle_async if is_async else handle
+
+    def run(self, r: dict[str, Any], url: str, protocol: str) -> dict[str, Any]:
+        op, actor = r["op"], r["actor"]
+        w = self.running.get(actor)
+        if op == "worker_start":
+            if w is not None:
+                raise RuntimeError(f"{actor} already runs a worker")
+            return self._start(actor, r, url, protocol)
+        if op == "worker_release":
+            self.gate(r["gate"]).set()
+            return {}
+        if op == "worker_defaults":
+            with Client(url, protocol=protocol) as c:  # type: ignore[arg-type]
+                app = Worker(c)
+                return {
+                    "concurrency": app.concurrency,
+                    "batch_size": app.batch_size or app.concurrency,
+                    "dequeue_mode": app.dequeue_mode,
+                    "poll_wait_ms": dur_ms(app.poll_wait),
+                    "shutdown_grace_ms": dur_ms(app.shutdown_grace),
+                    "ack_delay_ms": dur_ms(app.ack_delay),
+                }
+        if w is None:
+            raise RuntimeError(f"{actor} runs no worker")
+        if op == "worker_stop":
+            w.app.stop()
+            if r.get("wait", True):
+                self._await(w, lambda: w.stopped)
+            return {}
+        if op == "worker_await":
+            calls, finished, stopped = r.get("calls", 0), r.get("finished", 0), r.get("stopped")
+
+            def done() -> bool:
+                return (
+                    len(w.calls) >= calls
+                    and sum(1 for c in w.calls if c["finished"]) >= finished
+                    and (not stopped or w.stopped)
+                )
+
+            self._await(w, done)
+            with self.changed:
+                return {"calls": [dict(c) for c in w.calls], "stopped": w.stopped}
+        raise RuntimeError(f"unknown op {op!r}")
+
+    def _start(self, actor: str, r: dict[str, Any], url: str, protocol: str) -> dict[str, Any]:
+        o = r.get("options") or {}
+        client = Client(url, protocol=protocol)  # type: ignore[arg-type]
+        kw: dict[str, Any] = {"clock": self.clock}
+        for name in ("concurrency", "batch_size", "dequeue_mode"):
+            if name in o:
+                kw[name] = o[name]
+        for name in ("poll_wait", "shutdown_grace", "ack_delay"):
+            if f"{name}_ms" in o:
+                kw[name] = timedelta(milliseconds=o[f"{name}_ms"])
+        app = Worker(client, **kw)
+        w = RunningWorker(app, client)
+        app.register(r["queue"], self.handler(w, is_async=protocol == "grpc"))
+
+        def target() -> None:
+            try:
+                app.run(handle_signals=False)
+            except BaseException as exc:  # noqa: BLE001 - reported by worker_start
+                w.error = exc
+            finally:
+                with self.changed:
+                    w.stopped = True
+                    self.changed.notify_all()
+
+        w.thread = threading.Thread(target=target, name=f"worker-{actor}", daemon=True)
+        w.thread.start()
+        # Started (its start-up check passed) or failed: whichever comes first.
+        while not app.running.wait(0.01) and not w.stopped:
+            pass
+        if w.error is not None:
+            client.close()
+            raise w.error
+        self.running[actor] = w
+        return {}
+
+    def _await(self, w: RunningWorker, done: Any, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while not done() and time.monotonic() < deadline:
+                self.changed.wait(deadline - time.monotonic())
+
+    def reset(self) -> None:
+        """Stops every worker at once (gates opened first, so blocked handlers end)."""
+        with self.changed:
+            for g in self.gates.values():
+                g.set()
+        for w in self.running.values():
+            w.app.stop(force=True)
+        for w in self.running.values():
+            if w.thread is not None:
+                w.thread.join(30)
+            w.client.close()
+        self.running.clear()
+        self.gates.clear()
 
 
 def main() -> None:

@@ -51,7 +51,7 @@ def test_fails_at_start_on_a_queue_that_does_not_exist(
         app.run(handle_signals=False)
     err = caught.value
     assert err.reason is ErrorReason.QUEUE_NOT_FOUND
-    assert err.message.startswith(f"worker cannot start on queue 'no_such_queue' at {server_url}: ")
+    assert err.message.startswith(f'worker cannot start on queue "no_such_queue" at {server_url}: ')
     assert "does not exist" in err.message
 
 
@@ -61,7 +61,7 @@ def test_fails_at_start_when_no_server_is_there() -> None:
     app.register("q", lambda job: None)
     with pytest.raises(UnavailableError) as caught:
         app.run(handle_signals=False)
-    assert caught.value.message.startswith(f"worker cannot start on queue 'q' at {url}: ")
+    assert caught.value.message.startswith(f'worker cannot start on queue "q" at {url}: ')
 
 
 class _ManualServer:

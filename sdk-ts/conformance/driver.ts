@@ -2,7 +2,8 @@
  * Conformance driver for the TypeScript SDK: reads one JSON request a line on stdin,
  * runs it through @runlater/sdk's public API, writes one JSON response a line on stdout.
  * No assertions here: conformance/runner does all the matching. Protocol:
- * conformance/protocol.md (types in conformance/runner/protocol.ts).
+ * conformance/protocol.md (types in conformance/protocol.ts). The worker layer (ops
+ * worker_*) runs the SDK's own Worker with the scripted handler at the end of this file.
  *
  *   npx tsx sdk-ts/conformance/driver.ts
  */
@@ -12,40 +13,55 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import {
   createRunlaterClient,
   type DequeuedJob,
+  DoNotRetry,
   ErrorReason,
   errorInfo,
+  type HandlerResult,
   type Job,
   type JobOutcome,
   JobState,
   Outcome,
   type Queue,
+  RetryAfter,
   type RunlaterClient,
+  type RunlaterClientOptions,
+  snooze,
+  Worker,
+  type WorkerJob,
 } from "@runlater/sdk";
 import type {
   CheckpointJson,
   DriverRequest,
   DriverResponse,
   FailureJson,
+  HandlerAction,
+  HandlerCallJson,
   JobStateName,
   QueueConfigJson,
   SdkRequest,
   SuccessJson,
   WireProtocol,
+  WorkerOptionsJson,
 } from "../../conformance/protocol.js";
 
-let target: { url: string; protocol: WireProtocol } | undefined;
+let target: { url: string; workerUrl: string; protocol: WireProtocol } | undefined;
 const actors = new Map<string, RunlaterClient>();
+
+/** Client options for the current wire protocol (HTTP version left to the SDK's choice). */
+function clientOptions(): RunlaterClientOptions {
+  if (!target) throw new Error("no connect request yet");
+  const { protocol } = target;
+  return {
+    protocol: protocol === "connect-json" || protocol === "connect-binary" ? "connect" : protocol,
+    binary: protocol === "connect-json" ? false : undefined,
+  };
+}
 
 function client(actor: string): RunlaterClient {
   let c = actors.get(actor);
   if (!c) {
     if (!target) throw new Error("no connect request yet");
-    const { url, protocol } = target;
-    c = createRunlaterClient(url, {
-      protocol: protocol === "connect-json" || protocol === "connect-binary" ? "connect" : protocol,
-      binary: protocol === "connect-json" ? false : undefined,
-      timeoutMs: 30_000,
-    });
+    c = createRunlaterClient(target.url, { ...clientOptions(), timeoutMs: 30_000 });
     actors.set(actor, c);
   }
   return c;
@@ -190,6 +206,7 @@ function checkpoint(c: CheckpointJson) {
 }
 
 async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown>> {
+  if (r.op.startsWith("worker_")) return runWorker(actor, r);
   const c = client(actor);
   switch (r.op) {
     case "create_queue": {
@@ -298,6 +315,8 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
           await c.worker.checkpoint({ queue: r.queue, checkpoints: r.checkpoints.map(checkpoint) })
         ).results.map(outcomeJson),
       };
+    default:
+      throw new Error(`unknown op ${r.op}`);
   }
 }
 
@@ -308,11 +327,21 @@ function snake(code: Code): string {
 async function handle(req: DriverRequest): Promise<DriverResponse> {
   try {
     if (req.op === "connect") {
+      await resetWorkers();
       closeAll();
-      target = { url: req.url, protocol: req.protocol };
+      target = { url: req.url, workerUrl: req.worker_url ?? req.url, protocol: req.protocol };
+      return { ok: true };
+    }
+    if (req.op === "reset") {
+      await resetWorkers();
+      return { ok: true };
+    }
+    if (req.op === "clock") {
+      serverNow = req.now_ms;
       return { ok: true };
     }
     if (req.op === "shutdown") {
+      await resetWorkers();
       closeAll();
       return { ok: true };
     }
@@ -331,6 +360,176 @@ async function handle(req: DriverRequest): Promise<DriverResponse> {
       error: { code: "driver_error", message: String(err instanceof Error ? (err.stack ?? err.message) : err) },
     };
   }
+}
+
+// ---- the worker layer: the SDK's own Worker, with the scripted handler
+
+/** The server's (manual) clock, as the runner last said: every worker's clock. */
+let serverNow = Date.now();
+
+interface RunningWorker {
+  worker: Worker;
+  calls: HandlerCallJson[];
+  stopped: boolean;
+  stopping?: Promise<void>;
+}
+const workers = new Map<string, RunningWorker>();
+
+/** Gates handlers wait on: opened by worker_release, all opened by reset. */
+const gates = new Map<string, { open: boolean; promise: Promise<void>; resolve: () => void }>();
+function gate(name: string) {
+  let g = gates.get(name);
+  if (!g) {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    g = { open: false, promise, resolve };
+    gates.set(name, g);
+  }
+  return g;
+}
+
+/** Wakes worker_await calls when a handler starts or returns or a worker stops. */
+const waiters: Array<() => void> = [];
+function changed(): void {
+  for (const wake of waiters.splice(0)) wake();
+}
+
+/** The scripted handler: the job's body says what to do (conformance/protocol.ts, HandlerAction). */
+async function act(action: HandlerAction | undefined, job: WorkerJob): Promise<HandlerResult> {
+  if (typeof action !== "object" || action === null) return;
+  if ("attempts" in action) return act(action.attempts[Math.min(job.attempt, action.attempts.length) - 1], job);
+  if ("wait" in action) {
+    const aborted = new Promise<never>((_, reject) => {
+      if (job.signal.aborted) reject(job.signal.reason);
+      job.signal.addEventListener("abort", () => reject(job.signal.reason), { once: true });
+    });
+    await Promise.race([gate(action.wait).promise, aborted]); // given up: stop waiting
+    return act(action.do, job);
+  }
+  if ("return" in action) return action.return;
+  if ("raise" in action) throw new Error(action.raise);
+  if ("retry_after_ms" in action) throw new RetryAfter(action.retry_after_ms, action.message ?? "");
+  if ("do_not_retry" in action) throw new DoNotRetry(action.do_not_retry);
+  if ("snooze_ms" in action) return snooze(action.snooze_ms, action.status ?? "");
+}
+
+function handlerFor(calls: HandlerCallJson[]) {
+  return async (job: WorkerJob): Promise<HandlerResult> => {
+    const call = { job_id: job.id, attempt: job.attempt, body_b64: b64(job.body), finished: false };
+    calls.push(call);
+    changed();
+    let action: HandlerAction | undefined;
+    try {
+      action = JSON.parse(job.text()) as HandlerAction;
+    } catch {
+      action = undefined;
+    }
+    try {
+      return await act(action, job);
+    } finally {
+      call.finished = true;
+      changed();
+    }
+  };
+}
+
+function workerOptions(o: WorkerOptionsJson = {}) {
+  return {
+    concurrency: o.concurrency,
+    batchSize: o.batch_size,
+    dequeueMode: o.dequeue_mode,
+    pollWaitMs: o.poll_wait_ms,
+    shutdownGraceMs: o.shutdown_grace_ms,
+    ackDelayMs: o.ack_delay_ms,
+  };
+}
+
+async function runWorker(actor: string, r: SdkRequest): Promise<Record<string, unknown>> {
+  if (!target) throw new Error("no connect request yet");
+  const running = workers.get(actor);
+  switch (r.op) {
+    case "worker_start": {
+      if (running) throw new Error(`${actor} already runs a worker`);
+      const calls: HandlerCallJson[] = [];
+      // No default deadline: the worker's stream lives as long as the worker.
+      const worker = new Worker({
+        client: createRunlaterClient(target.workerUrl, clientOptions()),
+        queue: r.queue,
+        handler: handlerFor(calls),
+        clock: () => serverNow,
+        ...workerOptions(r.options),
+      });
+      try {
+        await worker.start();
+      } catch (err) {
+        await worker.stop();
+        throw err;
+      }
+      workers.set(actor, { worker, calls, stopped: false });
+      return {};
+    }
+    case "worker_stop": {
+      if (!running) throw new Error(`${actor} runs no worker`);
+      running.stopping ??= running.worker.stop().then(() => {
+        running.stopped = true;
+        changed();
+      });
+      if (r.wait !== false) await running.stopping;
+      return {};
+    }
+    case "worker_await": {
+      if (!running) throw new Error(`${actor} runs no worker`);
+      const done = () =>
+        running.calls.length >= (r.calls ?? 0) &&
+        running.calls.filter((c) => c.finished).length >= (r.finished ?? 0) &&
+        (!r.stopped || running.stopped);
+      const giveUpAt = Date.now() + 20_000;
+      while (!done() && Date.now() < giveUpAt) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, giveUpAt - Date.now());
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      return { calls: running.calls.map((c) => ({ ...c })), stopped: running.stopped };
+    }
+    case "worker_release": {
+      const g = gate(r.gate);
+      g.open = true;
+      g.resolve();
+      return {};
+    }
+    case "worker_defaults": {
+      const worker = new Worker({
+        client: createRunlaterClient(target.workerUrl, clientOptions()),
+        queue: "defaults",
+        handler: async () => {},
+      });
+      const s = worker.settings;
+      await worker.stop(); // never started: closes its own session, if it opened one
+      return {
+        concurrency: s.concurrency,
+        batch_size: s.batchSize,
+        dequeue_mode: s.dequeueMode,
+        poll_wait_ms: s.pollWaitMs,
+        shutdown_grace_ms: s.shutdownGraceMs,
+        ack_delay_ms: s.ackDelayMs,
+      };
+    }
+    default:
+      throw new Error(`unknown op ${r.op}`);
+  }
+}
+
+/** Stops every worker at once (gates opened first, so blocked handlers end), forgets everything. */
+async function resetWorkers(): Promise<void> {
+  for (const g of gates.values()) g.resolve();
+  await Promise.all([...workers.values()].map((w) => (w.stopping ??= w.worker.stop()).catch(() => undefined)));
+  workers.clear();
+  gates.clear();
+  changed();
 }
 
 const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });

@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import socket
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -107,6 +108,8 @@ class Worker:
         self._stopping: asyncio.Event | None = None
         self._force: asyncio.Event | None = None
         self.abandoned_threads = 0
+        # Set while the worker takes jobs (after its start-up check); for readiness probes.
+        self.running = threading.Event()
 
     # --- registration ---------------------------------------------------------------
 
@@ -205,6 +208,7 @@ class Worker:
             self.dequeue_mode,
         )
         loops = [asyncio.create_task(r.pull(), name=f"runlater-{r.reg.queue}") for r in runners]
+        self.running.set()
         try:
             stop_wait = asyncio.create_task(self._stopping.wait())
             # A poll loop only ends early on a bug; stop everything then too.
@@ -213,6 +217,7 @@ class Worker:
             await asyncio.gather(*loops, return_exceptions=True)
             await self._drain(runners)
         finally:
+            self.running.clear()
             if handle_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     self._loop.remove_signal_handler(sig)
@@ -232,7 +237,7 @@ class Worker:
                 await client.get_queue(queue)
             except RunlaterError as err:
                 err.message = (
-                    f"worker cannot start on queue {queue!r} at {self._options.url}: {err.message}"
+                    f'worker cannot start on queue "{queue}" at {self._options.url}: {err.message}'
                 )
                 err.args = (f"[{err.code}] {err.message}",)
                 raise

@@ -33,13 +33,16 @@ import java.util.Map;
 
 /**
  * Conformance driver for the Java SDK: reads one JSON request a line on stdin, runs it through the
- * SDK's public API ({@link RunlaterClient}), writes one JSON response a line on stdout. No
- * assertions here: the runner (conformance/runner, TypeScript) does all the matching. The protocol
- * is conformance/protocol.md. The SDK speaks gRPC only.
+ * SDK's public API ({@link RunlaterClient}; the worker layer, ops {@code worker_*}, in {@link
+ * WorkerOps}), writes one JSON response a line on stdout. No assertions here: the runner
+ * (conformance/runner, TypeScript) does all the matching. The protocol is conformance/protocol.md.
+ * The SDK speaks gRPC only.
  */
 public final class Driver {
   private String url;
+  private String workerUrl;
   private final Map<String, RunlaterClient> clients = new HashMap<>();
+  private final WorkerOps workers = new WorkerOps();
 
   public static void main(String[] args) throws Exception {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
@@ -80,7 +83,7 @@ public final class Driver {
       }
       err.put("message", e.getMessage());
       res.put("error", err);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | InterruptedException e) {
       res.clear();
       res.put("ok", false);
       StringWriter trace = new StringWriter();
@@ -106,20 +109,33 @@ public final class Driver {
     clients.clear();
   }
 
-  private Map<String, Object> run(Map<String, Object> r) {
+  private Map<String, Object> run(Map<String, Object> r) throws InterruptedException {
     String op = (String) r.get("op");
     Map<String, Object> out = new LinkedHashMap<>();
     switch (op) {
       case "connect" -> {
+        workers.reset();
         closeAll();
         if (!"grpc".equals(r.get("protocol"))) {
           throw new IllegalArgumentException(
               "the Java SDK speaks gRPC only, not " + r.get("protocol"));
         }
         url = (String) r.get("url");
+        workerUrl = r.get("worker_url") == null ? url : (String) r.get("worker_url");
       }
-      case "shutdown" -> closeAll();
+      case "reset" -> workers.reset();
+      case "clock" -> workers.clock(((Number) r.get("now_ms")).longValue());
+      case "shutdown" -> {
+        workers.reset();
+        closeAll();
+      }
       default -> {
+        if (op.startsWith("worker_")) {
+          if (workerUrl == null) {
+            throw new IllegalStateException("no connect request yet");
+          }
+          return workers.run(op, (String) r.get("actor"), r, workerUrl);
+        }
         RunlaterClient c = client((String) r.get("actor"));
         sdk(c, op, r, out);
       }
