@@ -5,11 +5,13 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { findKnownFailing, loadKnownFailing } from "../../conformance/runner/known-failing.js";
 import { type Context, match, normalize, prepare } from "../../conformance/runner/match.js";
+import { BreakableProxy } from "../../conformance/runner/proxy.js";
 import { validateScenario } from "../../conformance/runner/scenario.js";
 
 const root = join(import.meta.dirname, "../..");
@@ -51,6 +53,12 @@ describe("match", () => {
     c.vars.set("x", 5);
     expect(match({ n: { $ne: "$x" } }, { n: 5 }, c)).toHaveLength(1);
     expect(match({ n: { $ne: "$x" } }, { n: 6 }, c)).toEqual([]);
+    // A list of strings: each must be in the text; $vars in it are resolved.
+    c.vars.set("url", "http://127.0.0.1:9");
+    expect(match({ m: { $contains: ["queue", "$url"] } }, { m: "queue q at http://127.0.0.1:9: down" }, c)).toEqual([]);
+    expect(match({ m: { $contains: ["queue", "$url"] } }, { m: "queue q at elsewhere" }, c)[0]).toContain(
+      '["http://127.0.0.1:9"]',
+    );
   });
 
   it("prepares requests: $vars, bodies and relative times", () => {
@@ -64,6 +72,10 @@ describe("match", () => {
       jobs: Array(3).fill({ queue: "q", body_b64: "AP8=" }),
     });
     expect(() => prepare({ id: "$unbound" }, c)).toThrow(/not bound/);
+    // A scripted handler's action travels as the job's body, in JSON.
+    expect(prepare({ jobs: [{ queue: "q", body_json: { wait: "go", do: { return: "ok" } } }] }, c)).toEqual({
+      jobs: [{ queue: "q", body_b64: Buffer.from('{"wait":"go","do":{"return":"ok"}}').toString("base64") }],
+    });
   });
 
   it("normalizes results: derived body fields, nulls dropped", () => {
@@ -105,6 +117,110 @@ describe("validateScenario", () => {
     expect(errors.join("\n")).toMatch(/steps\[1\] \(enqueue\)\.jobs\[0\]: unknown field prio/);
     expect(errors.join("\n")).toMatch(/steps\[2\]: unknown op "frobnicate"/);
     expect(errors.join("\n")).toMatch(/steps\[3\] \(advance_clock\): control steps have no actor/);
+  });
+
+  it("checks the worker layer's steps: handler actions, eventually on reads only, net actions", () => {
+    const { errors } = validateScenario(
+      {
+        name: "x",
+        description: "d",
+        steps: [
+          {
+            actor: "p",
+            op: "enqueue",
+            jobs: [{ queue: "q", body_json: { attempts: [{ raise: "x" }, { explode: 1 }] } }],
+          },
+          { actor: "w", op: "worker_start", queue: "q", options: { concurrency: 2, grace: 1 } },
+          { actor: "w", op: "worker_stop", eventually: true, expect: {} },
+          { actor: "p", op: "count_jobs", queue: "q", eventually: true },
+          { op: "net", action: "unplug" },
+          { op: "net", action: "hold", when_held: true },
+        ],
+      },
+      "dir/x.yaml",
+    );
+    const text = errors.join("\n");
+    expect(text).toMatch(/body_json\.attempts\[1\]: expected a handler action/);
+    expect(text).toMatch(/steps\[1\] \(worker_start\)\.options: unknown field grace/);
+    expect(text).toMatch(/steps\[2\] \(worker_stop\): eventually repeats read-only steps only/);
+    expect(text).toMatch(/steps\[3\] \(count_jobs\): eventually needs an expect/);
+    expect(text).toMatch(/steps\[4\] \(net\)\.action: expected one of sever, hold, down, up/);
+    expect(text).toMatch(/steps\[5\] \(net\): when_held goes with action sever/);
+  });
+});
+
+describe("the workers' proxy", () => {
+  /** An echo server, and a client through the proxy that collects what comes back. */
+  async function setup() {
+    const echo = createServer((s) => s.pipe(s));
+    await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
+    const proxy = new BreakableProxy((echo.address() as { port: number }).port);
+    await proxy.start();
+    const connect = async () => {
+      const s = createConnection({ host: "127.0.0.1", port: Number(new URL(proxy.url).port) });
+      await new Promise<void>((resolve, reject) => s.once("connect", resolve).once("error", reject));
+      let got = "";
+      s.on("data", (d: Buffer) => (got += d.toString()));
+      const closed = new Promise<void>((resolve) => s.once("close", () => resolve()));
+      return { s, got: () => got, closed };
+    };
+    const stop = async () => {
+      await proxy.stop();
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+    };
+    return { proxy, connect, stop };
+  }
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(check()).toBe(true);
+  };
+
+  it("forwards, and severs every connection on request", async () => {
+    const { proxy, connect, stop } = await setup();
+    try {
+      const c = await connect();
+      c.s.write("ping");
+      await until(() => c.got() === "ping");
+      await proxy.apply("sever", false, 1000);
+      await c.closed;
+      const again = await connect(); // new connections go through again
+      again.s.write("pong");
+      await until(() => again.got() === "pong");
+      again.s.destroy();
+    } finally {
+      await stop();
+    }
+  });
+
+  it("holds what clients send, and severs once something was held", async () => {
+    const { proxy, connect, stop } = await setup();
+    try {
+      const c = await connect();
+      await proxy.apply("hold", false, 1000);
+      const severed = proxy.apply("sever", true, 5000); // waits for held bytes
+      c.s.write("lost");
+      await severed;
+      await c.closed;
+      expect(c.got()).toBe(""); // never reached the server
+      await expect(proxy.apply("sever", true, 50)).rejects.toThrow(/nothing was sent/);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("refuses connections while down, and takes them again once up", async () => {
+    const { proxy, connect, stop } = await setup();
+    try {
+      await proxy.apply("down", false, 1000);
+      await expect(connect()).rejects.toThrow(/ECONNREFUSED/);
+      await proxy.apply("up", false, 1000);
+      const c = await connect();
+      c.s.write("back");
+      await until(() => c.got() === "back");
+      c.s.destroy();
+    } finally {
+      await stop();
+    }
   });
 });
 
