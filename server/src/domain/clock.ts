@@ -36,11 +36,18 @@ interface ManualTimer {
   fn: () => void;
 }
 
-/** A clock that only moves when told to; timers fire, in time order, inside advance(). */
+/**
+ * A clock that only moves when told to; timers fire, in time order, inside advance().
+ * A timer set outside advance() for a time already reached fires at once (on the next
+ * turn of the event loop), as a real clock's would: work that outlives advance()'s
+ * settle rounds (a refill on a networked store, which then arms the next due timer)
+ * must not wait for the next advance to find its timer already due.
+ */
 export class ManualClock implements Clock {
   private current: number;
   private timers: ManualTimer[] = [];
   private seq = 0;
+  private advancing = false;
 
   constructor(start = Date.UTC(2030, 0, 1)) {
     this.current = start;
@@ -55,6 +62,10 @@ export class ManualClock implements Clock {
     // clock at a fractional time while the timer runs, and a job written then (a worker's
     // ack arriving during an advance) would carry a time a Timestamp cannot encode.
     const timer = { at: this.current + Math.max(0, Math.ceil(ms)), seq: this.seq++, fn };
+    if (!this.advancing && timer.at <= this.current) {
+      const immediate = setImmediate(fn);
+      return () => clearImmediate(immediate);
+    }
     this.timers.push(timer);
     return () => {
       this.timers = this.timers.filter((t) => t !== timer);
@@ -64,15 +75,20 @@ export class ManualClock implements Clock {
   /** Moves time forward, firing due timers in order, and lets their async work settle. */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
-    for (;;) {
-      const due = this.timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((t) => t !== due);
-      this.current = Math.max(this.current, due.at);
-      due.fn();
-      await settle();
+    this.advancing = true;
+    try {
+      for (;;) {
+        const due = this.timers.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+        if (!due) break;
+        this.timers = this.timers.filter((t) => t !== due);
+        this.current = Math.max(this.current, due.at);
+        due.fn();
+        await settle();
+      }
+      this.current = target;
+    } finally {
+      this.advancing = false;
     }
-    this.current = target;
     await settle();
   }
 }
