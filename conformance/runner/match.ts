@@ -267,5 +267,5 @@ function deepEqual(a: unknown, b: unknown): boolean {
 /** JSON, cut short: results can hold 512 KiB bodies. */
 export function show(v: unknown): string {
   const s = v === undefined ? "(missing)" : JSON.stringify(v);
-  return s.length > 300 ? `${s.slice(0, 300)}… (${s.length} chars)` : s;
+  return s.length > 3000 ? `${s.slice(0, 3000)}… (${s.length} chars)` : s;
 }
