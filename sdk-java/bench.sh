@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# No-op handler throughput of the Java worker on the memory store, poll against stream.
-# Usage: sdk-java/bench.sh [--jobs 20000] [--concurrency 4] [--rounds 3]
-# Starts its own server (scripts/runlater serve --store memory), unless RUNLATER_TARGET is set.
+# No-op handler throughput of one Java worker at its defaults, on the memory store (one JSON line a run).
+# Usage: sdk-java/bench.sh [--url URL] [--jobs 20000] [--runs 3] [--warmup 5000] [--concurrency N] [--mode stream|poll] [--ack-delay-ms N]
+# Starts its own server (scripts/runlater serve --store memory) unless --url names one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 mvn -B -q -Dstyle.color=never test-compile

@@ -1,18 +1,22 @@
-"""No-op handler throughput of the Python Worker, poll vs stream, on the memory store.
+"""No-op handler throughput of one Python Worker, at its defaults unless told otherwise.
 
-    python sdk-python/bench/worker_throughput.py --jobs 20000 --concurrency 10 --rounds 3
+    python sdk-python/bench/worker_throughput.py [--url URL] [--jobs 20000] [--runs 3]
+        [--warmup 0] [--concurrency N] [--mode stream|poll] [--ack-delay-ms N]
+        [--handler sync|async] [--json]
 
-Starts `scripts/runlater serve --store memory --port 0` from this checkout (or uses
---url), then, per round and mode: enqueues --jobs jobs into a fresh queue, runs a Worker
-with a no-op handler until the server counts every job SUCCEEDED, and prints jobs/s
-(jobs / time from the worker's start to the last ack applied). Modes alternate within a
-round so that both see the same machine load.
+Per run: enqueues --jobs jobs into a fresh queue, starts `Worker(url)` (no options but
+those given) with a no-op handler (a plain function unless --handler async), and times
+it from the start until the server counts every job SUCCEEDED. Without --url it starts
+`scripts/runlater serve --store memory` from this checkout. --json prints one JSON line
+per run, for test/bench/workers.ts (npm run bench:workers), which runs this next to the
+TypeScript and Java benches and Celery.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import secrets
 import statistics
 import subprocess
@@ -21,7 +25,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from runlater import Client, DequeuedJob, JobSpec, JobState, Worker
 
@@ -48,30 +54,36 @@ def memory_server() -> Iterator[str]:
         proc.wait(timeout=15)
 
 
-def one_run(url: str, mode: str, jobs: int, concurrency: int, handler: str) -> float:
-    """Jobs/s of one Worker draining `jobs` enqueued jobs."""
+def one_run(url: str, jobs: int, options: dict[str, Any], handler: str) -> float:
+    """Seconds one Worker takes to drain `jobs` enqueued jobs."""
     with Client(url) as client:
-        queue = f"bench_{mode}_{secrets.token_hex(3)}"
+        queue = f"bench_py_{secrets.token_hex(4)}"
         client.create_queue(queue)
         for start in range(0, jobs, 1000):
-            n = min(1000, jobs - start)
-            client.enqueue_many([JobSpec(queue, b"x")] * n)
-        app = Worker(url, concurrency=concurrency, dequeue_mode=mode)  # type: ignore[arg-type]
+            client.enqueue_many([JobSpec(queue, b"x")] * min(1000, jobs - start))
+        app = Worker(url, **options)
+        handled = 0
+        all_handled = threading.Event()
+
+        def count() -> None:
+            nonlocal handled
+            handled += 1  # one handler at a time may lose a count: the server's count decides
+            if handled >= jobs:
+                all_handled.set()
 
         if handler == "async":
 
             async def noop_async(job: DequeuedJob) -> None:
-                return None
+                count()
 
             app.register(queue, noop_async)
         else:
 
             def noop(job: DequeuedJob) -> None:
-                return None
+                count()
 
             app.register(queue, noop)
 
-        done = threading.Event()
         elapsed = 0.0
 
         def watch() -> None:
@@ -79,46 +91,68 @@ def one_run(url: str, mode: str, jobs: int, concurrency: int, handler: str) -> f
             while app._loop is None:  # started?
                 time.sleep(0.001)
             t0 = time.perf_counter()
+            all_handled.wait(600)
+            # Done when the server has applied every outcome, not when the last handler returned.
             while client.count_jobs(queue, state=JobState.SUCCEEDED) < jobs:
-                time.sleep(0.02)
+                time.sleep(0.005)
             elapsed = time.perf_counter() - t0
-            done.set()
             app.stop()
 
-        threading.Thread(target=watch, daemon=True).start()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
         asyncio.run(app.run_async())
-        assert done.is_set()
+        watcher.join()
         client.delete_queue(queue)
-        return jobs / elapsed
+        return elapsed
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", help="a running server (default: start one on memory)")
     parser.add_argument("--jobs", type=int, default=20_000)
-    parser.add_argument("--concurrency", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=0, help="jobs of an untimed first run")
+    parser.add_argument("--concurrency", type=int, help="default: the Worker's")
+    parser.add_argument("--mode", choices=["stream", "poll"], help="default: the Worker's")
+    parser.add_argument("--ack-delay-ms", type=int, help="default: the Worker's")
     parser.add_argument("--handler", choices=["sync", "async"], default="sync")
-    parser.add_argument("--modes", default="poll,stream")
+    parser.add_argument("--json", action="store_true", help="one JSON line per run")
     args = parser.parse_args()
-    modes = args.modes.split(",")
+    options: dict[str, Any] = {}
+    if args.concurrency:
+        options["concurrency"] = args.concurrency
+    if args.mode:
+        options["dequeue_mode"] = args.mode
+    if args.ack_delay_ms is not None:
+        options["ack_delay"] = timedelta(milliseconds=args.ack_delay_ms)
 
     def bench(url: str) -> None:
-        print(
-            f"{args.jobs} jobs, concurrency {args.concurrency}, {args.handler} no-op handler, "
-            f"Python {sys.version.split()[0]}"
-        )
-        results: dict[str, list[float]] = {m: [] for m in modes}
-        for r in range(args.rounds):
-            for mode in modes if r % 2 == 0 else reversed(modes):
-                rate = one_run(url, mode, args.jobs, args.concurrency, args.handler)
-                results[mode].append(rate)
-                print(f"round {r + 1} {mode:6} {rate:8.0f} jobs/s", flush=True)
-        for mode, rates in results.items():
+        if not args.json:
             print(
-                f"{mode:6} median {statistics.median(rates):8.0f} jobs/s "
-                f"(runs: {', '.join(f'{x:.0f}' for x in rates)})"
+                f"{args.jobs} jobs, {options or 'defaults'}, {args.handler} no-op handler, "
+                f"Python {sys.version.split()[0]}"
             )
+        if args.warmup:
+            one_run(url, args.warmup, options, args.handler)
+        rates = []
+        for _ in range(args.runs):
+            seconds = one_run(url, args.jobs, options, args.handler)
+            rate = args.jobs / seconds
+            rates.append(rate)
+            if args.json:
+                sdk = "python" if args.handler == "sync" else "python-async"
+                line = {
+                    "sdk": sdk,
+                    "jobs": args.jobs,
+                    "seconds": seconds,
+                    "jobs_per_s": round(rate),
+                }
+                print(json.dumps(line), flush=True)
+            else:
+                print(f"{rate:8.0f} jobs/s", flush=True)
+        if not args.json and len(rates) > 1:
+            runs = ", ".join(f"{x:.0f}" for x in rates)
+            print(f"median {statistics.median(rates):.0f} jobs/s (runs: {runs})")
 
     if args.url:
         bench(args.url)

@@ -5,7 +5,7 @@
  * line per run. test/bench/workers.ts runs it next to the Python and Java ones.
  *
  *   npx tsx sdk-ts/bench/worker-throughput.ts --url http://127.0.0.1:8080 [--jobs 20000]
- *       [--runs 1] [--warmup 0] [--concurrency N] [--mode stream|poll]
+ *       [--runs 1] [--warmup 0] [--concurrency N] [--mode stream|poll] [--ack-delay-ms N]
  */
 import { parseArgs } from "node:util";
 import { createRunlaterClient, JobState, Worker, type WorkerOptions } from "@runlater/sdk";
@@ -18,6 +18,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "0" },
     concurrency: { type: "string" },
     mode: { type: "string" },
+    "ack-delay-ms": { type: "string" },
   },
 });
 if (!args.url) throw new Error("--url is required (a running server)");
@@ -45,6 +46,7 @@ async function run(jobs: number): Promise<number> {
   };
   if (args.concurrency) options.concurrency = Number(args.concurrency);
   if (args.mode) options.dequeueMode = args.mode as "stream" | "poll";
+  if (args["ack-delay-ms"]) options.ackDelayMs = Number(args["ack-delay-ms"]);
   const worker = new Worker(options);
   const t0 = performance.now();
   await worker.start();

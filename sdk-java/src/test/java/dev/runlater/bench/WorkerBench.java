@@ -14,9 +14,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -25,41 +25,39 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * No-op handler throughput of the Java worker, poll against stream: starts {@code scripts/runlater
- * serve --store memory --port 0} (or uses {@code RUNLATER_TARGET}), and for each round and mode
- * enqueues a backlog, runs a worker until every job is SUCCEEDED on the server, and prints jobs/s.
- * Rounds alternate the modes, so a machine that gets busier does not favour one. Not a test: run it
- * with {@code sdk-java/bench.sh [--jobs N] [--concurrency C] [--rounds R]}.
+ * No-op handler throughput of one Java worker, at its defaults unless told otherwise: per run it
+ * enqueues a backlog into a fresh queue, starts {@code Worker.builder(client).build()} (plus the
+ * options given), and times it from start until the server counts every job SUCCEEDED. Prints one
+ * JSON line per run. Not a test: run it with {@code sdk-java/bench.sh [--url URL] [--jobs N]
+ * [--runs R] [--warmup W] [--concurrency C] [--mode stream|poll] [--ack-delay-ms D]}; without
+ * {@code --url} it starts {@code scripts/runlater serve --store memory}. test/bench/workers.ts (npm
+ * run bench:workers) runs it next to the TypeScript and Python benches.
  */
 public final class WorkerBench {
   private WorkerBench() {}
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> opts =
-        new HashMap<>(Map.of("jobs", "20000", "concurrency", "4", "rounds", "3"));
+    Map<String, String> opts = new HashMap<>(Map.of("jobs", "20000", "runs", "3", "warmup", "0"));
     for (int i = 0; i + 1 < args.length; i += 2) {
       opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
     }
     int jobs = Integer.parseInt(opts.get("jobs"));
-    int concurrency = Integer.parseInt(opts.get("concurrency"));
-    int rounds = Integer.parseInt(opts.get("rounds"));
-
-    String env = System.getenv("RUNLATER_TARGET");
-    Process server = env == null || env.isBlank() ? startServer() : null;
-    String target = server == null ? env : serverTarget;
-    System.out.printf(
-        "server %s, %d jobs per run, concurrency %d, default batch size and ack linger%n",
-        target, jobs, concurrency);
-    Map<DequeueMode, List<Double>> rates = new HashMap<>();
+    String url = opts.get("url");
+    Process server = url == null ? startServer() : null;
+    String target = server == null ? url : serverTarget;
     try (RunlaterClient client = RunlaterClient.builder(target).build()) {
-      run(client, DequeueMode.POLL, 5000, concurrency); // warm up the JIT and the connection
-      run(client, DequeueMode.STREAM, 5000, concurrency);
-      for (int r = 1; r <= rounds; r++) {
-        for (DequeueMode mode : DequeueMode.values()) {
-          double rate = run(client, mode, jobs, concurrency);
-          rates.computeIfAbsent(mode, m -> new ArrayList<>()).add(rate);
-          System.out.printf("round %d  %-6s %8.0f jobs/s%n", r, mode, rate);
-        }
+      int warmup = Integer.parseInt(opts.get("warmup"));
+      if (warmup > 0) {
+        run(client, opts, warmup); // the JIT and the connection
+      }
+      for (int r = 0; r < Integer.parseInt(opts.get("runs")); r++) {
+        double seconds = run(client, opts, jobs);
+        System.out.printf(
+            Locale.ROOT,
+            "{\"sdk\":\"java\",\"jobs\":%d,\"seconds\":%.6f,\"jobs_per_s\":%d}%n",
+            jobs,
+            seconds,
+            Math.round(jobs / seconds));
       }
     } finally {
       if (server != null) {
@@ -67,31 +65,34 @@ public final class WorkerBench {
         server.waitFor(10, TimeUnit.SECONDS);
       }
     }
-    for (DequeueMode mode : DequeueMode.values()) {
-      double[] sorted =
-          rates.get(mode).stream().mapToDouble(Double::doubleValue).sorted().toArray();
-      System.out.printf(
-          "median %-6s %8.0f jobs/s  (runs: %s)%n",
-          mode, sorted[sorted.length / 2], Arrays.toString(round(sorted)));
-    }
   }
 
-  /** Runs one backlog of {@code jobs} no-op jobs to SUCCEEDED; returns jobs per second. */
-  private static double run(RunlaterClient client, DequeueMode mode, int jobs, int concurrency)
+  /** Runs one backlog of {@code jobs} no-op jobs to SUCCEEDED; returns the seconds it took. */
+  private static double run(RunlaterClient client, Map<String, String> opts, int jobs)
       throws InterruptedException {
-    String q = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    String q = "bench_java_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     client.createQueue(q, QueueConfig.defaults());
     for (int i = 0; i < jobs; i += 1000) {
       List<JobSpec> batch = new ArrayList<>();
       for (int j = i; j < Math.min(jobs, i + 1000); j++) {
-        batch.add(JobSpec.of(q, "job-" + j));
+        batch.add(JobSpec.of(q, "x"));
       }
       client.enqueue(batch);
+    }
+    Worker.Builder builder = Worker.builder(client);
+    if (opts.containsKey("concurrency")) {
+      builder.concurrency(Integer.parseInt(opts.get("concurrency")));
+    }
+    if (opts.containsKey("mode")) {
+      builder.dequeueMode(DequeueMode.valueOf(opts.get("mode").toUpperCase(Locale.ROOT)));
+    }
+    if (opts.containsKey("ack-delay-ms")) {
+      builder.ackDelay(Duration.ofMillis(Long.parseLong(opts.get("ack-delay-ms"))));
     }
     CountDownLatch handled = new CountDownLatch(jobs);
     long t0;
     long t1;
-    try (Worker w = Worker.builder(client).dequeueMode(mode).concurrency(concurrency).build()) {
+    try (Worker w = builder.build()) {
       w.register(
           q,
           job -> {
@@ -109,11 +110,7 @@ public final class WorkerBench {
       t1 = System.nanoTime();
     }
     client.deleteQueue(q);
-    return jobs / (Duration.ofNanos(t1 - t0).toNanos() / 1e9);
-  }
-
-  private static long[] round(double[] xs) {
-    return Arrays.stream(xs).mapToLong(Math::round).toArray();
+    return Duration.ofNanos(t1 - t0).toNanos() / 1e9;
   }
 
   private static String serverTarget;
@@ -136,7 +133,7 @@ public final class WorkerBench {
     Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
     BufferedReader out =
         new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    Pattern listening = Pattern.compile("runlater listening on http://([^\\s]+)");
+    Pattern listening = Pattern.compile("runlater listening on (http://[^\\s]+)");
     for (String line; (line = out.readLine()) != null; ) {
       Matcher m = listening.matcher(line);
       if (m.find()) {
