@@ -8,7 +8,8 @@
  * One runlater server on the memory store; per round, each SDK's own bench program runs one
  * default worker (no options) with a no-op handler over --jobs jobs, timed from the worker's
  * start until the server counts every job SUCCEEDED (sdk-ts/bench/worker-throughput.ts,
- * sdk-python/bench/worker_throughput.py, sdk-java WorkerBench). The order of the SDKs turns
+ * sdk-python/bench/worker_throughput.py, sdk-java WorkerBench; each after an untimed warm-up
+ * run, 20,000 jobs for the JVM's JIT, 2,000 for the others). The order of the SDKs turns
  * every round, so a machine that gets busier does not favour one; the table gives each one's
  * median and range. Other work on the machine moves every figure: compare within one run.
  *
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
       const java = javaBench();
       for (const v of sweeps)
         add(`Java (memory${v.label})`, () =>
-          runBench([...java, "--url", memory.url, "--jobs", `${jobs}`, "--warmup", "5000", "--runs", "1", ...v.flags]),
+          runBench([...java, "--url", memory.url, "--jobs", `${jobs}`, "--warmup", "20000", "--runs", "1", ...v.flags]),
         );
     }
     if (args.celery) {
