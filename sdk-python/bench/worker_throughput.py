@@ -2,14 +2,16 @@
 
     python sdk-python/bench/worker_throughput.py [--url URL] [--jobs 20000] [--runs 3]
         [--warmup 0] [--concurrency N] [--mode stream|poll] [--ack-delay-ms N]
-        [--handler sync|async] [--json]
+        [--handler sync|async] [--json] [--latency N]
 
 Per run: enqueues --jobs jobs into a fresh queue, starts `Worker(url)` (no options but
 those given) with a no-op handler (a plain function unless --handler async), and times
 it from the start until the server counts every job SUCCEEDED. Without --url it starts
 `scripts/runlater serve --store memory` from this checkout. --json prints one JSON line
 per run, for test/bench/workers.ts (npm run bench:workers), which runs this next to the
-TypeScript and Java benches and Celery.
+TypeScript and Java benches and Celery. --latency N: instead, N jobs one at a time to an
+idle worker, each enqueued once the one before has been handled; prints the median of
+finished_at - created_at (both the server's times).
 """
 
 from __future__ import annotations
@@ -106,6 +108,46 @@ def one_run(url: str, jobs: int, options: dict[str, Any], handler: str) -> float
         return elapsed
 
 
+def latency(url: str, n: int, options: dict[str, Any], handler: str) -> float:
+    """Median milliseconds from enqueue to outcome applied of `n` lone jobs."""
+    with Client(url) as client:
+        queue = f"bench_py_{secrets.token_hex(4)}"
+        client.create_queue(queue)
+        app = Worker(url, **options)
+        handled = threading.Semaphore(0)
+
+        def noop(job: DequeuedJob) -> None:
+            handled.release()
+
+        async def noop_async(job: DequeuedJob) -> None:
+            handled.release()
+
+        app.register(queue, noop_async if handler == "async" else noop)
+        ids: list[str] = []
+
+        def feed() -> None:
+            while not app.running.is_set():
+                time.sleep(0.001)
+            for _ in range(n):
+                ids.append(client.enqueue(queue, b"x"))
+                handled.acquire()
+                time.sleep(0.06)  # its outcome on its own, not with the next
+            app.stop()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        asyncio.run(app.run_async())
+        feeder.join()
+        jobs = client.get_jobs(ids).jobs
+        ms = sorted(
+            (j.finished_at - j.created_at).total_seconds() * 1000
+            for j in jobs
+            if j.finished_at and j.created_at
+        )
+        client.delete_queue(queue)
+        return ms[len(ms) // 2]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--url", help="a running server (default: start one on memory)")
@@ -117,6 +159,7 @@ def main() -> int:
     parser.add_argument("--ack-delay-ms", type=int, help="default: the Worker's")
     parser.add_argument("--handler", choices=["sync", "async"], default="sync")
     parser.add_argument("--json", action="store_true", help="one JSON line per run")
+    parser.add_argument("--latency", type=int, help="N lone jobs: median enqueue-to-outcome ms")
     args = parser.parse_args()
     options: dict[str, Any] = {}
     if args.concurrency:
@@ -127,6 +170,10 @@ def main() -> int:
         options["ack_delay"] = timedelta(milliseconds=args.ack_delay_ms)
 
     def bench(url: str) -> None:
+        if args.latency:
+            ms = latency(url, args.latency, options, args.handler)
+            print(json.dumps({"sdk": "python", "jobs": args.latency, "latency_ms": ms}), flush=True)
+            return
         if not args.json:
             print(
                 f"{args.jobs} jobs, {options or 'defaults'}, {args.handler} no-op handler, "

@@ -4,6 +4,7 @@
  *   npm run bench:workers -- [--rounds 5] [--jobs 20000] [--sdk ts,python,java]
  *       [--python-async] [--celery] [--celery-jobs 5000] [--json out.json]
  *       [--concurrency 10,100] [--mode stream,poll] [--ack-delay-ms 0,5,50]   (sweeps)
+ *       [--latency 50]
  *
  * One runlater server on the memory store; per round, each SDK's own bench program runs one
  * default worker (no options) with a no-op handler over --jobs jobs, timed from the worker's
@@ -20,7 +21,9 @@
  *
  * --concurrency, --mode, --ack-delay-ms: instead of the defaults, run each SDK once per
  * value (each list may have one value, to change one setting): how docs/workers.md's
- * defaults were chosen.
+ * defaults were chosen. --latency N: instead of throughput, each run sends N jobs one at a
+ * time to an idle worker and reports the median ms from enqueue to outcome applied (the
+ * server's created_at and finished_at).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -41,8 +44,12 @@ const { values: args } = parseArgs({
     concurrency: { type: "string" },
     mode: { type: "string" },
     "ack-delay-ms": { type: "string" },
+    latency: { type: "string" },
   },
 });
+/** What each run reports: jobs/s, or with --latency the median ms of a lone job. */
+const metric = args.latency ? "latency_ms" : "jobs_per_s";
+const latencyFlags = args.latency ? ["--latency", args.latency] : [];
 const rounds = Number(args.rounds);
 const jobs = Number(args.jobs);
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -77,7 +84,7 @@ async function startServer(store: string): Promise<Server> {
   };
 }
 
-/** Runs a bench program; returns the jobs/s of the JSON line it prints last. */
+/** Runs a bench program; returns the metric of the JSON line it prints last. */
 function runBench(argv: string[], cwd = root): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: ["ignore", "pipe", "pipe"] });
@@ -92,7 +99,7 @@ function runBench(argv: string[], cwd = root): Promise<number> {
         .filter((l) => l.startsWith("{"))
         .pop();
       if (code !== 0 || !line) return reject(new Error(`${argv.join(" ")} exited with ${code}\n${out}\n${err}`));
-      resolve((JSON.parse(line) as { jobs_per_s: number }).jobs_per_s);
+      resolve(Math.round((JSON.parse(line) as Record<string, number>)[metric]!));
     });
   });
 }
@@ -147,6 +154,7 @@ function variants(): Array<{ label: string; flags: string[] }> {
       values.split(",").map((v) => ({ label: `${o.label}, ${label(v)}`, flags: [...o.flags, `--${flag}`, v] })),
     );
   };
+  out = out.map((o) => ({ ...o, flags: [...o.flags, ...latencyFlags] }));
   sweep("concurrency", args.concurrency, (v) => `concurrency ${v}`);
   sweep("mode", args.mode, (v) => v);
   sweep("ack-delay-ms", args["ack-delay-ms"], (v) => `ack delay ${v} ms`);
@@ -246,14 +254,16 @@ async function main(): Promise<void> {
         e.rates.push(rate);
         line.push(`${e.name} ${rate}`);
       }
-      log(`round ${r + 1}: ${line.join(", ")} jobs/s`);
+      log(`round ${r + 1}: ${line.join(", ")} ${args.latency ? "ms" : "jobs/s"}`);
     }
     const median = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
       const m = Math.floor(s.length / 2);
       return s.length % 2 ? s[m]! : Math.round((s[m - 1]! + s[m]!) / 2);
     };
-    log("\n| worker | median jobs/s | range | runs |\n|---|---|---|---|");
+    log(
+      `\n| worker | median ${args.latency ? "ms, enqueue to outcome" : "jobs/s"} | range | runs |\n|---|---|---|---|`,
+    );
     for (const e of entries)
       log(
         `| ${e.name} | ${median(e.rates)} | ${Math.min(...e.rates)}–${Math.max(...e.rates)} | ${e.rates.join(", ")} |`,

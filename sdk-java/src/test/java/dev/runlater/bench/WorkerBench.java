@@ -1,5 +1,6 @@
 package dev.runlater.bench;
 
+import dev.runlater.Job;
 import dev.runlater.JobFilter;
 import dev.runlater.JobSpec;
 import dev.runlater.JobState;
@@ -20,6 +21,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,9 +31,11 @@ import java.util.regex.Pattern;
  * enqueues a backlog into a fresh queue, starts {@code Worker.builder(client).build()} (plus the
  * options given), and times it from start until the server counts every job SUCCEEDED. Prints one
  * JSON line per run. Not a test: run it with {@code sdk-java/bench.sh [--url URL] [--jobs N]
- * [--runs R] [--warmup W] [--concurrency C] [--mode stream|poll] [--ack-delay-ms D]}; without
- * {@code --url} it starts {@code scripts/runlater serve --store memory}. test/bench/workers.ts (npm
- * run bench:workers) runs it next to the TypeScript and Python benches.
+ * [--runs R] [--warmup W] [--concurrency C] [--mode stream|poll] [--ack-delay-ms D] [--latency N]};
+ * {@code --latency N} instead sends N jobs one at a time to an idle worker and prints the median of
+ * finished_at - created_at (both the server's times). Without {@code --url} it starts {@code
+ * scripts/runlater serve --store memory}. test/bench/workers.ts (npm run bench:workers) runs it
+ * next to the TypeScript and Python benches.
  */
 public final class WorkerBench {
   private WorkerBench() {}
@@ -50,6 +54,15 @@ public final class WorkerBench {
       if (warmup > 0) {
         run(client, opts, warmup); // the JIT and the connection
       }
+      if (opts.containsKey("latency")) {
+        int n = Integer.parseInt(opts.get("latency"));
+        System.out.printf(
+            Locale.ROOT,
+            "{\"sdk\":\"java\",\"jobs\":%d,\"latency_ms\":%d}%n",
+            n,
+            latency(client, opts, n));
+        return;
+      }
       for (int r = 0; r < Integer.parseInt(opts.get("runs")); r++) {
         double seconds = run(client, opts, jobs);
         System.out.printf(
@@ -67,6 +80,50 @@ public final class WorkerBench {
     }
   }
 
+  private static Worker.Builder builder(RunlaterClient client, Map<String, String> opts) {
+    Worker.Builder builder = Worker.builder(client);
+    if (opts.containsKey("concurrency")) {
+      builder.concurrency(Integer.parseInt(opts.get("concurrency")));
+    }
+    if (opts.containsKey("mode")) {
+      builder.dequeueMode(DequeueMode.valueOf(opts.get("mode").toUpperCase(Locale.ROOT)));
+    }
+    if (opts.containsKey("ack-delay-ms")) {
+      builder.ackDelay(Duration.ofMillis(Long.parseLong(opts.get("ack-delay-ms"))));
+    }
+    return builder;
+  }
+
+  /** Median milliseconds from enqueue to outcome applied of {@code n} lone jobs. */
+  private static long latency(RunlaterClient client, Map<String, String> opts, int n)
+      throws InterruptedException {
+    String q = "bench_java_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    client.createQueue(q, QueueConfig.defaults());
+    Semaphore handled = new Semaphore(0);
+    List<String> ids = new ArrayList<>();
+    try (Worker w = builder(client, opts).build()) {
+      w.register(
+          q,
+          job -> {
+            handled.release();
+            return JobResult.success();
+          });
+      w.start();
+      for (int i = 0; i < n; i++) {
+        ids.add(client.enqueue(JobSpec.of(q, "x")));
+        handled.acquire();
+        Thread.sleep(60); // its outcome on its own, not with the next
+      }
+    }
+    List<Long> ms = new ArrayList<>();
+    for (Job j : client.getJobs(ids, false)) {
+      ms.add(Duration.between(j.createdAt(), j.finishedAt()).toMillis());
+    }
+    client.deleteQueue(q);
+    ms.sort(null);
+    return ms.get(ms.size() / 2);
+  }
+
   /** Runs one backlog of {@code jobs} no-op jobs to SUCCEEDED; returns the seconds it took. */
   private static double run(RunlaterClient client, Map<String, String> opts, int jobs)
       throws InterruptedException {
@@ -79,16 +136,7 @@ public final class WorkerBench {
       }
       client.enqueue(batch);
     }
-    Worker.Builder builder = Worker.builder(client);
-    if (opts.containsKey("concurrency")) {
-      builder.concurrency(Integer.parseInt(opts.get("concurrency")));
-    }
-    if (opts.containsKey("mode")) {
-      builder.dequeueMode(DequeueMode.valueOf(opts.get("mode").toUpperCase(Locale.ROOT)));
-    }
-    if (opts.containsKey("ack-delay-ms")) {
-      builder.ackDelay(Duration.ofMillis(Long.parseLong(opts.get("ack-delay-ms"))));
-    }
+    Worker.Builder builder = builder(client, opts);
     CountDownLatch handled = new CountDownLatch(jobs);
     long t0;
     long t1;
