@@ -170,36 +170,28 @@ async function main(): Promise<void> {
     const entries: Entry[] = [];
     const add = (name: string, run: () => Promise<number>) => entries.push({ name, run, rates: [] });
     const tsx = [process.execPath, join(root, "node_modules/tsx/dist/cli.mjs")];
-    const sweeps = variants();
-    if (sdks.includes("ts"))
-      for (const v of sweeps)
-        add(`TypeScript (memory${v.label})`, () =>
-          runBench([
-            ...tsx,
-            join(root, "sdk-ts/bench/worker-throughput.ts"),
-            "--url",
-            memory.url,
-            "--jobs",
-            `${jobs}`,
-            "--warmup",
-            "2000",
-            "--runs",
-            "1",
-            ...v.flags,
-          ]),
-        );
-    const python = sdks.includes("python") || args.celery ? pythonWithSdk() : "";
-    const pyBench = (url: string, handler = "sync", flags: string[] = []) => [
-      python,
-      join(root, "sdk-python/bench/worker_throughput.py"),
+    /** What every runlater bench program takes: the server, the jobs, one timed run after a warm-up. */
+    const common = (url: string, warmup: number) => [
       "--url",
       url,
       "--jobs",
       `${jobs}`,
       "--warmup",
-      "2000",
+      `${warmup}`,
       "--runs",
       "1",
+    ];
+    const sweeps = variants();
+    if (sdks.includes("ts"))
+      for (const v of sweeps)
+        add(`TypeScript (memory${v.label})`, () =>
+          runBench([...tsx, join(root, "sdk-ts/bench/worker-throughput.ts"), ...common(memory.url, 2000), ...v.flags]),
+        );
+    const python = sdks.includes("python") || args.celery ? pythonWithSdk() : "";
+    const pyBench = (url: string, handler = "sync", flags: string[] = []) => [
+      python,
+      join(root, "sdk-python/bench/worker_throughput.py"),
+      ...common(url, 2000),
       "--handler",
       handler,
       "--json",
@@ -214,9 +206,7 @@ async function main(): Promise<void> {
     if (sdks.includes("java")) {
       const java = javaBench();
       for (const v of sweeps)
-        add(`Java (memory${v.label})`, () =>
-          runBench([...java, "--url", memory.url, "--jobs", `${jobs}`, "--warmup", "20000", "--runs", "1", ...v.flags]),
-        );
+        add(`Java (memory${v.label})`, () => runBench([...java, ...common(memory.url, 20_000), ...v.flags]));
     }
     if (args.celery) {
       const redis = redisUrl();
