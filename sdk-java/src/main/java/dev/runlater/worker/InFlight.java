@@ -3,7 +3,7 @@ package dev.runlater.worker;
 import dev.runlater.DequeuedJob;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -21,7 +21,14 @@ final class InFlight {
   final Duration claimLifetime;
 
   private final AtomicBoolean settled = new AtomicBoolean();
-  volatile ScheduledFuture<?> renewal;
+
+  /** When the claim expires and when to renew it, on {@link System#nanoTime()} (ClaimKeeper's). */
+  volatile long expiresAt;
+
+  volatile long renewAt;
+
+  /** A renewal of it is in flight. */
+  volatile boolean renewing;
 
   InFlight(DequeuedJob job, Instant receivedAt) {
     this.job = job;
@@ -32,14 +39,14 @@ final class InFlight {
 
   /** Claims the right to report this job's outcome; false if someone already did. */
   boolean settle() {
-    boolean first = settled.compareAndSet(false, true);
-    if (first) {
-      ScheduledFuture<?> r = renewal;
-      if (r != null) {
-        r.cancel(false);
-      }
-    }
-    return first;
+    return settled.compareAndSet(false, true);
+  }
+
+  /** The claim now runs one lifetime from {@code nanos}, renewed halfway. */
+  void renewedFor(long nanos) {
+    long lifetime = claimLifetime.toNanos();
+    expiresAt = nanos + lifetime;
+    renewAt = nanos + Math.max(TimeUnit.MILLISECONDS.toNanos(10), lifetime / 2);
   }
 
   boolean isSettled() {

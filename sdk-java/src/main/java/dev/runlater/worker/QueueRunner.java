@@ -109,6 +109,7 @@ final class QueueRunner {
       executor.execute(() -> run(f));
     } catch (RejectedExecutionException e) {
       inFlight.remove(job.jobId());
+      claimKeeper.untrack(f);
       release(List.of(f));
       jobDone();
     }
@@ -130,6 +131,7 @@ final class QueueRunner {
     } catch (Throwable t) {
       error = t;
     }
+    claimKeeper.untrack(f);
     try {
       if (!f.settle()) {
         return; // close() released the job after the grace period: its outcome no longer counts
@@ -240,6 +242,7 @@ final class QueueRunner {
   void releaseInFlight() {
     List<InFlight> toRelease = new ArrayList<>();
     for (InFlight f : inFlight.values()) {
+      claimKeeper.untrack(f);
       if (f.settle()) {
         toRelease.add(f);
       }
