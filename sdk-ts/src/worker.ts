@@ -257,6 +257,8 @@ export class Worker {
     try {
       await this.client.queues.getQueue({ name: this.queue }, { timeoutMs: START_CHECK_TIMEOUT_MS });
     } catch (err) {
+      // Its own session must not keep the process alive (a later start() opens another).
+      if (this.ownsClient) this.client.close();
       throw startError(err, this.queue, this.client.baseUrl);
     }
     if (this.stopping) return;

@@ -2,9 +2,10 @@
 
 Each call carries the outcomes finished since the last one, and long-polls when it
 carries none (a call with acks returns at once: its answer confirms them now, and a stop
-that cut it short would leave their fate unknown). With room for several batches (concurrency // batch_size >= 2) up to four
-calls are in flight at once, so slots do not sit idle while one travels; jobs asked for
-by calls in flight count as taken (QueueRunner.requested).
+that cut it short would leave their fate unknown). With room for several batches
+(concurrency // batch_size >= 2) up to four calls are in flight at once, so slots do not
+sit idle while one travels; jobs asked for by calls in flight count as taken
+(QueueRunner.requested).
 """
 
 from __future__ import annotations
