@@ -1,0 +1,211 @@
+/**
+ * The SQLite store's methods on the server's thread: most send one operation to the
+ * database's thread (ops.ts, through channel.ts). Work that can touch any number of jobs
+ * is sent as a series of bounded operations instead, so no statement holds the database
+ * for long and other calls run between them: scan, count, DeleteJobs and RetryFailedJobs
+ * walk a queue CHUNK jobs at a time, DeleteQueue deletes CHUNK jobs at a time. A body regex
+ * is tested here, on the bodies a walk returns (a compiled pattern cannot cross threads).
+ */
+import { type JobFilter, matchesBody, type ScanCursor } from "../../domain/job-filter.js";
+import { type JobRecord, type NewJob, withoutBody } from "../../domain/job-record.js";
+import type { StoreFunctions } from "../delegating-store.js";
+import type { Store } from "../store.js";
+import type { DeleteCandidate, RetryCursor } from "./bulk-admin.js";
+import type { SqliteChannel } from "./channel.js";
+
+/** Jobs looked at (walks) or deleted (DeleteQueue) per operation. */
+export const CHUNK = 1000;
+
+export interface SqliteStoreContext {
+  readonly channel: SqliteChannel;
+  /** DeleteQueue runs in progress, by queue: a CreateQueue of the same name waits for it. */
+  readonly deletions: Map<string, Promise<boolean>>;
+}
+
+type P<K extends keyof Store> = Store[K] extends (p: infer A) => unknown ? A : never;
+
+export const functions: StoreFunctions<SqliteStoreContext> = {
+  brokerHeartbeat: (c, p) => c.channel.call("brokerHeartbeat", p),
+  brokerLeave: (c, p) => c.channel.call("brokerLeave", p),
+  brokerList: (c, p) => c.channel.call("brokerList", p),
+  leaseAcquire: (c, p) => c.channel.call("leaseAcquire", p),
+  leaseRelease: (c, p) => c.channel.call("leaseRelease", p),
+  jobCheckpointMany: (c, p) => {
+    const bodies = pack(p.items.map((i) => i.newBody));
+    const items = p.items.map((item, i) => (item.newBody === undefined ? item : { ...item, newBody: bodies.views[i] }));
+    return c.channel.call("jobCheckpointMany", { items, now: p.now }, bodies.transfer);
+  },
+  jobClaimExpire: (c, p) => c.channel.call("jobClaimExpire", p),
+  jobClaimMany: (c, p) => c.channel.call("jobClaimMany", p),
+  jobCompleteMany: (c, p) => c.channel.call("jobCompleteMany", p),
+  jobCount,
+  jobDeleteFinished: (c, p) => c.channel.call("jobDeleteFinished", p),
+  jobDeleteMany,
+  jobFailMany: (c, p) => c.channel.call("jobFailMany", p),
+  jobGetMany: (c, p) => c.channel.call("jobGetMany", p),
+  jobInsertMany: (c, p) => {
+    const bodies = pack(p.jobs.map((j) => j.body));
+    const jobs: NewJob[] = p.jobs.map((job, i) => ({ ...job, body: bodies.views[i]! }));
+    return c.channel.call("jobInsertMany", { jobs, now: p.now }, bodies.transfer);
+  },
+  jobNextDueAt: (c, p) => c.channel.call("jobNextDueAt", p),
+  jobPeekMany: (c, p) => c.channel.call("jobPeekMany", p),
+  jobReleaseBuffered: (c, p) => c.channel.call("jobReleaseBuffered", p),
+  jobRetryFailed,
+  jobScan,
+  jobStartMany: (c, p) => c.channel.call("jobStartMany", p),
+  queueCreate: async (c, p) => {
+    await c.deletions.get(p.name);
+    return c.channel.call("queueCreate", p);
+  },
+  queueDelete,
+  queueGet: (c, p) => c.channel.call("queueGet", p),
+  queueList: (c) => c.channel.call("queueList", undefined),
+  queueStats: (c, p) => c.channel.call("queueStats", p),
+  queueUpdate: (c, p) => c.channel.call("queueUpdate", p),
+};
+
+/**
+ * Bodies copied into one new buffer, handed to the database's thread without another copy.
+ * A request's bodies are views into the request's own buffer, and posting a view would copy
+ * that whole buffer.
+ */
+function pack(bodies: Array<Uint8Array | undefined>): {
+  views: Array<Uint8Array | undefined>;
+  transfer: ArrayBuffer[];
+} {
+  const total = bodies.reduce((n, b) => n + (b?.length ?? 0), 0);
+  const buffer = new ArrayBuffer(total);
+  let at = 0;
+  const views = bodies.map((b) => {
+    if (b === undefined) return undefined;
+    const view = new Uint8Array(buffer, at, b.length);
+    view.set(b);
+    at += b.length;
+    return view;
+  });
+  return { views, transfer: [buffer] };
+}
+
+/**
+ * The jobs of a queue matching `filter`, in scan order after `cursor`, CHUNK looked at per
+ * operation; `bodies` says whether records come with their bodies (a body regex needs them
+ * and tests them here). The caller stops the walk by leaving its loop.
+ */
+async function* walk(
+  c: SqliteStoreContext,
+  p: { queue: string; filter: JobFilter; cursor?: ScanCursor; bodies: boolean; now: number },
+): AsyncGenerator<JobRecord> {
+  const { bodyRegex, ...filter } = p.filter;
+  let cursor = p.cursor;
+  do {
+    const chunk = await c.channel.call("walkChunk", {
+      queue: p.queue,
+      filter,
+      cursor,
+      examine: CHUNK,
+      mode: p.bodies || bodyRegex ? "full" : "meta",
+      now: p.now,
+    });
+    for (const job of chunk.jobs) if (matchesBody(job, p.filter)) yield job;
+    cursor = chunk.cursor;
+  } while (cursor);
+}
+
+async function jobCount(c: SqliteStoreContext, p: P<"jobCount">): Promise<number> {
+  const { state, priority, future, bodyRegex } = p.filter;
+  if (priority === undefined && future === undefined && !bodyRegex)
+    return c.channel.call("jobCountByState", { queue: p.queue, state });
+  if (!bodyRegex) {
+    let n = 0;
+    let cursor: ScanCursor | undefined;
+    do {
+      const chunk = await c.channel.call("walkChunk", {
+        queue: p.queue,
+        filter: { state, priority, future },
+        cursor,
+        examine: CHUNK,
+        mode: "count",
+        now: p.now,
+      });
+      n += chunk.matched;
+      cursor = chunk.cursor;
+    } while (cursor);
+    return n;
+  }
+  let n = 0;
+  for await (const _ of walk(c, { queue: p.queue, filter: p.filter, bodies: true, now: p.now })) n++;
+  return n;
+}
+
+async function jobScan(c: SqliteStoreContext, p: P<"jobScan">): Promise<JobRecord[]> {
+  const page: JobRecord[] = [];
+  if (p.limit <= 0) return page;
+  const bodies = p.bodies !== false;
+  for await (const job of walk(c, { queue: p.queue, filter: p.filter, cursor: p.cursor, bodies, now: p.now })) {
+    // Without bodies, a walk's records say their bodySize already, unless a regex needed the bodies.
+    page.push(bodies || job.bodySize !== undefined ? job : withoutBody(job));
+    if (page.length >= p.limit) break;
+  }
+  return page;
+}
+
+async function jobDeleteMany(c: SqliteStoreContext, p: P<"jobDeleteMany">): Promise<number> {
+  const candidates: DeleteCandidate[] = [];
+  if (p.limit > 0) {
+    for await (const job of walk(c, { queue: p.queue, filter: p.filter, bodies: false, now: p.now })) {
+      // A body tested here is deleted only if the job has not changed since (the database's thread re-checks the rest).
+      candidates.push(p.filter.bodyRegex ? { id: job.id, updatedAt: job.updatedAt } : { id: job.id });
+      if (candidates.length >= p.limit) break;
+    }
+  }
+  const { bodyRegex: _, ...filter } = p.filter;
+  let deleted = 0;
+  for (let i = 0; i < candidates.length; i += CHUNK) {
+    deleted += await c.channel.call("jobDeleteIds", {
+      queue: p.queue,
+      filter,
+      candidates: candidates.slice(i, i + CHUNK),
+      now: p.now,
+    });
+  }
+  return deleted;
+}
+
+async function jobRetryFailed(c: SqliteStoreContext, p: P<"jobRetryFailed">): Promise<number> {
+  let retried = 0;
+  if (p.limit <= 0) return 0;
+  let after: RetryCursor | undefined;
+  do {
+    const chunk = await c.channel.call("jobRetryFailedChunk", {
+      ...p,
+      limit: p.limit - retried,
+      examine: CHUNK,
+      after,
+    });
+    retried += chunk.retried;
+    after = chunk.after;
+  } while (after && retried < p.limit);
+  return retried;
+}
+
+function queueDelete(c: SqliteStoreContext, p: P<"queueDelete">): Promise<boolean> {
+  const run = (async () => {
+    await c.deletions.get(p.name);
+    if (!(await c.channel.call("queueDeleteBegin", p))) return false;
+    try {
+      while ((await c.channel.call("queueDeleteJobs", { name: p.name, limit: CHUNK })) === CHUNK);
+      await c.channel.call("queueDeleteEnd", p);
+    } catch (err) {
+      // The queue stays, with the jobs not yet deleted, and can be deleted again.
+      await c.channel.call("queueDeleteCancel", p).catch(() => {});
+      throw err;
+    }
+    return true;
+  })();
+  const tracked = run.finally(() => {
+    if (c.deletions.get(p.name) === tracked) c.deletions.delete(p.name);
+  });
+  c.deletions.set(p.name, tracked);
+  return tracked;
+}

@@ -1,0 +1,111 @@
+/**
+ * The thread that owns a SQLite store's database (docs/sqlite.md, "Why a worker thread"):
+ * node:sqlite is synchronous, so every statement, commit and fsync runs here, never on
+ * the server's event loop.
+ *
+ * Group commit: the calls that arrived while the previous batch ran go into one
+ * transaction, each in its own savepoint (a call that fails is rolled back alone), and are
+ * answered after the COMMIT, so whatever was answered OK is in the WAL (and, with
+ * synchronous=full, on disk). A batch stops taking calls once it has run for BATCH_MS;
+ * the calls left over start the next one.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { RunlaterError } from "../../domain/errors.js";
+import type { CallRequest, WireError, WorkerReply, WorkerRequest, WorkerStart } from "./channel.js";
+import { SqliteContext } from "./context.js";
+import { describeError, type OpenedDatabase, openDatabase } from "./open-database.js";
+import { ops } from "./ops.js";
+
+/** How long one transaction takes calls in before it commits. */
+const BATCH_MS = 5;
+
+const port = parentPort!;
+
+function serve(opened: OpenedDatabase): void {
+  const ctx = new SqliteContext(opened.db);
+  const waiting: CallRequest[] = [];
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled || waiting.length === 0) return;
+    scheduled = true;
+    // setImmediate: the calls already on their way arrive first and join the batch.
+    setImmediate(() => {
+      scheduled = false;
+      runBatch();
+      schedule();
+    });
+  };
+
+  function runBatch(): void {
+    if (waiting.length === 0) return;
+    const started = performance.now();
+    const answers: Array<{ id: number; result?: unknown; error?: WireError }> = [];
+    opened.db.exec("BEGIN IMMEDIATE");
+    for (
+      let call = waiting.shift();
+      call;
+      call = performance.now() - started < BATCH_MS ? waiting.shift() : undefined
+    ) {
+      opened.db.exec("SAVEPOINT call");
+      try {
+        const result = (ops[call.op] as (c: SqliteContext, p: unknown) => unknown)(ctx, call.params);
+        ctx.flush();
+        opened.db.exec("RELEASE call");
+        answers.push({ id: call.id, result });
+      } catch (err) {
+        ctx.discard();
+        opened.db.exec("ROLLBACK TO call; RELEASE call");
+        ctx.reload();
+        answers.push({ id: call.id, error: toWire(err, opened.path) });
+      }
+    }
+    let failed: WireError | undefined;
+    try {
+      opened.db.exec("COMMIT");
+    } catch (err) {
+      // Nothing of the batch was kept: every call in it fails.
+      if (opened.db.isTransaction) opened.db.exec("ROLLBACK");
+      ctx.reload();
+      failed = toWire(err, opened.path);
+    }
+    for (const a of answers) {
+      const error = failed ?? a.error;
+      port.postMessage(
+        (error
+          ? { type: "error", id: a.id, error }
+          : { type: "result", id: a.id, result: a.result }) satisfies WorkerReply,
+      );
+    }
+  }
+
+  port.on("message", (req: WorkerRequest) => {
+    if (req.type === "call") {
+      waiting.push(req);
+      schedule();
+      return;
+    }
+    while (waiting.length > 0) runBatch(); // close: answer what is queued first
+    opened.close();
+    port.postMessage({ type: "closed" } satisfies WorkerReply);
+    port.close();
+  });
+}
+
+function toWire(err: unknown, path: string): WireError {
+  if (err instanceof RunlaterError)
+    return { message: err.message, runlater: { code: err.code, reason: err.reason, field: err.field } };
+  return { message: describeError(err, path).message };
+}
+
+const start = (workerData as { start: WorkerStart }).start;
+let opened: OpenedDatabase | undefined;
+try {
+  opened = openDatabase(start.location, start.now);
+} catch (err) {
+  port.postMessage({ type: "failed", error: toWire(err, start.location.path) } satisfies WorkerReply);
+  port.close();
+}
+if (opened) {
+  serve(opened);
+  port.postMessage({ type: "ready", path: opened.path, migration: opened.migration } satisfies WorkerReply);
+}
