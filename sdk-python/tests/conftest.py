@@ -32,7 +32,7 @@ def server_url() -> Iterator[str]:
         yield os.environ["RUNLATER_URL"].rstrip("/")
         return
     proc = subprocess.Popen(
-        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1"],
+        [str(SERVER_SCRIPT), "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,  # JSON logs; RUNLATER_URL + a manual server to see them
         text=True,

@@ -85,11 +85,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const log = o.log ?? silentLogger;
   const store = o.store;
   const role = o.role ?? "all";
-  if (role !== "all" && store.name === "memory") {
-    throw new Error(
-      `--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`,
-    );
-  }
+  checkRole(role, store.name);
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
     throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
@@ -114,8 +110,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           bufferBytesTotal: o.bufferBytesTotal ?? 512 * 1024 * 1024,
           leaseTtlMs,
           ownership: membership,
-          // One process on the memory store hears every announcement; a shared store may have other writers.
-          recheckEmptyMs: store.name === "memory" ? undefined : 1000,
+          // One process on the memory or SQLite store hears every announcement; a shared store may have other writers.
+          recheckEmptyMs: isSingleProcess(store.name) ? undefined : 1000,
         });
   const peers = new Peers();
   const router = new Router({ membership, local: broker, peers, store, clock, log });
@@ -194,6 +190,21 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       return stopping;
     },
   };
+}
+
+/**
+ * Whether a kind of store belongs to one process: the memory store lives in it, a SQLite
+ * file is owned by it. Split roles need a store several processes share.
+ */
+function isSingleProcess(kind: string): boolean {
+  return kind === "memory" || kind === "sqlite";
+}
+
+/** Refuses a split role on a store of one process (`kind`: a store's name or its --store kind). */
+export function checkRole(role: Role, kind: string): void {
+  if (role === "all" || !isSingleProcess(kind)) return;
+  const why = kind === "memory" ? "the memory store lives inside one process" : "a SQLite file is owned by one process";
+  throw new Error(`--role ${role} needs a shared store (redis:// or mysql://): ${why}`);
 }
 
 function advertisedUrl(host: string, port: number): string {

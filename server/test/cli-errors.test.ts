@@ -110,7 +110,7 @@ describe("usage", () => {
       expect(r.code, path.join(" ")).toBe(0);
       expect(r.stdout, path.join(" ")).toContain(`Usage: runlater ${path.join(" ")}`);
       const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs");
-      const serverSide = path[0] === "serve" || path[0] === "migrate"; // they talk to stores, not to a server
+      const serverSide = ["serve", "migrate", "backup"].includes(path[0]!); // they talk to stores, not to a server
       if (!serverSide && !isGroup) {
         expect(r.stdout, path.join(" ")).toContain("--json");
         expect(r.stdout, path.join(" ")).toContain("--url <url>");

@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerBackup } from "./backup.js";
 import { addUrlOption } from "./client.js";
 import { registerEnqueue } from "./enqueue.js";
 import { type CliIo, processIo } from "./io.js";
@@ -27,6 +28,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerEnqueue(program, io);
   registerJobs(program, io);
   registerMigrate(program, io);
+  registerBackup(program, io);
   return program;
 }
 

@@ -1,38 +1,53 @@
 import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
 import { migrateUrls } from "../store/mysql/migrate.js";
+import { storeUrls } from "../store/open-store.js";
+import { openDatabase } from "../store/sqlite/open-database.js";
+import { DEFAULT_SQLITE_URL, parseSqliteUrl } from "../store/sqlite/sqlite-url.js";
 import type { CliIo } from "./io.js";
 
 /**
- * `runlater migrate --store mysql://…`: applies the MySQL schema migrations and exits.
- * `serve` runs the same migrations on start; this is for deploys that migrate first.
+ * `runlater migrate [--store …]`: creates or upgrades the schema of a SQLite file (the
+ * default store) or of mysql:// databases, and exits. `serve` runs the same migrations on
+ * start; this is for deploys that migrate first.
  */
 export function registerMigrate(program: Command, io: CliIo): void {
   program
     .command("migrate")
-    .description("create or upgrade the schema of a mysql:// store (repeat --store for each shard), then exit")
-    .requiredOption(
+    .description(
+      "create or upgrade the schema of a sqlite: store (the default file) or of mysql:// stores (repeat --store for each shard), then exit",
+    )
+    .option(
       "--store <url>",
-      "mysql://user:password@host:port/database; repeat for several shards",
+      `sqlite:PATH (default ${DEFAULT_SQLITE_URL}) or mysql://user:password@host:port/database; repeat mysql:// for several shards`,
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
     .action(async (opts: { store: string[] }) => {
-      const other = opts.store.find((url) => !url.startsWith("mysql://"));
+      const urls = storeUrls(opts.store);
+      if (urls.every((url) => url.startsWith("sqlite:"))) {
+        if (urls.length > 1)
+          throw invalidArgument("store", "a SQLite store is one file: give --store sqlite:PATH once");
+        // Takes the file's lock: refused while a server runs on it.
+        const opened = openDatabase(parseSqliteUrl(urls[0]!));
+        opened.close();
+        io.out(report(`sqlite (${opened.path})`, opened.migration));
+        return;
+      }
+      const other = urls.find((url) => !url.startsWith("mysql://"));
       if (other !== undefined)
         throw invalidArgument(
           "store",
-          `migrate applies to mysql:// stores only, got "${other}" (memory and redis need no schema)`,
+          `migrate applies to sqlite: and mysql:// stores, one kind at a time, got "${other}" (memory and redis need no schema)`,
         );
-      for (const [i, r] of (await migrateUrls(opts.store)).entries()) {
-        const where = redact(r.url);
-        io.out(
-          r.applied.length > 0
-            ? `shard ${i} (${where}): applied ${r.applied.join(", ")}; schema version ${r.version}\n`
-            : `shard ${i} (${where}): up to date at schema version ${r.version}\n`,
-        );
-      }
+      for (const [i, r] of (await migrateUrls(urls)).entries()) io.out(report(`shard ${i} (${redact(r.url)})`, r));
     });
+}
+
+function report(where: string, r: { applied: string[]; version: number }): string {
+  return r.applied.length > 0
+    ? `${where}: applied ${r.applied.join(", ")}; schema version ${r.version}\n`
+    : `${where}: up to date at schema version ${r.version}\n`;
 }
 
 /** The URL without its password, for printing. */

@@ -1,7 +1,10 @@
 import { type Command, Option } from "commander";
-import { createLogger } from "../log.js";
-import { type Role, startServer } from "../server.js";
-import { openStore } from "../store/open-store.js";
+import { createLogger, type Logger } from "../log.js";
+import { checkRole, type Role, startServer } from "../server.js";
+import { openStore, storeKind } from "../store/open-store.js";
+import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { DEFAULT_SQLITE_URL } from "../store/sqlite/sqlite-url.js";
+import type { Store } from "../store/store.js";
 import { intOption } from "./options.js";
 
 interface ServeFlags {
@@ -29,7 +32,7 @@ export function registerServe(program: Command): void {
     .addOption(
       new Option(
         "--role <role>",
-        "all: frontend and broker in one process; frontend: enqueues, lookups, admin, forwards Dequeue; broker: owns partitions (needs a redis:// or mysql:// store)",
+        "all: frontend and broker in one process; frontend: enqueues, lookups, admin, forwards Dequeue; broker: owns partitions (frontend and broker need a redis:// or mysql:// store)",
       )
         .choices(["all", "frontend", "broker"])
         .default("all"),
@@ -38,7 +41,7 @@ export function registerServe(program: Command): void {
     .option("--port <port>", "port to listen on; 0 picks a free one (printed on stdout)", intOption, 8080)
     .option(
       "--store <url>",
-      "store URL: memory (default); repeat for several shards",
+      `store URL: sqlite:PATH (default ${DEFAULT_SQLITE_URL}, created on first start), memory (throwaway), redis://…, mysql://…; repeat redis:// or mysql:// for several shards`,
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )
@@ -80,6 +83,7 @@ export function registerServe(program: Command): void {
     )
     .action(async (opts: ServeFlags) => {
       const log = createLogger(opts.logLevel);
+      checkRole(opts.role, storeKind(opts.store)); // before the default SQLite file is created
       let lastReport = 0;
       const store = await openStore(opts.store, {
         // Reconnection errors repeat every few hundred ms while a store is down: log one a second.
@@ -89,6 +93,7 @@ export function registerServe(program: Command): void {
           log.warn({ err: err.message, shard }, "store connection error; reconnecting");
         },
       });
+      logStore(log, store);
       // A server that cannot start (bad flag, port in use) must not leave the store's
       // connections holding the process open.
       const server = await startServer({
@@ -129,4 +134,20 @@ export function registerServe(program: Command): void {
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
     });
+}
+
+/** What the store keeps: the SQLite file (path, durability), or a warning that the memory store keeps nothing. */
+function logStore(log: Logger, store: Store): void {
+  if (store instanceof SqliteStore) {
+    const created = store.migration.applied.includes("0001_init");
+    log.info(
+      { store: "sqlite", path: store.path, synchronous: store.synchronous, schemaVersion: store.migration.version },
+      created ? "store: new SQLite file created" : "store: SQLite file",
+    );
+  } else if (store.name === "memory") {
+    log.warn(
+      { store: "memory" },
+      "store: memory, throwaway: every queue and job is lost when this process exits (for tests; the default store is a SQLite file)",
+    );
+  }
 }

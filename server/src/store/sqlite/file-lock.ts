@@ -31,6 +31,8 @@ const SQLITE_BUSY = 5;
 export function lockDatabase(dbPath: string, readHolder: () => Holder | undefined): FileLock {
   const lockDb = new DatabaseSync(`${dbPath}-lock`);
   try {
+    // Nothing is ever written to the side file: no journal for it either.
+    lockDb.exec("PRAGMA journal_mode = MEMORY");
     lockDb.exec("BEGIN EXCLUSIVE");
   } catch (err) {
     lockDb.close();

@@ -42,10 +42,7 @@ export function openDatabase(location: SqliteLocation, now = Date.now()): Opened
     db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
     db.exec("PRAGMA temp_store = MEMORY");
     const migration = migrate(db, path, now);
-    const holder = thisProcess(now);
-    db.prepare(
-      "INSERT INTO meta (name, value) VALUES ('holder', ?) ON CONFLICT DO UPDATE SET value = excluded.value",
-    ).run(JSON.stringify(holder));
+    takeOver(db, now);
     const opened = db;
     const held = lock;
     return {
@@ -61,6 +58,27 @@ export function openDatabase(location: SqliteLocation, now = Date.now()): Opened
     db?.close();
     lock?.release();
     throw describeError(err, path);
+  }
+}
+
+/**
+ * This process owns the file now: whatever an earlier owner held (partition leases, its
+ * brokers' registrations) ended with it, so this one's brokers take every partition at once
+ * instead of waiting out the old leases. Epochs stay: they only grow. Jobs an earlier owner
+ * had buffered go back to pending when a broker takes their partition (a higher epoch).
+ */
+function takeOver(db: DatabaseSync, now: number): void {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec("UPDATE leases SET owner = '', expires_at = 0 WHERE owner <> ''");
+    db.exec("DELETE FROM brokers");
+    db.prepare(
+      "INSERT INTO meta (name, value) VALUES ('holder', ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+    ).run(JSON.stringify(thisProcess(now)));
+    db.exec("COMMIT");
+  } catch (err) {
+    db.exec("ROLLBACK");
+    throw err;
   }
 }
 

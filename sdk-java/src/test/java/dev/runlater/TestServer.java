@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
 
 /**
  * The runlater server the tests talk to: one real server per test JVM, started on a free port with
- * {@code <repo>/scripts/runlater serve --port 0 --host 127.0.0.1}, or an existing one named by the
- * environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
+ * {@code <repo>/scripts/runlater serve --store memory --port 0 --host 127.0.0.1}, or an existing
+ * one named by the environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
  */
 public final class TestServer {
   private static final Pattern LISTENING =
@@ -62,7 +62,15 @@ public final class TestServer {
     }
     try {
       Process p =
-          new ProcessBuilder(script.toString(), "serve", "--port", "0", "--host", "127.0.0.1")
+          new ProcessBuilder(
+                  script.toString(),
+                  "serve",
+                  "--store",
+                  "memory",
+                  "--port",
+                  "0",
+                  "--host",
+                  "127.0.0.1")
               .directory(repo.toFile())
               .redirectError(repo.resolve("sdk-java/target/runlater-server.log").toFile())
               .start();
