@@ -11,7 +11,7 @@ import type { JobRecord } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
 import type { SqliteContext } from "./context.js";
 import { releaseFreePages } from "./free-pages.js";
-import { applyPatch, keyBusy, loadJob, removeJob } from "./job-writes.js";
+import { applyPatch, keyBusy, loadJobs, removeJobs } from "./job-writes.js";
 import { JOB_COLUMNS, type JobRow, toRecord } from "./rows.js";
 
 export function jobDeleteFinished(
@@ -53,16 +53,19 @@ export function jobDeleteIds(
   ctx: SqliteContext,
   p: { queue: string; filter: JobFilter; candidates: DeleteCandidate[]; now: number },
 ): number {
-  let deleted = 0;
-  for (const c of p.candidates) {
-    const job = loadJob(ctx, c.id);
-    if (!job || job.queue !== p.queue || !matchesFilter(job, p.filter, p.now)) continue;
-    if (c.updatedAt !== undefined && job.updatedAt !== c.updatedAt) continue;
-    removeJob(ctx, job, p.now);
-    deleted++;
-  }
-  if (deleted > 0) releaseFreePages(ctx);
-  return deleted;
+  const jobs = loadJobs(
+    ctx,
+    p.candidates.map((c) => c.id),
+  );
+  const doomed = p.candidates.flatMap((c) => {
+    const job = jobs.get(c.id);
+    jobs.delete(c.id); // named twice: deleted once
+    if (!job || job.queue !== p.queue || !matchesFilter(job, p.filter, p.now)) return [];
+    return c.updatedAt !== undefined && job.updatedAt !== c.updatedAt ? [] : [job];
+  });
+  removeJobs(ctx, doomed, p.now);
+  if (doomed.length > 0) releaseFreePages(ctx);
+  return doomed.length;
 }
 
 /**

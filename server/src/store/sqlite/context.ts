@@ -1,7 +1,7 @@
 /**
  * What the SQLite store's operations share inside the thread that owns the database
- * (worker.ts): the connection, its prepared statements, and mirrors of the small tables
- * that every hot call reads (queues, the next enqueue-order number). One process owns the
+ * (worker.ts): the connection, its prepared statements, mirrors of the small tables that
+ * every hot call reads (queues, the next enqueue-order number), and the jobs brokers hold. One process owns the
  * file (file-lock.ts), so nothing else writes behind these mirrors; a batch that rolls back
  * reloads them (reload).
  */
@@ -10,6 +10,7 @@ import type { StoredState } from "../../domain/job-record.js";
 import type { QueueConfig } from "../../domain/queue-config.js";
 import { visibleState } from "../../domain/transitions.js";
 import type { QueueRecord } from "../store.js";
+import { HeldJobs } from "./held-jobs.js";
 
 export class SqliteContext {
   private readonly statements = new Map<string, StatementSync>();
@@ -17,6 +18,8 @@ export class SqliteContext {
   readonly queues = new Map<string, QueueRecord>();
   /** Queues whose jobs a DeleteQueue is removing chunk by chunk: gone for every other call. */
   readonly deleting = new Set<string>();
+  /** What brokers claimed and have not started or released: the buffered state (held-jobs.ts). */
+  readonly held = new HeldJobs();
   /** The next enqueue-order number (jobs.seq, and key_pos when a job rejoins its ordering key). */
   private seq = 1;
   private seqDirty = false;

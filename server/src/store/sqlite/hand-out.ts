@@ -1,21 +1,25 @@
 /**
  * The broker's path on SQLite, from a partition's due jobs to running ones: the claim
- * (pending to buffered, best first, under the lease epoch), the next-due lookup, the
- * release of buffered jobs, and the start (buffered to running per its plan). The claim
- * and the start check the lease epoch in the same transaction as their writes.
+ * (best first, under the lease epoch), the next-due lookup, the release of buffered jobs,
+ * and the start (buffered to running per its plan). The claim and the release write
+ * nothing: buffered jobs are held in memory and stay pending in their rows (held-jobs.ts);
+ * the start is their one write. The claim and the start check the lease epoch first.
  */
 import { byteBudget } from "../../domain/byte-budget.js";
 import type { JobRecord } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
 import type { SqliteContext } from "./context.js";
-import { applyPatch, loadJob } from "./job-writes.js";
+import { applyPatches, type Change } from "./job-writes.js";
 import { holdsLease } from "./leases.js";
 import { JOB_COLUMNS, type JobRow, toRecord } from "./rows.js";
 
-/** A priority level's due jobs in dequeue order (jobs_pending: run_after, then seq). */
-const DUE =
-  `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? ` +
-  "AND run_after <= ? ORDER BY run_after, seq LIMIT ?";
+/**
+ * A priority level's due jobs in dequeue order, index only (jobs_pending: run_after, then
+ * seq): the claim reads past the jobs already held, which are the level's first as a rule.
+ */
+const DUE_SEQS =
+  "SELECT seq FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? AND run_after <= ? " +
+  "ORDER BY run_after, seq LIMIT ?";
 
 export function jobClaimMany(
   ctx: SqliteContext,
@@ -23,33 +27,49 @@ export function jobClaimMany(
 ): JobRecord[] {
   const config = ctx.config(p.queue);
   if (!config || !holdsLease(ctx, p.queue, p.partition, p.epoch)) return [];
-  const picked: JobRecord[] = [];
-  const fits = byteBudget(p.maxBytes);
-  levels: for (let priority = 1; priority <= config.priorities && picked.length < p.limit; priority++) {
-    // iterate, not all: a byte bound may stop the claim after the first few big bodies.
-    for (const row of ctx.stmt(DUE).iterate(p.queue, p.partition, priority, p.now, p.limit - picked.length)) {
-      const job = toRecord(row as unknown as JobRow);
-      if (!fits(job.body.length)) break levels;
-      picked.push(job);
+  const held = ctx.held.inPartition(p.queue, p.partition);
+  const seqs: number[] = [];
+  for (let priority = 1; priority <= config.priorities && seqs.length < p.limit; priority++) {
+    const want = p.limit - seqs.length;
+    for (const { seq } of ctx.all<{ seq: number }>(DUE_SEQS, p.queue, p.partition, priority, p.now, want + held.size)) {
+      if (held.has(seq)) continue;
+      seqs.push(seq);
+      if (seqs.length === p.limit) break;
     }
   }
-  // Written once the reads are done: no row changes under a statement still reading.
-  const patch = transitions.claimIntoBuffer(p.epoch);
-  for (const job of picked) applyPatch(ctx, job, patch);
-  return picked.map((job) => ({ ...job, ...patch }));
+  const fits = byteBudget(p.maxBytes);
+  const claimed: JobRecord[] = [];
+  // iterate, not all: a byte bound may stop the claim after the first few big bodies.
+  for (const row of ctx
+    .stmt(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY priority, run_after, seq`,
+    )
+    .iterate(JSON.stringify(seqs))) {
+    const job = toRecord(row as unknown as JobRow);
+    if (!fits(job.body.length)) break;
+    ctx.held.hold(job, p.epoch);
+    claimed.push(ctx.held.overlay(job));
+  }
+  return claimed;
 }
 
 export function jobNextDueAt(ctx: SqliteContext, p: { queue: string; partition: number }): number | undefined {
   const config = ctx.config(p.queue);
+  const held = ctx.held.inPartition(p.queue, p.partition);
   let next: number | undefined;
   for (let priority = 1; priority <= (config?.priorities ?? 0); priority++) {
-    const at = ctx.get<{ m: number | null }>(
-      "SELECT MIN(run_after) AS m FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ?",
-      p.queue,
-      p.partition,
-      priority,
-    )?.m;
-    if (at !== null && at !== undefined && (next === undefined || at < next)) next = at;
+    // The level's first job not held (buffered jobs are not pending to the broker).
+    const first = ctx
+      .all<{ seq: number; run_after: number }>(
+        "SELECT seq, run_after FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? " +
+          "ORDER BY run_after, seq LIMIT ?",
+        p.queue,
+        p.partition,
+        priority,
+        held.size + 1,
+      )
+      .find((row) => !held.has(row.seq));
+    if (first && (next === undefined || first.run_after < next)) next = first.run_after;
   }
   return next;
 }
@@ -58,24 +78,15 @@ export function jobReleaseBuffered(
   ctx: SqliteContext,
   p: { queue: string; partition: number; epoch?: number; ids?: string[]; belowEpoch?: number },
 ): number {
-  const candidates =
-    p.ids?.map((id) => loadJob(ctx, id)) ??
-    ctx
-      .all<JobRow>(
-        `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'buffered' AND buffer_epoch < ?`,
-        p.queue,
-        p.partition,
-        p.belowEpoch ?? 0,
-      )
-      .map(toRecord);
+  const candidates = p.ids
+    ? p.ids.flatMap((id) => ctx.held.get(id) ?? [])
+    : [...ctx.held.inPartition(p.queue, p.partition).values()];
   let released = 0;
-  for (const job of candidates) {
-    if (job?.state !== "buffered") continue;
-    const mine = p.ids !== undefined && job.bufferEpoch === p.epoch;
-    const stale = p.belowEpoch !== undefined && job.bufferEpoch < p.belowEpoch;
-    if (!mine && !stale) continue;
-    applyPatch(ctx, job, transitions.unbuffer());
-    released++;
+  for (const held of candidates) {
+    const mine = p.ids !== undefined && held.epoch === p.epoch;
+    const stale = p.belowEpoch !== undefined && held.epoch < p.belowEpoch;
+    // unbuffer: the row says pending already; nothing to write.
+    if ((mine || stale) && ctx.held.drop(held.job.id)) released++;
   }
   return released;
 }
@@ -85,12 +96,16 @@ export function jobStartMany(
   p: { queue: string; partition: number; epoch: number; plans: transitions.HandOutPlan[]; now: number },
 ): string[] {
   if (!holdsLease(ctx, p.queue, p.partition, p.epoch)) return [];
+  const changes: Change[] = [];
   const started: string[] = [];
   for (const plan of p.plans) {
-    const job = loadJob(ctx, plan.id);
-    if (job?.state !== "buffered" || job.bufferEpoch !== p.epoch) continue;
-    applyPatch(ctx, job, transitions.handOut(job, plan, p.now));
+    const held = ctx.held.get(plan.id);
+    if (held?.epoch !== p.epoch) continue;
+    ctx.held.drop(plan.id);
+    // Held means unchanged since the claim read it: the row is the held record (pending).
+    changes.push({ job: held.job, patch: transitions.handOut(held.job, plan, p.now) });
     started.push(plan.id);
   }
+  applyPatches(ctx, changes);
   return started;
 }

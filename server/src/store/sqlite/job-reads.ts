@@ -1,8 +1,9 @@
 /**
- * Reads of jobs on SQLite: lookup by id, the dry-run peek (each partition's buffered jobs and
- * the best due pending ones per priority), state counts (queue_counts), and walkChunk: one
+ * Reads of jobs on SQLite: lookup by id, the dry-run peek (each partition's best due jobs per
+ * priority, buffered ones included), state counts (queue_counts), and walkChunk: one
  * bounded piece of a walk over a queue's jobs in scan order (jobs_scan), which scan, count
  * and DeleteJobs repeat (store-functions.ts) so that no statement reads more than a chunk.
+ * Held jobs read as buffered (held-jobs.ts), as the memory store shows them.
  */
 import { type JobFilter, matchesFilter, type ScanCursor } from "../../domain/job-filter.js";
 import { compareForDequeue, type JobRecord } from "../../domain/job-record.js";
@@ -14,30 +15,31 @@ export function jobGetMany(ctx: SqliteContext, p: { ids: string[]; bodies?: bool
   const sql = `SELECT ${p.bodies === false ? META_AND_SIZE : JOB_COLUMNS} FROM jobs WHERE id = ?`;
   return p.ids.map((id) => {
     const row = ctx.get<JobRow>(sql, id);
-    return row && !ctx.deleting.has(row.queue) ? toRecord(row) : undefined;
+    return row && !ctx.deleting.has(row.queue) ? ctx.held.overlay(toRecord(row)) : undefined;
   });
 }
 
 export function jobPeekMany(ctx: SqliteContext, p: { queue: string; limit: number; now: number }): JobRecord[] {
   const config = ctx.config(p.queue);
   if (!config) return [];
-  const found = ctx.all<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state = 'buffered'`, p.queue);
+  const found: JobRecord[] = [];
   for (let part = 0; part < config.partitions; part++) {
+    // Held (buffered) jobs are pending in their rows: read past them to find `limit` others.
+    const held = ctx.held.inPartition(p.queue, part).size;
     for (let priority = 1; priority <= config.priorities; priority++) {
-      found.push(
-        ...ctx.all<JobRow>(
-          `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? ` +
-            "AND run_after <= ? ORDER BY run_after, seq LIMIT ?",
-          p.queue,
-          part,
-          priority,
-          p.now,
-          p.limit,
-        ),
+      const rows = ctx.all<JobRow>(
+        `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? ` +
+          "AND run_after <= ? ORDER BY run_after, seq LIMIT ?",
+        p.queue,
+        part,
+        priority,
+        p.now,
+        p.limit + held,
       );
+      for (const row of rows) found.push(ctx.held.overlay(toRecord(row)));
     }
   }
-  return found.map(toRecord).sort(compareForDequeue).slice(0, p.limit);
+  return found.sort(compareForDequeue).slice(0, p.limit);
 }
 
 /** Jobs of `queue` in a visible state (or all of them), from queue_counts. */
@@ -90,6 +92,6 @@ export function walkChunk(
   const cursor = rows.length < p.examine || !last ? undefined : { runAfter: last.run_after, id: last.id };
   if (p.mode === "count") return { jobs: [], matched: hits.length, cursor };
   const sql = `SELECT ${p.mode === "meta" ? META_AND_SIZE : JOB_COLUMNS} FROM jobs WHERE seq = ?`;
-  const jobs = hits.map((hit) => toRecord(ctx.get<JobRow>(sql, hit.seq)!));
+  const jobs = hits.map((hit) => ctx.held.overlay(toRecord(ctx.get<JobRow>(sql, hit.seq)!)));
   return { jobs, matched: jobs.length, cursor };
 }

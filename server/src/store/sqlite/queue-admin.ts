@@ -48,7 +48,8 @@ export function queueUpdate(ctx: SqliteContext, p: { name: string; config: Queue
 /**
  * Counts from queue_counts; scheduled jobs and the oldest due one from the pending index (a
  * dive per partition and priority, and a count of the jobs not yet due: O(scheduled jobs),
- * index only) and the waiting and buffered jobs' indexes.
+ * index only) and the waiting jobs' index. Buffered jobs are pending in their rows
+ * (held-jobs.ts), and were due when claimed: the pending index accounts for them.
  */
 export function queueStats(ctx: SqliteContext, p: { name: string; now: number }): QueueStatsRecord {
   const q = ctx.queue(p.name);
@@ -76,12 +77,6 @@ export function queueStats(ctx: SqliteContext, p: { name: string; now: number })
       p.name,
       p.now,
     )?.n ?? 0;
-  // A buffered job was due when it was claimed: it counts as due whatever its run_after.
-  const buffered = ctx.get<{ m: number | null }>(
-    "SELECT MIN(run_after) AS m FROM jobs WHERE queue = ? AND state = 'buffered'",
-    p.name,
-  )?.m;
-  if (buffered !== null && buffered !== undefined) oldestDue = Math.min(oldestDue, buffered);
   return {
     pending: counts.pending,
     scheduled,
@@ -115,6 +110,7 @@ export function stateCounts(
 export function queueDeleteBegin(ctx: SqliteContext, p: { name: string }): boolean {
   if (!ctx.queue(p.name)) return false;
   ctx.deleting.add(p.name);
+  ctx.held.dropQueue(p.name);
   return true;
 }
 

@@ -7,7 +7,7 @@
  * is tested here, on the bodies a walk returns (a compiled pattern cannot cross threads).
  */
 import { type JobFilter, matchesBody, type ScanCursor } from "../../domain/job-filter.js";
-import { type JobRecord, type NewJob, withoutBody } from "../../domain/job-record.js";
+import { type JobRecord, withoutBody } from "../../domain/job-record.js";
 import type { StoreFunctions } from "../delegating-store.js";
 import type { Store } from "../store.js";
 import type { DeleteCandidate, RetryCursor } from "./bulk-admin.js";
@@ -30,11 +30,7 @@ export const functions: StoreFunctions<SqliteStoreContext> = {
   brokerList: (c, p) => c.channel.call("brokerList", p),
   leaseAcquire: (c, p) => c.channel.call("leaseAcquire", p),
   leaseRelease: (c, p) => c.channel.call("leaseRelease", p),
-  jobCheckpointMany: (c, p) => {
-    const bodies = pack(p.items.map((i) => i.newBody));
-    const items = p.items.map((item, i) => (item.newBody === undefined ? item : { ...item, newBody: bodies.views[i] }));
-    return c.channel.call("jobCheckpointMany", { items, now: p.now }, bodies.transfer);
-  },
+  jobCheckpointMany: (c, p) => c.channel.call("jobCheckpointMany", p),
   jobClaimExpire: (c, p) => c.channel.call("jobClaimExpire", p),
   jobClaimMany: (c, p) => c.channel.call("jobClaimMany", p),
   jobCompleteMany: (c, p) => c.channel.call("jobCompleteMany", p),
@@ -43,11 +39,7 @@ export const functions: StoreFunctions<SqliteStoreContext> = {
   jobDeleteMany,
   jobFailMany: (c, p) => c.channel.call("jobFailMany", p),
   jobGetMany: (c, p) => c.channel.call("jobGetMany", p),
-  jobInsertMany: (c, p) => {
-    const bodies = pack(p.jobs.map((j) => j.body));
-    const jobs: NewJob[] = p.jobs.map((job, i) => ({ ...job, body: bodies.views[i]! }));
-    return c.channel.call("jobInsertMany", { jobs, now: p.now }, bodies.transfer);
-  },
+  jobInsertMany: (c, p) => c.channel.call("jobInsertMany", p),
   jobNextDueAt: (c, p) => c.channel.call("jobNextDueAt", p),
   jobPeekMany: (c, p) => c.channel.call("jobPeekMany", p),
   jobReleaseBuffered: (c, p) => c.channel.call("jobReleaseBuffered", p),
@@ -64,28 +56,6 @@ export const functions: StoreFunctions<SqliteStoreContext> = {
   queueStats: (c, p) => c.channel.call("queueStats", p),
   queueUpdate: (c, p) => c.channel.call("queueUpdate", p),
 };
-
-/**
- * Bodies copied into one new buffer, handed to the database's thread without another copy.
- * A request's bodies are views into the request's own buffer, and posting a view would copy
- * that whole buffer.
- */
-function pack(bodies: Array<Uint8Array | undefined>): {
-  views: Array<Uint8Array | undefined>;
-  transfer: ArrayBuffer[];
-} {
-  const total = bodies.reduce((n, b) => n + (b?.length ?? 0), 0);
-  const buffer = new ArrayBuffer(total);
-  let at = 0;
-  const views = bodies.map((b) => {
-    if (b === undefined) return undefined;
-    const view = new Uint8Array(buffer, at, b.length);
-    view.set(b);
-    at += b.length;
-    return view;
-  });
-  return { views, transfer: [buffer] };
-}
 
 /**
  * The jobs of a queue matching `filter`, in scan order after `cursor`, CHUNK looked at per

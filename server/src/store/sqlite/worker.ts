@@ -5,16 +5,17 @@
  *
  * Group commit: the calls that arrived while the previous batch ran go into one
  * transaction, each in its own savepoint (a call that fails is rolled back alone), and are
- * answered after the COMMIT, so whatever was answered OK is in the WAL (and, with
- * synchronous=full, on disk). A batch stops taking calls once it has run for BATCH_MS;
- * the calls left over start the next one.
+ * answered, in one message, after the COMMIT: whatever was answered OK is in the WAL (and,
+ * with synchronous=full, on disk). A batch stops taking calls once it has run for
+ * BATCH_MS; the calls left over start the next one.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { RunlaterError } from "../../domain/errors.js";
-import type { CallRequest, WireError, WorkerReply, WorkerRequest, WorkerStart } from "./channel.js";
+import type { Answer, Call, WireError, WorkerReply, WorkerRequest, WorkerStart } from "./channel.js";
 import { SqliteContext } from "./context.js";
 import { describeError, type OpenedDatabase, openDatabase } from "./open-database.js";
 import { ops } from "./ops.js";
+import { decodeParams, encodeResult } from "./wire.js";
 
 /** How long one transaction takes calls in before it commits. */
 const BATCH_MS = 5;
@@ -23,7 +24,9 @@ const port = parentPort!;
 
 function serve(opened: OpenedDatabase): void {
   const ctx = new SqliteContext(opened.db);
-  const waiting: CallRequest[] = [];
+  /** Transaction control, prepared once like every other statement. */
+  const sql = (text: string) => ctx.stmt(text).run();
+  const waiting: Call[] = [];
   let scheduled = false;
   const schedule = () => {
     if (scheduled || waiting.length === 0) return;
@@ -36,51 +39,52 @@ function serve(opened: OpenedDatabase): void {
     });
   };
 
-  function runBatch(): void {
-    if (waiting.length === 0) return;
-    const started = performance.now();
-    const answers: Array<{ id: number; result?: unknown; error?: WireError }> = [];
-    opened.db.exec("BEGIN IMMEDIATE");
-    for (
-      let call = waiting.shift();
-      call;
-      call = performance.now() - started < BATCH_MS ? waiting.shift() : undefined
-    ) {
-      opened.db.exec("SAVEPOINT call");
-      try {
-        const result = (ops[call.op] as (c: SqliteContext, p: unknown) => unknown)(ctx, call.params);
-        ctx.flush();
-        opened.db.exec("RELEASE call");
-        answers.push({ id: call.id, result });
-      } catch (err) {
-        ctx.discard();
-        opened.db.exec("ROLLBACK TO call; RELEASE call");
-        ctx.reload();
-        answers.push({ id: call.id, error: toWire(err, opened.path) });
-      }
-    }
-    let failed: WireError | undefined;
+  function runCall(call: Call): Answer {
+    sql("SAVEPOINT call");
     try {
-      opened.db.exec("COMMIT");
+      const run = ops[call.op] as (c: SqliteContext, p: unknown) => unknown;
+      const result = run(ctx, decodeParams(call.op, call.params));
+      ctx.flush();
+      sql("RELEASE call");
+      return { id: call.id, result };
     } catch (err) {
-      // Nothing of the batch was kept: every call in it fails.
-      if (opened.db.isTransaction) opened.db.exec("ROLLBACK");
+      ctx.discard();
+      sql("ROLLBACK TO call");
+      sql("RELEASE call");
       ctx.reload();
-      failed = toWire(err, opened.path);
-    }
-    for (const a of answers) {
-      const error = failed ?? a.error;
-      port.postMessage(
-        (error
-          ? { type: "error", id: a.id, error }
-          : { type: "result", id: a.id, result: a.result }) satisfies WorkerReply,
-      );
+      return { id: call.id, error: toWire(err, opened.path) };
     }
   }
 
+  function runBatch(): void {
+    if (waiting.length === 0) return;
+    const started = performance.now();
+    const batch: Array<{ call: Call; answer: Answer }> = [];
+    sql("BEGIN IMMEDIATE");
+    for (let call = waiting.shift(); call; call = performance.now() - started < BATCH_MS ? waiting.shift() : undefined)
+      batch.push({ call, answer: runCall(call) });
+    try {
+      sql("COMMIT");
+    } catch (err) {
+      // Nothing of the batch was kept: every call in it fails.
+      if (opened.db.isTransaction) sql("ROLLBACK");
+      ctx.reload();
+      const error = toWire(err, opened.path);
+      for (const b of batch) b.answer = { id: b.call.id, error };
+    }
+    const transfer: ArrayBuffer[] = [];
+    const answers = batch.map(({ call, answer }) => {
+      if ("error" in answer) return answer;
+      const encoded = encodeResult(call.op, answer.result);
+      transfer.push(...encoded.transfer);
+      return { id: call.id, result: encoded.value };
+    });
+    port.postMessage({ type: "answers", answers } satisfies WorkerReply, transfer);
+  }
+
   port.on("message", (req: WorkerRequest) => {
-    if (req.type === "call") {
-      waiting.push(req);
+    if (req.type === "calls") {
+      waiting.push(...req.calls);
       schedule();
       return;
     }

@@ -48,7 +48,7 @@ CREATE TABLE jobs (
   id                  TEXT NOT NULL UNIQUE,  -- <queue>.<partition>.<unique>
   queue               TEXT NOT NULL,
   part                INTEGER NOT NULL,
-  state               TEXT NOT NULL,         -- pending, waiting, buffered, running, succeeded, failed
+  state               TEXT NOT NULL,         -- pending, waiting, running, succeeded, failed (buffered jobs are pending here: held-jobs.ts)
   priority            INTEGER NOT NULL,
   run_after           INTEGER NOT NULL,
   attempts_allowed    INTEGER NOT NULL,
@@ -61,7 +61,6 @@ CREATE TABLE jobs (
   claim_token         TEXT NOT NULL,
   claim_expires_at    INTEGER NOT NULL,
   retry_delay_ms      INTEGER NOT NULL,
-  buffer_epoch        INTEGER NOT NULL,
   idempotency_key     TEXT,                  -- NULL: none
   ordering_key        TEXT,                  -- NULL: none
   key_pos             INTEGER,               -- place in its ordering key's sequence while in one, else NULL
@@ -71,8 +70,6 @@ CREATE TABLE jobs (
 -- The claim, the next due time and the dry-run peek: a partition's pending jobs per
 -- priority in dequeue order (run_after, then seq: the rowid ends every entry).
 CREATE INDEX jobs_pending ON jobs (queue, part, priority, run_after) WHERE state = 'pending';
--- A new lease owner returns what older epochs buffered; the peek lists what is buffered.
-CREATE INDEX jobs_buffered ON jobs (queue, part, buffer_epoch) WHERE state = 'buffered';
 -- The claim-timeout sweep: running jobs by claim deadline.
 CREATE INDEX jobs_running ON jobs (claim_expires_at) WHERE state = 'running';
 -- Retention GC and RetryFailedJobs: finished jobs of a queue by finishing time.
