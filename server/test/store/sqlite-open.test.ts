@@ -91,6 +91,28 @@ describe("sqlite store: opening a file", () => {
     }
   });
 
+  it("finds what an earlier process claimed and never started pending again, for the next owner", async () => {
+    const path = files.path();
+    const before = await openSqliteStore(`sqlite:${path}`);
+    await before.queueCreate({ name: "q", config: resolveQueueConfig({}), now: T0 });
+    const ids = await insert(before, "q", [{}, {}, {}]);
+    const epoch = await lease(before, "q", 0, T0, "old-broker");
+    const claimed = await before.jobClaimMany({ queue: "q", partition: 0, epoch, limit: 10, now: T0 });
+    expect(claimed.map((j) => [j.id, j.state])).toEqual(ids.map((id) => [id, "buffered"]));
+    await before.close(); // its buffers died with it
+
+    const after = await openSqliteStore(`sqlite:${path}`);
+    try {
+      expect((await after.jobGetMany({ ids })).map((j) => j?.state)).toEqual(["pending", "pending", "pending"]);
+      const next = await lease(after, "q", 0, T0, "new-broker");
+      const again = await after.jobClaimMany({ queue: "q", partition: 0, epoch: next, limit: 10, now: T0 });
+      expect(again.map((j) => j.id)).toEqual(ids);
+      expect(again.every((j) => j.attempt === 0 && j.attemptsRemaining === 3)).toBe(true); // charged nothing
+    } finally {
+      await after.close();
+    }
+  });
+
   it("refuses a path that is a directory, or under a file, or that cannot be written", async () => {
     const dir = join(files.dir, "a-directory");
     mkdirSync(dir);
