@@ -120,7 +120,6 @@ export function registerServe(program: Command): void {
         log.warn(
           "test control enabled: the clock is manual and Reset deletes every queue; never do this in production",
         );
-      process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");
         server.stop().then(
@@ -133,6 +132,8 @@ export function registerServe(program: Command): void {
       };
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      // Only now: whoever reads this line may signal at once, and the handlers must be there.
+      process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }
 
