@@ -10,11 +10,12 @@ import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
 import type { Store } from "../../server/src/store/store.js";
 import { dropDatabases, freshDatabaseUrl } from "../../server/test/store/mysql-harness.js";
 import { openTestStore, cleanup as redisCleanup } from "../../server/test/store/redis-helpers.js";
+import { SqliteFiles } from "../../server/test/store/sqlite-harness.js";
 
-export type StoreKind = "memory" | "redis" | "mysql";
+export type StoreKind = "memory" | "sqlite" | "redis" | "mysql";
 
 /** Every store kind the suite runs on; tests that concern only the API layer take the first. */
-export const storeKinds: StoreKind[] = ["memory", "redis", "mysql"];
+export const storeKinds: StoreKind[] = ["memory", "sqlite", "redis", "mysql"];
 
 export interface Target {
   server: RunningServer;
@@ -27,6 +28,10 @@ export interface Target {
 /** A fresh store; `cleanup` removes what the test left (the server closes the store itself when it stops). */
 async function openStore(kind: StoreKind): Promise<{ store: Store; cleanup(): Promise<void> }> {
   if (kind === "memory") return { store: new MemoryStore(), cleanup: async () => {} };
+  if (kind === "sqlite") {
+    const files = new SqliteFiles();
+    return { store: await files.open(), cleanup: () => files.dispose() };
+  }
   if (kind === "redis") return { store: await openTestStore(), cleanup: () => redisCleanup() };
   const store = await openMysqlStore([freshDatabaseUrl("adversarial")]);
   return { store, cleanup: () => dropDatabases() };
