@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
-import { backupDatabase } from "../store/sqlite/backup.js";
 import { DEFAULT_SQLITE_URL, parseSqliteUrl } from "../store/sqlite/sqlite-url.js";
 import type { CliIo } from "./io.js";
 
@@ -20,12 +19,13 @@ export function registerBackup(program: Command, io: CliIo): void {
       "after",
       "\nExamples:\n  $ runlater backup backups/runlater-$(date +%F).db\n  $ runlater serve --store sqlite:backups/runlater-2026-11-27.db   # restore: serve the copy (or copy it into place)\n",
     )
-    .action((dest: string, opts: { store: string }) => {
+    .action(async (dest: string, opts: { store: string }) => {
       if (!opts.store.startsWith("sqlite:"))
         throw invalidArgument(
           "store",
           `backup copies a sqlite: store, got "${opts.store}" (back Redis and MySQL up with their own tools)`,
         );
+      const { backupDatabase } = await import("../store/sqlite/backup.js"); // node:sqlite, for this command only
       const r = backupDatabase(parseSqliteUrl(opts.store), dest);
       io.out(
         `backed up ${r.source} to ${r.dest}: ${r.bytes} bytes, ${r.queues} queues, ${r.jobs} jobs, schema version ${r.schemaVersion}; integrity check ok\n`,

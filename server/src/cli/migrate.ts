@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
 import { migrateUrls } from "../store/mysql/migrate.js";
 import { storeUrls } from "../store/open-store.js";
-import { openDatabase } from "../store/sqlite/open-database.js";
 import { DEFAULT_SQLITE_URL, parseSqliteUrl } from "../store/sqlite/sqlite-url.js";
 import type { CliIo } from "./io.js";
 
@@ -28,7 +27,8 @@ export function registerMigrate(program: Command, io: CliIo): void {
       if (urls.every((url) => url.startsWith("sqlite:"))) {
         if (urls.length > 1)
           throw invalidArgument("store", "a SQLite store is one file: give --store sqlite:PATH once");
-        // Takes the file's lock: refused while a server runs on it.
+        // Loaded here: only the SQLite commands need node:sqlite. Takes the file's lock: refused while a server runs on it.
+        const { openDatabase } = await import("../store/sqlite/open-database.js");
         const opened = openDatabase(parseSqliteUrl(urls[0]!));
         opened.close();
         io.out(report(`sqlite (${opened.path})`, opened.migration));

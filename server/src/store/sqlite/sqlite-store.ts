@@ -29,6 +29,11 @@ import { functions, type SqliteStoreContext } from "./store-functions.js";
 /** Opens (creating, locking and migrating) the database a sqlite: URL names. */
 export async function openSqliteStore(url: string | SqliteLocation): Promise<SqliteStore> {
   const location = typeof url === "string" ? parseSqliteUrl(url) : url;
+  if (!process.getBuiltinModule?.("node:sqlite"))
+    throw new Error(
+      `the SQLite store needs node:sqlite, built into Node 22.13 and later; this is Node ${process.versions.node}: ` +
+        "upgrade Node, or choose another store (--store memory, redis://… or mysql://…)",
+    );
   return new SqliteStore(await SqliteChannel.open(location), location.synchronous);
 }
 
