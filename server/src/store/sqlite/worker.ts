@@ -3,13 +3,13 @@
  * node:sqlite is synchronous, so every statement, commit and fsync runs here, never on
  * the server's event loop.
  *
- * Group commit: the calls that arrived while the previous batch ran go into one
- * transaction, each in its own savepoint (a call that fails is rolled back alone), and are
+ * Group commit: the calls that arrived while the previous batch ran (every message waiting
+ * is taken in at once) go into one transaction, each in its own savepoint (a call that fails is rolled back alone), and are
  * answered, in one message, after the COMMIT: whatever was answered OK is in the WAL (and,
  * with synchronous=full, on disk). A batch stops taking calls once it has run for
  * BATCH_MS; the calls left over start the next one.
  */
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
 import { RunlaterError } from "../../domain/errors.js";
 import type { Answer, Call, WireError, WorkerReply, WorkerRequest, WorkerStart } from "./channel.js";
 import { SqliteContext } from "./context.js";
@@ -27,16 +27,9 @@ function serve(opened: OpenedDatabase): void {
   /** Transaction control, prepared once like every other statement. */
   const sql = (text: string) => ctx.stmt(text).run();
   const waiting: Call[] = [];
-  let scheduled = false;
-  const schedule = () => {
-    if (scheduled || waiting.length === 0) return;
-    scheduled = true;
-    // setImmediate: the calls already on their way arrive first and join the batch.
-    setImmediate(() => {
-      scheduled = false;
-      runBatch();
-      schedule();
-    });
+  /** Takes in every message already sent: their calls join the batch about to run. */
+  const receiveWaiting = () => {
+    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) take(m.message as WorkerRequest);
   };
 
   function runCall(call: Call): Answer {
@@ -82,13 +75,16 @@ function serve(opened: OpenedDatabase): void {
     port.postMessage({ type: "answers", answers } satisfies WorkerReply, transfer);
   }
 
+  let closing = false;
+  function take(req: WorkerRequest): void {
+    if (req.type === "calls") waiting.push(...req.calls);
+    else closing = true;
+  }
+
   port.on("message", (req: WorkerRequest) => {
-    if (req.type === "calls") {
-      waiting.push(...req.calls);
-      schedule();
-      return;
-    }
-    while (waiting.length > 0) runBatch(); // close: answer what is queued first
+    take(req);
+    for (receiveWaiting(); waiting.length > 0; receiveWaiting()) runBatch();
+    if (!closing) return;
     opened.close();
     port.postMessage({ type: "closed" } satisfies WorkerReply);
     port.close();
