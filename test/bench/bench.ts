@@ -215,7 +215,9 @@ async function main(): Promise<void> {
   try {
     await admin.createQueue(queue, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
     const storeUrl = stores[0];
-    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: await storePid(storeUrl) });
+    // Only a store server of its own (Redis, MariaDB) has a process to measure; memory and SQLite live in the server's.
+    const storeProcess = storeUrl?.includes("://") ? await storePid(storeUrl) : undefined;
+    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: storeProcess });
     meter.start();
     const enqueueMs = await enqueueAll(admin, queue);
     const enqueueCpu = meter.stop(jobs);
