@@ -22,7 +22,6 @@
  */
 import { DelegatingStore } from "../delegating-store.js";
 import { SqliteChannel } from "./channel.js";
-import { InlineChannel } from "./inline-channel.js";
 import type { MigrateResult } from "./migrate.js";
 import { parseSqliteUrl, type SqliteLocation, type Synchronous } from "./sqlite-url.js";
 import { functions, type SqliteStoreContext } from "./store-functions.js";
@@ -35,10 +34,7 @@ export async function openSqliteStore(url: string | SqliteLocation): Promise<Sql
       `the SQLite store needs node:sqlite, built into Node 22.13 and later; this is Node ${process.versions.node}: ` +
         "upgrade Node, or choose another store (--store memory, redis://… or mysql://…)",
     );
-  const channel = process.env.RUNLATER_SQLITE_INLINE
-    ? ((await InlineChannel.open(location)) as unknown as SqliteChannel)
-    : await SqliteChannel.open(location);
-  return new SqliteStore(channel, location.synchronous);
+  return new SqliteStore(await SqliteChannel.open(location), location.synchronous);
 }
 
 export class SqliteStore extends DelegatingStore<SqliteStoreContext> {
