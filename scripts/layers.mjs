@@ -38,7 +38,7 @@ export const layers = [
   {
     name: "store",
     path: "store/",
-    job: "the Store interface (store.ts) and its implementations (memory/, redis/, mysql/), shard routing and placement shared by the sharded stores",
+    job: "the Store interface (store.ts) and its implementations (memory/, sqlite/, redis/, mysql/), shard routing and placement shared by the sharded stores",
     imports: ["domain"],
   },
   {
