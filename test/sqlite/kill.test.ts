@@ -8,11 +8,11 @@
  * parent-watch), and the same lock: one such test at a time on this machine.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRunlaterClient, JobState } from "@runlater/sdk";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { freePort } from "../../server/test/services.js";
 import { exclusive, type NodeProcess, runDir, startNode, stopAll, until } from "../cluster/harness.js";
 import { Consumer, count, Producer, statesOf, stopLoad, Tally } from "../cluster/load.js";
 
@@ -22,18 +22,6 @@ const CONSUMERS = 3;
 const BATCH = 50;
 /** Receipts are timed by the workers, a hand-out by the server: allow the answer's trip between them. */
 const CLOCK_SLACK_MS = 500;
-
-/** A port free right now, so a restarted server listens where the clients already point. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe("sqlite store: SIGKILL of the server under load (real processes)", () => {
   let release: () => void = () => {};

@@ -10,7 +10,6 @@ import type { JobRecord } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
 import type { SqliteContext } from "./context.js";
 import { applyPatches, type Change } from "./job-writes.js";
-import { holdsLease } from "./leases.js";
 import { JOB_COLUMNS, type JobRow, toRecord } from "./rows.js";
 
 /**
@@ -108,4 +107,14 @@ export function jobStartMany(
   }
   applyPatches(ctx, changes);
   return started;
+}
+
+/** The fence of the claim and the start: `epoch` is the partition's current (unreleased) lease's (leases.ts). */
+function holdsLease(ctx: SqliteContext, queue: string, partition: number, epoch: number): boolean {
+  const row = ctx.get<{ owner: string; epoch: number }>(
+    "SELECT owner, epoch FROM leases WHERE queue = ? AND part = ?",
+    queue,
+    partition,
+  );
+  return row !== undefined && row.owner !== "" && row.epoch === epoch;
 }

@@ -1,6 +1,6 @@
 /**
  * Reads of jobs on SQLite: lookup by id, the dry-run peek (each partition's best due jobs per
- * priority, buffered ones included), state counts (queue_counts), and walkChunk: one
+ * priority, buffered ones included), and walkChunk: one
  * bounded piece of a walk over a queue's jobs in scan order (jobs_scan), which scan, count
  * and DeleteJobs repeat (store-functions.ts) so that no statement reads more than a chunk.
  * Held jobs read as buffered (held-jobs.ts), as the memory store shows them.
@@ -8,7 +8,6 @@
 import { type JobFilter, matchesFilter, type ScanCursor } from "../../domain/job-filter.js";
 import { compareForDequeue, type JobRecord } from "../../domain/job-record.js";
 import type { SqliteContext } from "./context.js";
-import { stateCounts } from "./queue-admin.js";
 import { JOB_COLUMNS, type JobRow, META_AND_SIZE, toRecord } from "./rows.js";
 
 export function jobGetMany(ctx: SqliteContext, p: { ids: string[]; bodies?: boolean }): Array<JobRecord | undefined> {
@@ -40,13 +39,6 @@ export function jobPeekMany(ctx: SqliteContext, p: { queue: string; limit: numbe
     }
   }
   return found.sort(compareForDequeue).slice(0, p.limit);
-}
-
-/** Jobs of `queue` in a visible state (or all of them), from queue_counts. */
-export function jobCountByState(ctx: SqliteContext, p: { queue: string; state?: JobFilter["state"] }): number {
-  if (!ctx.queue(p.queue)) return 0;
-  const counts = stateCounts(ctx, p.queue);
-  return p.state ? counts[p.state] : counts.pending + counts.running + counts.succeeded + counts.failed;
 }
 
 /** One bounded piece of a walk over a queue's jobs in scan order. */

@@ -1,7 +1,7 @@
 /**
  * Partition leases on SQLite: who owns a partition and under which epoch. Rows are never
  * deleted (a release sets owner = ''), so a partition's epoch only grows and a new owner's
- * is always higher; the claim and the start check it (holdsLease) in their transaction.
+ * is always higher; the claim and the start check it (hand-out.ts) in their transaction.
  */
 import type { Lease } from "../store.js";
 import type { SqliteContext } from "./context.js";
@@ -52,10 +52,4 @@ export function leaseRelease(
     p.owner,
     p.epoch,
   );
-}
-
-/** The fence of every ownership write: `epoch` is the current (unreleased) lease's. */
-export function holdsLease(ctx: SqliteContext, queue: string, partition: number, epoch: number): boolean {
-  const row = leaseRow(ctx, queue, partition);
-  return row !== undefined && row.owner !== "" && row.epoch === epoch;
 }

@@ -1,60 +1,19 @@
 /**
- * Every operation the thread that owns the database runs (worker.ts), by name: each is
- * synchronous, bounded (by its caller's batch size or an explicit limit) and runs inside one
- * savepoint of a group commit. store-functions.ts, on the server's thread, calls them by
- * name through the channel (channel.ts).
+ * Every operation the thread that owns the database runs (worker.ts), by name: each module
+ * by concern exports operations only, each synchronous, bounded (by its caller's batch size
+ * or an explicit limit) and run inside one savepoint of a group commit. store-functions.ts,
+ * on the server's thread, calls them by name through the channel (channel.ts).
  */
-import { brokerHeartbeat, brokerLeave, brokerList } from "./broker-registry.js";
-import { jobDeleteFinished, jobDeleteIds, jobRetryFailedChunk } from "./bulk-admin.js";
-import { jobClaimMany, jobNextDueAt, jobReleaseBuffered, jobStartMany } from "./hand-out.js";
-import { jobInsertMany } from "./insert-jobs.js";
-import { jobCountByState, jobGetMany, jobPeekMany, walkChunk } from "./job-reads.js";
-import { leaseAcquire, leaseRelease } from "./leases.js";
-import {
-  queueCreate,
-  queueDeleteBegin,
-  queueDeleteCancel,
-  queueDeleteEnd,
-  queueDeleteJobs,
-  queueGet,
-  queueList,
-  queueStats,
-  queueUpdate,
-} from "./queue-admin.js";
-import { jobCheckpointMany, jobClaimExpire, jobCompleteMany, jobFailMany } from "./running-writes.js";
+import * as brokers from "./broker-registry.js";
+import * as bulk from "./bulk-admin.js";
+import * as handOut from "./hand-out.js";
+import * as insert from "./insert-jobs.js";
+import * as reads from "./job-reads.js";
+import * as leases from "./leases.js";
+import * as queues from "./queue-admin.js";
+import * as running from "./running-writes.js";
 
-export const ops = {
-  brokerHeartbeat,
-  brokerLeave,
-  brokerList,
-  jobCheckpointMany,
-  jobClaimExpire,
-  jobClaimMany,
-  jobCompleteMany,
-  jobCountByState,
-  jobDeleteFinished,
-  jobDeleteIds,
-  jobFailMany,
-  jobGetMany,
-  jobInsertMany,
-  jobNextDueAt,
-  jobPeekMany,
-  jobReleaseBuffered,
-  jobRetryFailedChunk,
-  jobStartMany,
-  leaseAcquire,
-  leaseRelease,
-  queueCreate,
-  queueDeleteBegin,
-  queueDeleteCancel,
-  queueDeleteEnd,
-  queueDeleteJobs,
-  queueGet,
-  queueList,
-  queueStats,
-  queueUpdate,
-  walkChunk,
-};
+export const ops = { ...brokers, ...bulk, ...handOut, ...insert, ...reads, ...leases, ...queues, ...running };
 
 export type Ops = typeof ops;
 export type OpName = keyof Ops;

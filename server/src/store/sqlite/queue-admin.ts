@@ -1,9 +1,10 @@
 /**
- * Queues on SQLite: their rows (mirrored in SqliteContext.queues), stats from queue_counts
- * and a few index dives, and DeleteQueue in three steps (begin, chunks of jobs, end) so
+ * Queues on SQLite: their rows (mirrored in SqliteContext.queues), stats and state counts
+ * from queue_counts and a few index dives, and DeleteQueue in three steps (begin, chunks of jobs, end) so
  * that no statement deletes more than a chunk: store-functions.ts drives them.
  */
 import { queueNotFound } from "../../domain/errors.js";
+import type { JobFilter } from "../../domain/job-filter.js";
 import type { StoredState } from "../../domain/job-record.js";
 import type { QueueConfig } from "../../domain/queue-config.js";
 import type { QueueRecord, QueueStatsRecord } from "../store.js";
@@ -93,7 +94,7 @@ const PENDING_LATER =
   "SELECT COUNT(*) AS n FROM jobs WHERE queue = ? AND part = ? AND state = 'pending' AND priority = ? AND run_after > ?";
 
 /** Jobs of a queue per visible state (buffered and waiting ones are pending). */
-export function stateCounts(
+function stateCounts(
   ctx: SqliteContext,
   queue: string,
 ): Record<"pending" | "running" | "succeeded" | "failed", number> {
@@ -104,6 +105,13 @@ export function stateCounts(
   ))
     counts[row.state] = row.n;
   return counts;
+}
+
+/** Jobs of `queue` in a visible state (or all of them), from queue_counts. */
+export function jobCountByState(ctx: SqliteContext, p: { queue: string; state?: JobFilter["state"] }): number {
+  if (!ctx.queue(p.queue)) return 0;
+  const counts = stateCounts(ctx, p.queue);
+  return p.state ? counts[p.state] : counts.pending + counts.running + counts.succeeded + counts.failed;
 }
 
 /** DeleteQueue, step 1: the queue is gone for every other call from now on. False if there is no such queue. */

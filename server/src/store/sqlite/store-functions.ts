@@ -12,6 +12,7 @@ import type { StoreFunctions } from "../delegating-store.js";
 import type { Store } from "../store.js";
 import type { DeleteCandidate, RetryCursor } from "./bulk-admin.js";
 import type { SqliteChannel } from "./channel.js";
+import type { OpName } from "./ops.js";
 
 /** Jobs looked at (walks) or deleted (DeleteQueue) per operation. */
 export const CHUNK = 1000;
@@ -24,37 +25,48 @@ export interface SqliteStoreContext {
 
 type P<K extends keyof Store> = Store[K] extends (p: infer A) => unknown ? A : never;
 
+/** The Store methods that are one operation of the same name (ops.ts): they just send it. */
+const ONE_OPERATION = [
+  "brokerHeartbeat",
+  "brokerLeave",
+  "brokerList",
+  "leaseAcquire",
+  "leaseRelease",
+  "jobCheckpointMany",
+  "jobClaimExpire",
+  "jobClaimMany",
+  "jobCompleteMany",
+  "jobDeleteFinished",
+  "jobFailMany",
+  "jobGetMany",
+  "jobInsertMany",
+  "jobNextDueAt",
+  "jobPeekMany",
+  "jobReleaseBuffered",
+  "jobStartMany",
+  "queueGet",
+  "queueList",
+  "queueStats",
+  "queueUpdate",
+] as const satisfies ReadonlyArray<OpName & keyof Store>;
+
+type OneOperation = (typeof ONE_OPERATION)[number];
+
+const sent = Object.fromEntries(
+  ONE_OPERATION.map((op) => [op, (c: SqliteStoreContext, p: unknown) => c.channel.call(op, p as never)]),
+) as unknown as Pick<StoreFunctions<SqliteStoreContext>, OneOperation>;
+
 export const functions: StoreFunctions<SqliteStoreContext> = {
-  brokerHeartbeat: (c, p) => c.channel.call("brokerHeartbeat", p),
-  brokerLeave: (c, p) => c.channel.call("brokerLeave", p),
-  brokerList: (c, p) => c.channel.call("brokerList", p),
-  leaseAcquire: (c, p) => c.channel.call("leaseAcquire", p),
-  leaseRelease: (c, p) => c.channel.call("leaseRelease", p),
-  jobCheckpointMany: (c, p) => c.channel.call("jobCheckpointMany", p),
-  jobClaimExpire: (c, p) => c.channel.call("jobClaimExpire", p),
-  jobClaimMany: (c, p) => c.channel.call("jobClaimMany", p),
-  jobCompleteMany: (c, p) => c.channel.call("jobCompleteMany", p),
+  ...sent,
   jobCount,
-  jobDeleteFinished: (c, p) => c.channel.call("jobDeleteFinished", p),
   jobDeleteMany,
-  jobFailMany: (c, p) => c.channel.call("jobFailMany", p),
-  jobGetMany: (c, p) => c.channel.call("jobGetMany", p),
-  jobInsertMany: (c, p) => c.channel.call("jobInsertMany", p),
-  jobNextDueAt: (c, p) => c.channel.call("jobNextDueAt", p),
-  jobPeekMany: (c, p) => c.channel.call("jobPeekMany", p),
-  jobReleaseBuffered: (c, p) => c.channel.call("jobReleaseBuffered", p),
   jobRetryFailed,
   jobScan,
-  jobStartMany: (c, p) => c.channel.call("jobStartMany", p),
   queueCreate: async (c, p) => {
     await c.deletions.get(p.name);
     return c.channel.call("queueCreate", p);
   },
   queueDelete,
-  queueGet: (c, p) => c.channel.call("queueGet", p),
-  queueList: (c) => c.channel.call("queueList", undefined),
-  queueStats: (c, p) => c.channel.call("queueStats", p),
-  queueUpdate: (c, p) => c.channel.call("queueUpdate", p),
 };
 
 /**

@@ -5,7 +5,7 @@
  * many objects (their property names are written out for each), and a transferred buffer is
  * not copied at all. Measured: 8.9 µs a record as objects, 3.3 µs packed, unpacked and sent.
  */
-import type { JobRecord, NewJob, StoredState } from "../../domain/job-record.js";
+import type { JobRecord, NewJob } from "../../domain/job-record.js";
 import type { OpName } from "./ops.js";
 
 interface PackedBodies {
@@ -34,166 +34,99 @@ function unpackBodies(p: PackedBodies): Uint8Array[] {
   });
 }
 
-export interface PackedJobs {
-  /** false where a lookup found nothing (jobGetMany). */
-  present: boolean[];
-  id: string[];
-  queue: string[];
-  partition: number[];
-  state: StoredState[];
-  priority: number[];
-  runAfter: number[];
-  attemptsAllowed: number[];
-  attemptsRemaining: number[];
-  attempt: number[];
-  customStatus: string[];
-  createdAt: number[];
-  updatedAt: number[];
-  finishedAt: number[];
-  claimToken: string[];
-  claimExpiresAt: number[];
-  retryDelayMs: number[];
-  bufferEpoch: number[];
-  idempotencyKey: string[];
-  orderingKey: string[];
-  seq: number[];
-  bodySize: Array<number | undefined>;
+/**
+ * Records of one shape as columns: `fields` (every field but the body) in arrays of one
+ * value per record, the bodies packed. Records are rebuilt with the same fields, in order.
+ */
+interface Packed<F extends string> {
+  columns: Record<F, unknown[]>;
   bodies: PackedBodies;
 }
 
-const EMPTY: JobRecord = {
-  id: "",
-  queue: "",
-  partition: 0,
-  state: "pending",
-  priority: 0,
-  body: new Uint8Array(),
-  runAfter: 0,
-  attemptsAllowed: 0,
-  attemptsRemaining: 0,
-  attempt: 0,
-  customStatus: "",
-  createdAt: 0,
-  updatedAt: 0,
-  finishedAt: 0,
-  claimToken: "",
-  claimExpiresAt: 0,
-  retryDelayMs: 0,
-  bufferEpoch: 0,
-  idempotencyKey: "",
-  orderingKey: "",
-  seq: 0,
-};
+function packRecords<T extends { body: Uint8Array }, F extends keyof T & string>(
+  records: T[],
+  fields: readonly F[],
+): Packed<F> {
+  const columns = {} as Record<F, unknown[]>;
+  for (const f of fields) columns[f] = records.map((r) => r[f]);
+  return { columns, bodies: packBodies(records.map((r) => r.body)) };
+}
+
+function unpackRecords<T, F extends string>(p: Packed<F>, fields: readonly F[]): T[] {
+  return unpackBodies(p.bodies).map((body, i) => {
+    const record: Record<string, unknown> = { body };
+    for (const f of fields) if (p.columns[f][i] !== undefined) record[f] = p.columns[f][i];
+    return record as T;
+  });
+}
+
+const JOB_FIELDS = [
+  "id",
+  "queue",
+  "partition",
+  "state",
+  "priority",
+  "runAfter",
+  "attemptsAllowed",
+  "attemptsRemaining",
+  "attempt",
+  "customStatus",
+  "createdAt",
+  "updatedAt",
+  "finishedAt",
+  "claimToken",
+  "claimExpiresAt",
+  "retryDelayMs",
+  "bufferEpoch",
+  "idempotencyKey",
+  "orderingKey",
+  "seq",
+  "bodySize",
+] as const satisfies ReadonlyArray<keyof JobRecord>;
+
+const NEW_JOB_FIELDS = [
+  "id",
+  "queue",
+  "partition",
+  "priority",
+  "runAfter",
+  "attemptsAllowed",
+  "customStatus",
+  "createdAt",
+  "idempotencyKey",
+  "orderingKey",
+] as const satisfies ReadonlyArray<keyof NewJob>;
+
+/** Jobs, with holes where a lookup found nothing (jobGetMany). */
+export interface PackedJobs extends Packed<(typeof JOB_FIELDS)[number]> {
+  present: boolean[];
+}
+
+const HOLE = { body: new Uint8Array() } as JobRecord;
 
 export function packJobs(jobs: Array<JobRecord | undefined>): PackedJobs {
-  const all = jobs.map((j) => j ?? EMPTY);
-  const col = <K extends keyof JobRecord>(k: K) => all.map((j) => j[k]);
   return {
+    ...packRecords(
+      jobs.map((j) => j ?? HOLE),
+      JOB_FIELDS,
+    ),
     present: jobs.map((j) => j !== undefined),
-    id: col("id"),
-    queue: col("queue"),
-    partition: col("partition"),
-    state: col("state"),
-    priority: col("priority"),
-    runAfter: col("runAfter"),
-    attemptsAllowed: col("attemptsAllowed"),
-    attemptsRemaining: col("attemptsRemaining"),
-    attempt: col("attempt"),
-    customStatus: col("customStatus"),
-    createdAt: col("createdAt"),
-    updatedAt: col("updatedAt"),
-    finishedAt: col("finishedAt"),
-    claimToken: col("claimToken"),
-    claimExpiresAt: col("claimExpiresAt"),
-    retryDelayMs: col("retryDelayMs"),
-    bufferEpoch: col("bufferEpoch"),
-    idempotencyKey: col("idempotencyKey"),
-    orderingKey: col("orderingKey"),
-    seq: col("seq"),
-    bodySize: col("bodySize"),
-    bodies: packBodies(all.map((j) => j.body)),
   };
 }
 
 export function unpackJobs(p: PackedJobs): Array<JobRecord | undefined> {
-  const bodies = unpackBodies(p.bodies);
-  return p.present.map((present, i) => {
-    if (!present) return undefined;
-    const job: JobRecord = {
-      id: p.id[i]!,
-      queue: p.queue[i]!,
-      partition: p.partition[i]!,
-      state: p.state[i]!,
-      priority: p.priority[i]!,
-      body: bodies[i]!,
-      runAfter: p.runAfter[i]!,
-      attemptsAllowed: p.attemptsAllowed[i]!,
-      attemptsRemaining: p.attemptsRemaining[i]!,
-      attempt: p.attempt[i]!,
-      customStatus: p.customStatus[i]!,
-      createdAt: p.createdAt[i]!,
-      updatedAt: p.updatedAt[i]!,
-      finishedAt: p.finishedAt[i]!,
-      claimToken: p.claimToken[i]!,
-      claimExpiresAt: p.claimExpiresAt[i]!,
-      retryDelayMs: p.retryDelayMs[i]!,
-      bufferEpoch: p.bufferEpoch[i]!,
-      idempotencyKey: p.idempotencyKey[i]!,
-      orderingKey: p.orderingKey[i]!,
-      seq: p.seq[i]!,
-    };
-    const size = p.bodySize[i];
-    if (size !== undefined) job.bodySize = size;
-    return job;
-  });
+  const jobs = unpackRecords<JobRecord, (typeof JOB_FIELDS)[number]>(p, JOB_FIELDS);
+  return jobs.map((job, i) => (p.present[i] ? job : undefined));
 }
 
-export interface PackedNewJobs {
-  id: string[];
-  queue: string[];
-  partition: number[];
-  priority: number[];
-  runAfter: number[];
-  attemptsAllowed: number[];
-  customStatus: string[];
-  createdAt: number[];
-  idempotencyKey: string[];
-  orderingKey: string[];
-  bodies: PackedBodies;
-}
+export type PackedNewJobs = Packed<(typeof NEW_JOB_FIELDS)[number]>;
 
 export function packNewJobs(jobs: NewJob[]): PackedNewJobs {
-  const col = <K extends keyof NewJob>(k: K) => jobs.map((j) => j[k]);
-  return {
-    id: col("id"),
-    queue: col("queue"),
-    partition: col("partition"),
-    priority: col("priority"),
-    runAfter: col("runAfter"),
-    attemptsAllowed: col("attemptsAllowed"),
-    customStatus: col("customStatus"),
-    createdAt: col("createdAt"),
-    idempotencyKey: col("idempotencyKey"),
-    orderingKey: col("orderingKey"),
-    bodies: packBodies(col("body")),
-  };
+  return packRecords(jobs, NEW_JOB_FIELDS);
 }
 
 export function unpackNewJobs(p: PackedNewJobs): NewJob[] {
-  const bodies = unpackBodies(p.bodies);
-  return p.id.map((id, i) => ({
-    id,
-    queue: p.queue[i]!,
-    partition: p.partition[i]!,
-    priority: p.priority[i]!,
-    body: bodies[i]!,
-    runAfter: p.runAfter[i]!,
-    attemptsAllowed: p.attemptsAllowed[i]!,
-    customStatus: p.customStatus[i]!,
-    createdAt: p.createdAt[i]!,
-    idempotencyKey: p.idempotencyKey[i]!,
-    orderingKey: p.orderingKey[i]!,
-  }));
+  return unpackRecords<NewJob, (typeof NEW_JOB_FIELDS)[number]>(p, NEW_JOB_FIELDS);
 }
 
 /** Where each operation's results hold jobs: the whole result, or one of its fields. */
