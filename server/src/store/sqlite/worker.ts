@@ -9,9 +9,10 @@
  * with synchronous=full, on disk). A batch stops taking calls once it has run for
  * BATCH_MS; the calls left over start the next one.
  */
-import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
+import { parentPort, receiveMessageOnPort, Worker, workerData } from "node:worker_threads";
 import { RunlaterError } from "../../domain/errors.js";
 import type { Answer, Call, WireError, WorkerReply, WorkerRequest, WorkerStart } from "./channel.js";
+import type { CheckpointerStart } from "./checkpointer.js";
 import { SqliteContext } from "./context.js";
 import { describeError, type OpenedDatabase, openDatabase } from "./open-database.js";
 import { ops } from "./ops.js";
@@ -81,14 +82,44 @@ function serve(opened: OpenedDatabase): void {
     else closing = true;
   }
 
+  const checkpointer = startCheckpointer(opened.path);
   port.on("message", (req: WorkerRequest) => {
     take(req);
     for (receiveWaiting(); waiting.length > 0; receiveWaiting()) runBatch();
     if (!closing) return;
-    opened.close();
-    port.postMessage({ type: "closed" } satisfies WorkerReply);
-    port.close();
+    // The checkpointer first: the last connection to close folds the WAL into the file.
+    void checkpointer.stop().then(() => {
+      opened.close();
+      port.postMessage({ type: "closed" } satisfies WorkerReply);
+      port.close();
+    });
   });
+}
+
+/** How often the checkpointer folds the WAL back into the file. */
+const CHECKPOINT_EVERY_MS = 100;
+/**
+ * The writer checkpoints by itself only past this many WAL pages (40 MiB): a backstop, should
+ * the checkpointer fall behind; SQLite's default, 1,000, would put it back on the write path.
+ */
+const WRITER_CHECKPOINT_PAGES = 10_000;
+const WAL_KEEP_BYTES = 64 * 1024 * 1024;
+
+/** The checkpointer thread (checkpointer.ts), on a connection of its own. */
+function startCheckpointer(path: string): { stop(): Promise<void> } {
+  const boot = new URL("./worker-boot.mjs", import.meta.url);
+  const entry = new URL("./checkpointer.ts", import.meta.url).href;
+  const thread = new Worker(boot, {
+    workerData: { start: { path, everyMs: CHECKPOINT_EVERY_MS } satisfies CheckpointerStart, entry },
+  });
+  const exited = new Promise<void>((resolve) => thread.once("exit", () => resolve()));
+  thread.on("error", () => {}); // its checkpoints are an optimisation: the writer's backstop remains
+  return {
+    stop() {
+      thread.postMessage("stop");
+      return exited;
+    },
+  };
 }
 
 function toWire(err: unknown, path: string): WireError {
@@ -106,6 +137,9 @@ try {
   port.close();
 }
 if (opened) {
+  opened.db.exec(`PRAGMA wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+  // After a burst, the WAL file shrinks back to this when it starts over.
+  opened.db.exec(`PRAGMA journal_size_limit = ${WAL_KEEP_BYTES}`);
   serve(opened);
   port.postMessage({ type: "ready", path: opened.path, migration: opened.migration } satisfies WorkerReply);
 }
