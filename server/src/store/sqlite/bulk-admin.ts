@@ -12,7 +12,7 @@ import * as transitions from "../../domain/transitions.js";
 import type { SqliteContext } from "./context.js";
 import { releaseFreePages } from "./free-pages.js";
 import { applyPatch, keyBusy, loadJobs, removeJobs } from "./job-writes.js";
-import { JOB_COLUMNS, type JobRow, toRecord } from "./rows.js";
+import { type JobRow, META_COLUMNS, toRecord } from "./rows.js";
 
 export function jobDeleteFinished(
   ctx: SqliteContext,
@@ -24,6 +24,7 @@ export function jobDeleteFinished(
     ["failed", p.failedBefore],
   ] as const) {
     if (deleted >= p.limit) break;
+    // `state IN (…)` repeats jobs_finished's WHERE: SQLite uses a partial index only for a query that says it.
     const gone = ctx.run(
       "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE queue = ? AND state IN ('succeeded', 'failed') " +
         "AND state = ? AND finished_at < ? ORDER BY finished_at, seq LIMIT ?)",
@@ -88,7 +89,7 @@ export function jobRetryFailedChunk(
 ): { retried: number; after?: RetryCursor } {
   const from = p.after ?? { finishedAt: -1, seq: 0 };
   const rows = ctx.all<JobRow>(
-    `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ? AND state IN ('succeeded', 'failed') AND state = 'failed' ` +
+    `SELECT ${META_COLUMNS} FROM jobs WHERE queue = ? AND state IN ('succeeded', 'failed') AND state = 'failed' ` +
       "AND (finished_at, seq) > (?, ?) ORDER BY finished_at, seq LIMIT ?",
     p.queue,
     from.finishedAt,

@@ -1,9 +1,9 @@
 /**
  * What the SQLite store's operations share inside the thread that owns the database
  * (worker.ts): the connection, its prepared statements, mirrors of the small tables that
- * every hot call reads (queues, the next enqueue-order number), and the jobs brokers hold. One process owns the
- * file (file-lock.ts), so nothing else writes behind these mirrors; a batch that rolls back
- * reloads them (reload).
+ * every hot call reads (queues, the next enqueue-order number), and the jobs brokers hold.
+ * One process owns the file (file-lock.ts), so nothing else writes behind these mirrors; a
+ * call that fails reloads them (reload).
  */
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { StoredState } from "../../domain/job-record.js";

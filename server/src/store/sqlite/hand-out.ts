@@ -36,20 +36,39 @@ export function jobClaimMany(
       if (seqs.length === p.limit) break;
     }
   }
-  const fits = byteBudget(p.maxBytes);
-  const claimed: JobRecord[] = [];
-  // iterate, not all: a byte bound may stop the claim after the first few big bodies.
-  for (const row of ctx
-    .stmt(
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY priority, run_after, seq`,
-    )
-    .iterate(JSON.stringify(seqs))) {
-    const job = toRecord(row as unknown as JobRow);
-    if (!fits(job.body.length)) break;
+  const chosen = p.maxBytes === undefined ? seqs : withinBytes(ctx, seqs, p.maxBytes);
+  const rows = ctx.all<JobRow>(
+    `SELECT ${JOB_COLUMNS} FROM jobs WHERE seq IN (SELECT value FROM json_each(?))`,
+    JSON.stringify(chosen),
+  );
+  const bySeq = new Map(rows.map((row) => [row.seq, row]));
+  return chosen.map((seq) => {
+    const job = toRecord(bySeq.get(seq)!);
     ctx.held.hold(job, p.epoch);
-    claimed.push(ctx.held.overlay(job));
+    return ctx.held.overlay(job);
+  });
+}
+
+/**
+ * The jobs of `seqs` (in claim order) that fit `maxBytes` of bodies (byteBudget: the first
+ * always does), found from the bodies' lengths alone: no body is read that is not claimed.
+ */
+function withinBytes(ctx: SqliteContext, seqs: number[], maxBytes: number): number[] {
+  const sizes = new Map(
+    ctx
+      .all<{ seq: number; size: number }>(
+        "SELECT seq, length(body) AS size FROM jobs WHERE seq IN (SELECT value FROM json_each(?))",
+        JSON.stringify(seqs),
+      )
+      .map((r) => [r.seq, r.size]),
+  );
+  const fits = byteBudget(maxBytes);
+  const chosen: number[] = [];
+  for (const seq of seqs) {
+    if (!fits(sizes.get(seq)!)) break;
+    chosen.push(seq);
   }
-  return claimed;
+  return chosen;
 }
 
 export function jobNextDueAt(ctx: SqliteContext, p: { queue: string; partition: number }): number | undefined {

@@ -25,9 +25,9 @@ export class HeldJobs {
   /** Held jobs per "queue\u0000partition", by seq (what the claim's index-only read returns). */
   private readonly byPartition = new Map<string, Map<number, Held>>();
 
-  /** Holds `job` (as its row has it: pending) under `epoch`. */
+  /** Holds `job` (as its row has it: pending) under `epoch`; without its body, which the broker holds already. */
   hold(job: JobRecord, epoch: number): void {
-    const held = { job, epoch };
+    const held = { job: { ...job, body: NO_BODY }, epoch };
     this.byId.set(job.id, held);
     const key = partitionKey(job.queue, job.partition);
     let jobs = this.byPartition.get(key);
@@ -69,6 +69,7 @@ export class HeldJobs {
 }
 
 const NONE: ReadonlyMap<number, Held> = new Map();
+const NO_BODY = new Uint8Array();
 
 function partitionKey(queue: string, partition: number): string {
   return `${queue}\u0000${partition}`;

@@ -1,9 +1,9 @@
 /**
  * Reads of jobs on SQLite: lookup by id, the dry-run peek (each partition's best due jobs per
- * priority, buffered ones included), and walkChunk: one
- * bounded piece of a walk over a queue's jobs in scan order (jobs_scan), which scan, count
- * and DeleteJobs repeat (store-functions.ts) so that no statement reads more than a chunk.
- * Held jobs read as buffered (held-jobs.ts), as the memory store shows them.
+ * priority, buffered ones included), and walkChunk: one bounded piece of a walk over a
+ * queue's jobs in scan order (jobs_scan), which scan, count and DeleteJobs repeat
+ * (store-functions.ts) so that no statement reads more than a chunk. Held jobs read as
+ * buffered (held-jobs.ts), as the memory store shows them.
  */
 import { type JobFilter, matchesFilter, type ScanCursor } from "../../domain/job-filter.js";
 import { compareForDequeue, type JobRecord } from "../../domain/job-record.js";

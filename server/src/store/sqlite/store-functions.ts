@@ -12,7 +12,8 @@ import type { StoreFunctions } from "../delegating-store.js";
 import type { Store } from "../store.js";
 import type { DeleteCandidate, RetryCursor } from "./bulk-admin.js";
 import type { SqliteChannel } from "./channel.js";
-import type { OpName } from "./ops.js";
+import type { WalkChunk } from "./job-reads.js";
+import type { OpName, OpParams } from "./ops.js";
 
 /** Jobs looked at (walks) or deleted (DeleteQueue) per operation. */
 export const CHUNK = 1000;
@@ -69,54 +70,48 @@ export const functions: StoreFunctions<SqliteStoreContext> = {
   queueDelete,
 };
 
+/** The pieces of a walk over a queue's jobs in scan order after `cursor`, CHUNK looked at per operation (job-reads.ts). */
+async function* walkChunks(
+  c: SqliteStoreContext,
+  p: Omit<OpParams<"walkChunk">, "examine">,
+): AsyncGenerator<WalkChunk> {
+  let cursor = p.cursor;
+  do {
+    const chunk = await c.channel.call("walkChunk", { ...p, cursor, examine: CHUNK });
+    yield chunk;
+    cursor = chunk.cursor;
+  } while (cursor);
+}
+
 /**
- * The jobs of a queue matching `filter`, in scan order after `cursor`, CHUNK looked at per
- * operation; `bodies` says whether records come with their bodies (a body regex needs them
- * and tests them here). The caller stops the walk by leaving its loop.
+ * The jobs of a queue matching `filter`, in scan order after `cursor`; `bodies` says whether
+ * records come with their bodies (a body regex needs them, and is tested here). The caller
+ * stops the walk by leaving its loop.
  */
 async function* walk(
   c: SqliteStoreContext,
   p: { queue: string; filter: JobFilter; cursor?: ScanCursor; bodies: boolean; now: number },
 ): AsyncGenerator<JobRecord> {
   const { bodyRegex, ...filter } = p.filter;
-  let cursor = p.cursor;
-  do {
-    const chunk = await c.channel.call("walkChunk", {
-      queue: p.queue,
-      filter,
-      cursor,
-      examine: CHUNK,
-      mode: p.bodies || bodyRegex ? "full" : "meta",
-      now: p.now,
-    });
+  const mode = p.bodies || bodyRegex ? "full" : "meta";
+  for await (const chunk of walkChunks(c, { queue: p.queue, filter, cursor: p.cursor, mode, now: p.now }))
     for (const job of chunk.jobs) if (matchesBody(job, p.filter)) yield job;
-    cursor = chunk.cursor;
-  } while (cursor);
 }
 
 async function jobCount(c: SqliteStoreContext, p: P<"jobCount">): Promise<number> {
   const { state, priority, future, bodyRegex } = p.filter;
   if (priority === undefined && future === undefined && !bodyRegex)
     return c.channel.call("jobCountByState", { queue: p.queue, state });
-  if (!bodyRegex) {
-    let n = 0;
-    let cursor: ScanCursor | undefined;
-    do {
-      const chunk = await c.channel.call("walkChunk", {
-        queue: p.queue,
-        filter: { state, priority, future },
-        cursor,
-        examine: CHUNK,
-        mode: "count",
-        now: p.now,
-      });
-      n += chunk.matched;
-      cursor = chunk.cursor;
-    } while (cursor);
-    return n;
-  }
   let n = 0;
-  for await (const _ of walk(c, { queue: p.queue, filter: p.filter, bodies: true, now: p.now })) n++;
+  if (bodyRegex) for await (const _ of walk(c, { queue: p.queue, filter: p.filter, bodies: true, now: p.now })) n++;
+  else
+    for await (const chunk of walkChunks(c, {
+      queue: p.queue,
+      filter: { state, priority, future },
+      mode: "count",
+      now: p.now,
+    }))
+      n += chunk.matched;
   return n;
 }
 
@@ -155,8 +150,8 @@ async function jobDeleteMany(c: SqliteStoreContext, p: P<"jobDeleteMany">): Prom
 }
 
 async function jobRetryFailed(c: SqliteStoreContext, p: P<"jobRetryFailed">): Promise<number> {
-  let retried = 0;
   if (p.limit <= 0) return 0;
+  let retried = 0;
   let after: RetryCursor | undefined;
   do {
     const chunk = await c.channel.call("jobRetryFailedChunk", {
