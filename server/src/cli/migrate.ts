@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
 import { migrateUrls } from "../store/mysql/migrate.js";
 import { storeUrls } from "../store/open-store.js";
-import { DEFAULT_SQLITE_URL, parseSqliteUrl } from "../store/sqlite/sqlite-url.js";
+import { DEFAULT_SQLITE_URL, oneSqliteUrl } from "../store/sqlite/sqlite-url.js";
 import type { CliIo } from "./io.js";
 
 /**
@@ -25,11 +25,10 @@ export function registerMigrate(program: Command, io: CliIo): void {
     .action(async (opts: { store: string[] }) => {
       const urls = storeUrls(opts.store);
       if (urls.every((url) => url.startsWith("sqlite:"))) {
-        if (urls.length > 1)
-          throw invalidArgument("store", "a SQLite store is one file: give --store sqlite:PATH once");
+        const location = oneSqliteUrl(urls);
         // Loaded here: only the SQLite commands need node:sqlite. Takes the file's lock: refused while a server runs on it.
         const { openDatabase } = await import("../store/sqlite/open-database.js");
-        const opened = openDatabase(parseSqliteUrl(urls[0]!));
+        const opened = openDatabase(location);
         opened.close();
         io.out(report(`sqlite (${opened.path})`, opened.migration));
         return;

@@ -4,7 +4,7 @@ import { MemoryStore } from "./memory/memory-store.js";
 import { openMysqlStore } from "./mysql/mysql-store.js";
 import { openRedisStore } from "./redis/redis-store.js";
 import { openSqliteStore } from "./sqlite/sqlite-store.js";
-import { DEFAULT_SQLITE_URL } from "./sqlite/sqlite-url.js";
+import { DEFAULT_SQLITE_URL, oneSqliteUrl } from "./sqlite/sqlite-url.js";
 import type { Store } from "./store.js";
 
 export interface OpenStoreOptions {
@@ -33,10 +33,7 @@ export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promi
       throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
     return new MemoryStore();
   }
-  if (kind === "sqlite") {
-    if (list.length > 1) throw invalidArgument("store", "a SQLite store is one file: give --store sqlite:PATH once");
-    return openSqliteStore(list[0]!);
-  }
+  if (kind === "sqlite") return openSqliteStore(oneSqliteUrl(list));
   if (kind === "redis") return openRedisStore({ urls: list, onError: o.onConnectionError });
   if (kind === "mysql") return openMysqlStore(list, { onConnectionError: o.onConnectionError });
   throw invalidArgument(

@@ -24,10 +24,13 @@ export class HeldJobs {
   private readonly byId = new Map<string, Held>();
   /** Held jobs per "queue\u0000partition", by seq (what the claim's index-only read returns). */
   private readonly byPartition = new Map<string, Map<number, Held>>();
+  /** Held since the batch began: a batch whose COMMIT fails answered their claims with an error. */
+  private sinceBatch: string[] = [];
 
   /** Holds `job` (as its row has it: pending) under `epoch`; without its body, which the broker holds already. */
   hold(job: JobRecord, epoch: number): void {
     const held = { job: { ...job, body: NO_BODY }, epoch };
+    this.sinceBatch.push(job.id);
     this.byId.set(job.id, held);
     const key = partitionKey(job.queue, job.partition);
     let jobs = this.byPartition.get(key);
@@ -49,6 +52,17 @@ export class HeldJobs {
     jobs.delete(held.job.seq);
     if (jobs.size === 0) this.byPartition.delete(key);
     return true;
+  }
+
+  /** The batch committed: what it claimed stays held. */
+  committed(): void {
+    this.sinceBatch = [];
+  }
+
+  /** The batch's COMMIT failed: its claims were answered with an error, so the broker holds none of them. */
+  rolledBack(): void {
+    for (const id of this.sinceBatch) this.drop(id);
+    this.sinceBatch = [];
   }
 
   /** The held jobs of a partition, by seq. */

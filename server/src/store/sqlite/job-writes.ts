@@ -15,13 +15,13 @@
 import type { JobRecord } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
 import type { SqliteContext } from "./context.js";
-import { JOB_COLUMNS, type JobRow, META_COLUMNS, patchColumn, toRecord } from "./rows.js";
+import { type JobRow, META_COLUMNS, patchColumn, toRecord } from "./rows.js";
 
-/** Jobs by id (a batch's, each named once), without their bodies unless `bodies`; jobs of a queue being deleted are gone. */
-export function loadJobs(ctx: SqliteContext, ids: string[], bodies = false): Map<string, JobRecord> {
+/** A batch's jobs by id, without their bodies (no transition reads one); jobs of a queue being deleted are gone. */
+export function loadJobs(ctx: SqliteContext, ids: string[]): Map<string, JobRecord> {
   const found = new Map<string, JobRecord>();
   const rows = ctx.all<JobRow>(
-    `SELECT ${bodies ? JOB_COLUMNS : META_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?))`,
+    `SELECT ${META_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?))`,
     JSON.stringify(ids),
   );
   for (const row of rows) if (!ctx.deleting.has(row.queue)) found.set(row.id, toRecord(row));

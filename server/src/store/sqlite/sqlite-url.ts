@@ -55,6 +55,12 @@ export function parseSqliteUrl(url: string): SqliteLocation {
   return { path, synchronous: parseParams(url, query) };
 }
 
+/** The one sqlite: URL of a --store list (a SQLite store is one file, no shards). */
+export function oneSqliteUrl(urls: string[]): SqliteLocation {
+  if (urls.length !== 1) throw invalidArgument("store", "a SQLite store is one file: give --store sqlite:PATH once");
+  return parseSqliteUrl(urls[0]!);
+}
+
 function parseParams(url: string, query: string): Synchronous {
   let synchronous: Synchronous = "normal";
   for (const [name, value] of new URLSearchParams(query)) {

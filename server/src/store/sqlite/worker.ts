@@ -4,10 +4,11 @@
  * the server's event loop.
  *
  * Group commit: the calls that arrived while the previous batch ran (every message waiting
- * is taken in at once) go into one transaction, each in its own savepoint (a call that fails is rolled back alone), and are
- * answered, in one message, after the COMMIT: whatever was answered OK is in the WAL (and,
- * with synchronous=full, on disk). A batch stops taking calls once it has run for
- * BATCH_MS; the calls left over start the next one.
+ * is taken in at once) go into one transaction, each in its own savepoint (a call that
+ * fails is rolled back alone), and are answered, in one message, after the COMMIT: whatever
+ * was answered OK is in the WAL (and, with synchronous=full, on disk). A batch stops taking
+ * calls once it has run for BATCH_MS; the calls left over start the next one. After a failed
+ * COMMIT the jobs its claims and starts took are pending and unheld, claimable again.
  */
 import { parentPort, receiveMessageOnPort, Worker, workerData } from "node:worker_threads";
 import { RunlaterError } from "../../domain/errors.js";
@@ -59,9 +60,11 @@ function serve(opened: OpenedDatabase): void {
       batch.push({ call, answer: runCall(call) });
     try {
       sql("COMMIT");
+      ctx.held.committed();
     } catch (err) {
       // Nothing of the batch was kept: every call in it fails.
       if (opened.db.isTransaction) sql("ROLLBACK");
+      ctx.held.rolledBack();
       ctx.reload();
       const error = toWire(err, opened.path);
       for (const b of batch) b.answer = { id: b.call.id, error };
