@@ -45,6 +45,18 @@ export const limits = {
   /** Longest retention of finished jobs (succeeded_retention, failed_retention). */
   retentionMaxMs: 10 * 365 * DAY_MS,
   maxBodyBytesMax: 16 * 1024 * 1024,
+  /** Workflow and external input names, job names of a workflow. */
+  workflowNameMaxLength: 64,
+  workflowJobsMax: 100,
+  workflowInputsMax: 10,
+  /** The result payload a workflow job's handler may return (it travels in every event it posts). */
+  workflowResultBytesMax: 4096,
+  /** Events an input holds unconsumed; one more drops the oldest (counted as dropped). */
+  workflowEventsPerInputMax: 20,
+  /** Runs kept in an instance's history per job (older ones are forgotten; their queue jobs remain until retention). */
+  workflowRunsKept: 20,
+  /** Runs of one job in one instance: a cycle that never stops ends there. */
+  workflowRunsPerJobMax: 10_000,
   /** Claim tokens are stored in a fixed-width slot (Redis) or column (MySQL CHAR(64)); the broker's are 16 characters. */
   claimTokenMaxBytes: 64,
 } as const;
