@@ -115,7 +115,6 @@ export function registerServe(program: Command): void {
         log.warn(
           "test control enabled: the clock is manual and Reset deletes every queue; never do this in production",
         );
-      process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");
         server.stop().then(
@@ -128,5 +127,8 @@ export function registerServe(program: Command): void {
       };
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      // Only now say so: whoever waits for this line may stop us at once (a SIGTERM before
+      // the handlers above are in place would kill the process without shutting down).
+      process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }
