@@ -21,6 +21,9 @@ import {
 } from "../gen/runlater/v1/worker_service_pb.js";
 import { deliver } from "./deliver.js";
 import { timerDelay } from "./timer-delay.js";
+
+/** Shared by every success without a result (none is changed once made). */
+const NO_RESULT = new Uint8Array();
 import type { WorkerErrorHandler } from "./types.js";
 
 export interface AckBatcherOptions {
@@ -60,6 +63,8 @@ export class AckBatcher {
       jobId: s.jobId ?? "",
       claimToken: s.claimToken ?? "",
       customStatus: s.customStatus ?? "",
+      result: s.result ?? NO_RESULT,
+      noEvents: s.noEvents ?? false,
     };
     this.succeeded.push(success);
     this.schedule();

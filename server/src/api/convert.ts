@@ -140,7 +140,13 @@ export function queueToProto(view: QueueView): Queue {
 export function ackFromProto(req: AckRequest): AckInput {
   return {
     queue: req.queue,
-    succeeded: req.succeeded.map((s) => ({ jobId: s.jobId, claimToken: s.claimToken, customStatus: s.customStatus })),
+    succeeded: req.succeeded.map((s) => ({
+      jobId: s.jobId,
+      claimToken: s.claimToken,
+      customStatus: s.customStatus,
+      result: s.result,
+      noEvents: s.noEvents,
+    })),
     failed: req.failed.map((f, i) => ({
       jobId: f.jobId,
       claimToken: f.claimToken,

@@ -20,6 +20,7 @@ import {
   stateFromProto,
 } from "./convert.js";
 import { dequeueStream, type OpenStreams } from "./dequeue-stream.js";
+import { registerWorkflowService } from "./workflow-service.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -35,7 +36,10 @@ export interface ServedApis {
 const CALL_ID_MAX_LENGTH = 64;
 
 export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis): ConnectRouter {
-  if (served.frontend) registerFrontend(router, engine);
+  if (served.frontend) {
+    registerFrontend(router, engine);
+    registerWorkflowService(router, engine);
+  }
   return router.service(WorkerService, {
     async dequeue(req, ctx) {
       const result = await engine.dequeue({

@@ -19,7 +19,12 @@ export type ErrorReasonName =
   | "BATCH_TOO_LARGE"
   | "INVALID_ARGUMENT"
   | "SHUTTING_DOWN"
-  | "NO_BROKER";
+  | "NO_BROKER"
+  | "WORKFLOW_NOT_FOUND"
+  | "INSTANCE_NOT_FOUND"
+  | "WORKFLOW_RULE"
+  | "CONFLICT"
+  | "UNSUPPORTED";
 
 export class RunlaterError extends Error {
   constructor(

@@ -35,6 +35,7 @@ import {
   toFilter,
   truncateStatus,
 } from "./request-checks.js";
+import { Workflows } from "./workflows.js";
 
 export interface EngineOptions {
   store: Store;
@@ -45,6 +46,8 @@ export interface EngineOptions {
   counters?: JobCounters;
 }
 
+const NO_RESULT = new Uint8Array();
+
 export class Engine {
   private readonly store: Store;
   private readonly broker: Dispatch;
@@ -52,6 +55,8 @@ export class Engine {
   private readonly counters: JobCounters;
   private readonly partitions = new PartitionPicker();
   private readonly queues: QueueCache;
+  /** Workflow definitions and instances (docs/workflows.md). */
+  readonly workflows: Workflows;
   /** Hand-backs of undelivered jobs still being written (releaseUndelivered). */
   private readonly handingBack = new Set<Promise<void>>();
 
@@ -61,6 +66,13 @@ export class Engine {
     this.clock = o.clock;
     this.counters = o.counters ?? noCounters;
     this.queues = new QueueCache(o.store, o.clock);
+    this.workflows = new Workflows({
+      store: o.store,
+      clock: o.clock,
+      broker: o.broker,
+      queues: this.queues,
+      partitions: this.partitions,
+    });
   }
 
   // ---- queues
@@ -313,29 +325,46 @@ export class Engine {
     if (total > limits.ackBatchMax) throw batchTooLarge("succeeded+failed", total, limits.ackBatchMax);
     for (const [i, f] of p.failed.entries())
       checkDuration(f.retryDelayMs, limits.retryDelayMaxMs, `failed[${i}].retry_delay`);
+    for (const [i, s] of p.succeeded.entries()) {
+      if (s.result && s.result.length > limits.workflowResultBytesMax) {
+        throw invalidArgument(
+          `succeeded[${i}].result`,
+          `result is ${s.result.length} bytes; at most ${limits.workflowResultBytesMax}`,
+        );
+      }
+    }
     await this.queues.get(p.queue, "queue");
     const now = this.clock.now();
     const succeeded = ownIds(p.queue, p.succeeded);
     const failed = ownIds(p.queue, p.failed);
+    const completes = succeeded.mine.map((s) => ({
+      id: s.jobId,
+      claimToken: s.claimToken,
+      customStatus: truncateStatus(s.customStatus),
+    }));
+    const fails = failed.mine.map((f) => ({
+      id: f.jobId,
+      claimToken: f.claimToken,
+      customStatus: truncateStatus(f.customStatus),
+      retryDelayMs: f.retryDelayMs,
+      noRetry: f.noRetry,
+    }));
+    const [completed, failedResults] = await Promise.all([
+      this.store.jobCompleteMany({ items: completes, now }),
+      this.store.jobFailMany({ items: fails, now }),
+    ]);
+    // Runs of workflow jobs were left alone by those calls: they go through the workflow step.
     const [okResults, failResults] = await Promise.all([
-      this.store.jobCompleteMany({
-        items: succeeded.mine.map((s) => ({
-          id: s.jobId,
-          claimToken: s.claimToken,
-          customStatus: truncateStatus(s.customStatus),
-        })),
-        now,
-      }),
-      this.store.jobFailMany({
-        items: failed.mine.map((f) => ({
-          id: f.jobId,
-          claimToken: f.claimToken,
-          customStatus: truncateStatus(f.customStatus),
-          retryDelayMs: f.retryDelayMs,
-          noRetry: f.noRetry,
-        })),
-        now,
-      }),
+      this.workflows.settleAcks(completed, (k) => ({
+        ack: { kind: "complete", ...completes[k]! },
+        output: { customStatus: completes[k]!.customStatus, result: succeeded.mine[k]!.result ?? NO_RESULT },
+        postEvents: succeeded.mine[k]!.noEvents !== true,
+      })),
+      this.workflows.settleAcks(failedResults, (k) => ({
+        ack: { kind: "fail", ...fails[k]! },
+        output: { customStatus: fails[k]!.customStatus, result: NO_RESULT },
+        postEvents: false,
+      })),
     ]);
     announceOutcomes(
       this.broker,

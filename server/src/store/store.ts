@@ -20,9 +20,11 @@
  *   next one in the same atomic step. Jobs without a key pay nothing for this.
  */
 import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
-import type { JobRecord, NewJob, Outcome } from "../domain/job-record.js";
+import type { AckOutcome, JobRecord, NewJob, Outcome } from "../domain/job-record.js";
 import type { QueueConfig } from "../domain/queue-config.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../domain/transitions.js";
+import type { WorkflowDef } from "../domain/workflow-definition.js";
+import type { InstanceState, WorkflowInstance } from "../domain/workflow-transitions.js";
 
 export interface QueueRecord {
   name: string;
@@ -49,6 +51,69 @@ export interface OutcomeResult {
    * key claimable: that job's run_after (it is in the same partition).
    */
   promotedAt?: number;
+}
+
+/** The result of one item of an ACK (jobCompleteMany, jobFailMany). */
+export interface AckResultRecord extends Omit<OutcomeResult, "outcome"> {
+  outcome: AckOutcome;
+  /** With outcome "workflow": the job's stored workflow context (JobRecord.workflow). */
+  workflow?: string;
+}
+
+/** A workflow version as stored. */
+export interface StoredWorkflow {
+  def: WorkflowDef;
+  createdAt: number;
+}
+
+/** The ACK of a workflow job's run, applied in the same step as its instance's transition. */
+export type WorkflowAck =
+  | { kind: "complete"; id: string; claimToken: string; customStatus: string }
+  | ({ kind: "fail"; id: string; claimToken: string } & FailureInput);
+
+/**
+ * Workflows (docs/workflows.md), for stores that keep them (Store.workflows). Definitions
+ * are kept by name and version; an instance is one record with its revision, and every
+ * change to it goes through instanceApply, atomically with the queue jobs it enqueues and
+ * cancels and, for a run's outcome, with the ACK of that run's queue job.
+ */
+export interface WorkflowStore {
+  /** Inserts a version; false (nothing written) if that name and version exist. */
+  workflowInsert(p: { def: WorkflowDef; now: number }): Promise<boolean>;
+  /** A version of a workflow (the latest when `version` is absent). */
+  workflowGet(p: { name: string; version?: number }): Promise<StoredWorkflow | undefined>;
+  /** The latest version of every workflow, by name. */
+  workflowList(): Promise<StoredWorkflow[]>;
+  /** Inserts an instance and the queue jobs of its first runs; false (nothing written) if the id exists. */
+  instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean>;
+  instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined>;
+  /** Instances, newest first (created_at, then id, descending), after the cursor. */
+  instanceList(p: {
+    workflow?: string;
+    state?: InstanceState;
+    limit: number;
+    after?: { createdAt: number; id: string };
+  }): Promise<WorkflowInstance[]>;
+  /**
+   * In one atomic step: if `ack` is given, its job must hold that claim token and be a
+   * workflow job (else nothing is written: `ack` says stale_claim or not_found); the stored
+   * instance must be at revision `rev` (else nothing is written: applied false, a conflict
+   * the caller decides again); then the ACK's transition on its job, the instance replaced
+   * by `instance`, `jobs` inserted, and the jobs named in `cancel` deleted if they are not
+   * running or finished. With `rev` 0 and no `instance`, the instance must not exist (it
+   * was deleted after its retention): the ACK alone is applied.
+   */
+  instanceApply(p: {
+    id: string;
+    rev: number;
+    instance?: WorkflowInstance;
+    jobs: NewJob[];
+    cancel: string[];
+    ack?: WorkflowAck;
+    now: number;
+  }): Promise<{ applied: boolean; ack?: OutcomeResult }>;
+  /** Deletes ended instances that ended before `endedBefore`, oldest first. */
+  instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
 }
 
 export interface Lease {
@@ -78,6 +143,8 @@ export interface Store {
    * every other call's latency down.
    */
   readonly defaultBufferSize: number;
+  /** Present when the store keeps workflows (docs/workflows.md). */
+  readonly workflows?: WorkflowStore;
 
   // Broker registry (shard 0): who is alive, and where.
   /** Registers or refreshes `id` until now + ttlMs. */
@@ -130,7 +197,7 @@ export interface Store {
   jobCompleteMany(p: {
     items: Array<{ id: string; claimToken: string; customStatus: string }>;
     now: number;
-  }): Promise<OutcomeResult[]>;
+  }): Promise<AckResultRecord[]>;
   jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number>;
   /** Deletes finished jobs of `queue` whose retention has passed, oldest first. */
   jobDeleteFinished(p: {
@@ -143,7 +210,7 @@ export interface Store {
   jobFailMany(p: {
     items: Array<FailureInput & { id: string; claimToken: string }>;
     now: number;
-  }): Promise<OutcomeResult[]>;
+  }): Promise<AckResultRecord[]>;
   /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read) and `bodySize` says its length. */
   jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>>;
   /**

@@ -29,6 +29,7 @@ import * as leases from "./leases.js";
 import { MemoryState } from "./memory-state.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import { MemoryWorkflows } from "./workflows.js";
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
 const functions: StoreFunctions<MemoryState> = {
@@ -47,6 +48,7 @@ export class MemoryStore extends DelegatingStore<MemoryState> {
   readonly defaultBufferSize = 1000;
   /** The jobs, queues, leases and brokers, shared by the modules this class delegates to. */
   protected readonly ctx = new MemoryState();
+  readonly workflows = new MemoryWorkflows(this.ctx);
 
   constructor() {
     super(functions);

@@ -46,13 +46,15 @@ final class Errors {
   static RunlaterException of(
       Status.Code code, ErrorReason reason, String field, String message, Throwable cause) {
     return switch (reason) {
-      case QUEUE_NOT_FOUND -> new NotFoundException(code, reason, field, message, cause);
+      case QUEUE_NOT_FOUND, WORKFLOW_NOT_FOUND, INSTANCE_NOT_FOUND ->
+          new NotFoundException(code, reason, field, message, cause);
       case INVALID_QUEUE_NAME, INVALID_PRIORITY, INVALID_ARGUMENT ->
           new InvalidArgumentException(code, reason, field, message, cause);
       case BODY_TOO_LARGE, BATCH_TOO_LARGE ->
           new ResourceExhaustedException(code, reason, field, message, cause);
-      case SHUTTING_DOWN, NO_BROKER ->
+      case SHUTTING_DOWN, NO_BROKER, CONFLICT ->
           new UnavailableException(code, reason, field, message, cause);
+      case WORKFLOW_RULE, UNSUPPORTED -> new RunlaterException(code, reason, field, message, cause);
       case UNSPECIFIED -> ofCode(code, field, message, cause);
     };
   }
