@@ -15,8 +15,17 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
+import { exerciseWorkflows } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
+
+/**
+ * The workflow cases (Store.workflows) for the stores that keep workflows; each store's
+ * entry test calls it beside exerciseStore once it offers them (docs/workflows.md).
+ */
+export function exerciseWorkflowStore(name: string, open: OpenStore): void {
+  describe(`workflow store suite: ${name}`, () => exerciseWorkflows(open));
+}
 
 export function exerciseStore(name: string, open: OpenStore): void {
   describe(`store suite: ${name}`, () => {
