@@ -45,6 +45,10 @@ export const limits = {
   /** Longest retention of finished jobs (succeeded_retention, failed_retention). */
   retentionMaxMs: 10 * 365 * DAY_MS,
   maxBodyBytesMax: 16 * 1024 * 1024,
+  /** API tokens (docs/security.md): a token's name, its queue patterns, and how many a store keeps. */
+  tokenNameMaxLength: 100,
+  tokenQueuePatternsMax: 20,
+  tokensMax: 1000,
   /** Workflow and external input names, job names of a workflow. */
   workflowNameMaxLength: 64,
   workflowJobsMax: 100,

@@ -36,6 +36,24 @@ export abstract class DelegatingStore<C> implements Store {
     return this.functions.brokerLeave(this.ctx, p);
   }
 
+  // ---- API tokens
+
+  tokenDelete(p: Parameters<Store["tokenDelete"]>[0]): ReturnType<Store["tokenDelete"]> {
+    return this.functions.tokenDelete(this.ctx, p);
+  }
+
+  tokenGet(p: Parameters<Store["tokenGet"]>[0]): ReturnType<Store["tokenGet"]> {
+    return this.functions.tokenGet(this.ctx, p);
+  }
+
+  tokenInsert(p: Parameters<Store["tokenInsert"]>[0]): ReturnType<Store["tokenInsert"]> {
+    return this.functions.tokenInsert(this.ctx, p);
+  }
+
+  tokenList(): ReturnType<Store["tokenList"]> {
+    return this.functions.tokenList(this.ctx);
+  }
+
   // ---- leases
 
   leaseAcquire(p: Parameters<Store["leaseAcquire"]>[0]): ReturnType<Store["leaseAcquire"]> {

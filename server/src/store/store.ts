@@ -22,6 +22,7 @@
 import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
 import type { AckOutcome, JobRecord, NewJob, Outcome } from "../domain/job-record.js";
 import type { QueueConfig } from "../domain/queue-config.js";
+import type { TokenRecord } from "../domain/tokens.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../domain/transitions.js";
 import type { WorkflowDef } from "../domain/workflow-definition.js";
 import type { InstanceState, WorkflowInstance } from "../domain/workflow-transitions.js";
@@ -153,6 +154,15 @@ export interface Store {
   brokerList(p: { now: number }): Promise<BrokerEntry[]>;
   /** Removes `id` at once (graceful shutdown), so others take its partitions without waiting for expiry. */
   brokerLeave(p: { id: string }): Promise<void>;
+
+  // API tokens (shard 0): records by id; a secret is kept only as its hash (domain/tokens.ts).
+  /** Inserts a token; false (nothing written) if its id exists. */
+  tokenInsert(p: { token: TokenRecord }): Promise<boolean>;
+  tokenGet(p: { id: string }): Promise<TokenRecord | undefined>;
+  /** Every token, by id. */
+  tokenList(): Promise<TokenRecord[]>;
+  /** Deletes a token (revocation); false if there was none. */
+  tokenDelete(p: { id: string }): Promise<boolean>;
 
   // Leases (partition ownership with fencing epochs).
   /** Takes or renews the lease if free, expired, or already `owner`'s; a new owner gets a higher epoch. */

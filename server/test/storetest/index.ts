@@ -15,6 +15,7 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
+import { exerciseTokens } from "./tokens.js";
 import { exerciseWorkflows } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
@@ -40,5 +41,6 @@ export function exerciseStore(name: string, open: OpenStore): void {
     exerciseJobBulk(open);
     exerciseJobOrdering(open);
     exerciseRegistry(open);
+    exerciseTokens(open);
   });
 }

@@ -29,6 +29,7 @@ import * as leases from "./leases.js";
 import { MemoryState } from "./memory-state.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import * as tokens from "./tokens.js";
 import { MemoryWorkflows } from "./workflows.js";
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
@@ -41,6 +42,7 @@ const functions: StoreFunctions<MemoryState> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class MemoryStore extends DelegatingStore<MemoryState> {

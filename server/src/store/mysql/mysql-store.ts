@@ -49,6 +49,7 @@ import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
 import { Shard } from "./shard.js";
 import { checkShards } from "./shard-map.js";
+import * as tokens from "./tokens.js";
 
 export interface MysqlStoreOptions {
   /** How long a statement keeps retrying transient errors (deadlock, lost connection, restart). */
@@ -90,6 +91,7 @@ const functions: StoreFunctions<MysqlContext> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class MysqlStore extends DelegatingStore<MysqlContext> {

@@ -34,6 +34,11 @@ export class Keys {
   }
 
   /** Shard 0: hash broker id → JSON {url, expiresAt} (the broker registry). */
+  /** API tokens (shard 0): token id → JSON record. */
+  tokens(): string {
+    return `${this.prefix}:{meta}:tokens`;
+  }
+
   brokers(): string {
     return `${this.prefix}:{meta}:brokers`;
   }

@@ -38,6 +38,7 @@ import { type RedisContext, runOnPartition } from "./redis-context.js";
 import * as running from "./running-writes.js";
 import { defineScripts } from "./scripts.js";
 import { checkShards, connect } from "./shard-check.js";
+import * as tokens from "./tokens.js";
 
 export interface RedisStoreOptions {
   /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. */
@@ -88,6 +89,7 @@ const functions: StoreFunctions<RedisContext> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class RedisStore extends DelegatingStore<RedisContext> {
