@@ -26,6 +26,11 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Interceptors run around every call (auth headers, logging, metrics, test spies). */
   interceptors?: Interceptor[];
+  /**
+   * API token sent on every call as `Authorization: Bearer <token>` (a server running with
+   * auth needs one); default: the RUNLATER_TOKEN environment variable.
+   */
+  token?: string;
 }
 
 export interface OpenedTransport {
@@ -45,9 +50,10 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   if (o.binary !== undefined && protocol !== "connect" && !o.binary) {
     throw new Error(`binary: false (JSON) is only offered for protocol "connect", not "${protocol}"`);
   }
+  const token = o.token ?? (process.env.RUNLATER_TOKEN?.trim() || undefined);
   const common = {
     baseUrl,
-    interceptors: o.interceptors ?? [],
+    interceptors: [...(token === undefined ? [] : [bearer(token)]), ...(o.interceptors ?? [])],
     defaultTimeoutMs: o.timeoutMs,
   };
   if (httpVersion === "1.1") {
@@ -78,4 +84,13 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
       break;
   }
   return { transport, streams: protocol !== "grpc-web", close: () => sessionManager.abort() };
+}
+
+/** Puts the API token on every call. */
+function bearer(token: string): Interceptor {
+  const value = `Bearer ${token}`;
+  return (next) => (req) => {
+    req.header.set("authorization", value);
+    return next(req);
+  };
 }

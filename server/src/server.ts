@@ -8,12 +8,16 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { authInterceptor } from "./api/auth-interceptor.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
 import { createNodeHandler } from "./api/node-handler.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
+import { registerTokenService } from "./api/token-service.js";
+import { ensureBootstrapToken, TokenAdmin } from "./auth/token-admin.js";
+import { TokenVerifier } from "./auth/verifier.js";
 import { Broker } from "./broker/broker.js";
 import { Membership } from "./cluster/membership.js";
 import { Peers } from "./cluster/peers.js";
@@ -21,10 +25,11 @@ import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
-import { type Listener, listen, type RequestHandler } from "./http/listener.js";
+import { type Listener, listen } from "./http/listener.js";
 import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
+import { withRoutes } from "./routes.js";
 import type { Store } from "./store/store.js";
 
 export type Role = "all" | "frontend" | "broker";
@@ -65,6 +70,13 @@ export interface ServerOptions {
    * ManualClock (the one given, or one starting at the real time). Off: the service refuses.
    */
   enableTestControl?: boolean;
+  /**
+   * Calls need an API token (docs/security.md). `bootstrapToken` becomes an admin token if
+   * the store lacks it; at least one token must exist.
+   */
+  auth?: { bootstrapToken?: string };
+  /** Sent and checked on every call between the nodes of a cluster (needed with auth and split roles). */
+  clusterSecret?: string;
 }
 
 export interface RunningServer {
@@ -91,6 +103,12 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       `--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`,
     );
   }
+  if (o.auth && role !== "all" && o.clusterSecret === undefined) {
+    throw new Error(
+      `--role ${role} with auth needs a cluster secret (RUNLATER_CLUSTER_SECRET or --cluster-secret-file): nodes call each other`,
+    );
+  }
+  if (o.auth) await ensureBootstrapToken(store, clock, o.auth.bootstrapToken);
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
     throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
@@ -118,7 +136,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           // One process on the memory store hears every announcement; a shared store may have other writers.
           recheckEmptyMs: store.name === "memory" ? undefined : 1000,
         });
-  const peers = new Peers();
+  const peers = new Peers(o.clusterSecret);
   const router = new Router({ membership, local: broker, peers, store, clock, log });
   membership.onChange(() => {
     peers.retain(new Set(membership.brokers().map((b) => b.url)));
@@ -140,10 +158,13 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   });
   const shutdown = new AbortController();
   const streams = new OpenStreams();
+  const verifier = o.auth ? new TokenVerifier(store, clock) : undefined;
+  const tokenAdmin = new TokenAdmin(store, clock, verifier ?? new TokenVerifier(store, clock));
   const handler = createNodeHandler({
     log,
     routes: (routes) => {
       registerServices(routes, engine, { frontend: role !== "broker", streams });
+      if (role !== "broker") registerTokenService(routes, tokenAdmin);
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,
@@ -156,12 +177,22 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     binaryOptions: { readUnknownFields: false, writeUnknownFields: false },
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
-    // The metrics interceptor is outermost: it sees the code errorInterceptor settled on.
-    interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
+    // The metrics interceptor is outermost: it sees the code errorInterceptor settled on,
+    // also for calls auth refused.
+    interceptors: [
+      ...(metrics ? [metrics.interceptor()] : []),
+      errorInterceptor(log),
+      ...(verifier ? [authInterceptor({ verifier, clusterSecret: o.clusterSecret })] : []),
+    ],
   });
   const host = o.host ?? "127.0.0.1";
   const listener: Listener = await listen(
-    metrics ? withMetricsRoute(handler, metrics, log) : handler,
+    withRoutes(handler, {
+      log,
+      metrics,
+      verifier,
+      ready: async () => !stoppingNow && (await store.brokerList({ now: clock.now() })) !== undefined,
+    }),
     host,
     o.port ?? 8080,
   );
@@ -173,6 +204,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
 
   let stopping: Promise<void> | undefined;
+  let stoppingNow = false;
   return {
     url,
     port: listener.port,
@@ -181,6 +213,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     broker,
     membership,
     stop() {
+      stoppingNow = true;
       stopping ??= (async () => {
         log.info("shutting down");
         const closed = listener.close(o.shutdownGraceMs ?? 10_000);
@@ -209,21 +242,3 @@ function advertisedUrl(host: string, port: number): string {
 }
 
 /** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */
-function withMetricsRoute(handler: RequestHandler, metrics: Metrics, log: Logger): RequestHandler {
-  return (req, res) => {
-    if (req.method !== "GET" || req.url !== "/metrics") return handler(req, res);
-    metrics.render().then(
-      ({ body, contentType }) => {
-        res.statusCode = 200;
-        res.setHeader("content-type", contentType);
-        res.end(body);
-      },
-      (err: unknown) => {
-        log.warn({ err }, "could not render metrics");
-        res.statusCode = 500;
-        res.setHeader("content-type", "text/plain");
-        res.end("could not render metrics\n");
-      },
-    );
-  };
-}

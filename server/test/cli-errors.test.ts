@@ -109,8 +109,9 @@ describe("usage", () => {
       const r = await h.run([...path, "--help"]);
       expect(r.code, path.join(" ")).toBe(0);
       expect(r.stdout, path.join(" ")).toContain(`Usage: runlater ${path.join(" ")}`);
-      const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs");
-      const serverSide = path[0] === "serve" || path[0] === "migrate"; // they talk to stores, not to a server
+      const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs" || path[0] === "token");
+      // They talk to stores, or to nobody, not to a server.
+      const serverSide = path[0] === "serve" || path[0] === "migrate" || path.join(" ") === "token generate";
       if (!serverSide && !isGroup) {
         expect(r.stdout, path.join(" ")).toContain("--json");
         expect(r.stdout, path.join(" ")).toContain("--url <url>");

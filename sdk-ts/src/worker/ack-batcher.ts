@@ -22,9 +22,10 @@ import {
 import { deliver } from "./deliver.js";
 import { timerDelay } from "./timer-delay.js";
 
+import type { WorkerErrorHandler } from "./types.js";
+
 /** Shared by every success without a result (none is changed once made). */
 const NO_RESULT = new Uint8Array();
-import type { WorkerErrorHandler } from "./types.js";
 
 export interface AckBatcherOptions {
   queue: string;

@@ -17,6 +17,8 @@ const codes: Record<ErrorCode, Code> = {
   failed_precondition: Code.FailedPrecondition,
   unavailable: Code.Unavailable,
   deadline_exceeded: Code.DeadlineExceeded,
+  unauthenticated: Code.Unauthenticated,
+  permission_denied: Code.PermissionDenied,
 };
 
 export function toConnectError(err: unknown, log: Logger, procedure: string): ConnectError {

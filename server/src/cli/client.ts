@@ -5,10 +5,11 @@
  * Deliberately built on @connectrpc/connect directly rather than the SDK's hand-written
  * layer, so the CLI depends only on the generated contract.
  */
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { TokenService } from "@runlater/sdk/gen/token_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
 import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
@@ -42,11 +43,25 @@ export function resolveUrl(flag: string | undefined, env: CliIo["env"]): string 
 export interface Clients {
   jobs: Client<typeof JobService>;
   queues: Client<typeof QueueService>;
+  tokens: Client<typeof TokenService>;
 }
 
-export function createClients(baseUrl: string): Clients {
-  const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
-  return { jobs: createClient(JobService, transport), queues: createClient(QueueService, transport) };
+/** Clients of the server at `baseUrl`; with `token`, every call carries it (RUNLATER_TOKEN). */
+export function createClients(baseUrl: string, token?: string): Clients {
+  const withToken: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${token}`);
+    return next(req);
+  };
+  const transport = createConnectTransport({
+    baseUrl,
+    httpVersion: "1.1",
+    interceptors: token === undefined ? [] : [withToken],
+  });
+  return {
+    jobs: createClient(JobService, transport),
+    queues: createClient(QueueService, transport),
+    tokens: createClient(TokenService, transport),
+  };
 }
 
 /** What a client command's action needs. */
@@ -66,7 +81,8 @@ export function clientContext(io: CliIo, cmd: Command): ClientContext {
     // Only RUNLATER_URL can fail here (--url was checked while parsing); say so.
     usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
   }
-  return { io, clients: createClients(url), json: opts.json === true };
+  const token = io.env.RUNLATER_TOKEN?.trim() || undefined;
+  return { io, clients: createClients(url, token), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

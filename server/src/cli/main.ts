@@ -7,6 +7,7 @@ import { registerMigrate } from "./migrate.js";
 import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
 import { registerServe } from "./serve.js";
+import { registerToken } from "./token.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -27,6 +28,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerEnqueue(program, io);
   registerJobs(program, io);
   registerMigrate(program, io);
+  registerToken(program, io);
   return program;
 }
 

@@ -1,7 +1,9 @@
-import { type Command, Option } from "commander";
+import { readFile } from "node:fs/promises";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { createLogger } from "../log.js";
 import { type Role, startServer } from "../server.js";
 import { openStore } from "../store/open-store.js";
+import { usageError } from "./exits.js";
 import { intOption } from "./options.js";
 
 interface ServeFlags {
@@ -20,6 +22,10 @@ interface ServeFlags {
   compress?: boolean;
   metrics: boolean;
   enableTestControl?: boolean;
+  auth?: boolean;
+  adminTokenFile?: string;
+  clusterSecretFile?: string;
+  insecureNoAuth?: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -74,11 +80,33 @@ export function registerServe(program: Command): void {
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
+    .option("--auth", "require an API token on every call (docs/security.md); on whenever a bootstrap token is given")
+    .option(
+      "--admin-token-file <path>",
+      "file holding the bootstrap admin token (or RUNLATER_ADMIN_TOKEN; make one with `runlater token generate`); turns auth on",
+    )
+    .option(
+      "--cluster-secret-file <path>",
+      "file holding the secret the nodes of a cluster send each other (or RUNLATER_CLUSTER_SECRET); needed with auth and split roles",
+    )
+    .option(
+      "--insecure-no-auth",
+      "allow listening on a non-loopback address without auth: anyone who reaches the port can do anything",
+    )
     .option(
       "--enable-test-control",
       "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)",
     )
-    .action(async (opts: ServeFlags) => {
+    .action(async (opts: ServeFlags, cmd: Command) => {
+      const bootstrapToken = await secret(opts.adminTokenFile, "RUNLATER_ADMIN_TOKEN");
+      const clusterSecret = await secret(opts.clusterSecretFile, "RUNLATER_CLUSTER_SECRET");
+      const auth = opts.auth === true || bootstrapToken !== undefined;
+      if (!auth && !isLoopback(opts.host) && opts.insecureNoAuth !== true) {
+        usageError(
+          cmd,
+          `--host ${opts.host} without auth would let anyone who reaches the port do anything: give an admin token (RUNLATER_ADMIN_TOKEN or --admin-token-file, docs/security.md), or say --insecure-no-auth`,
+        );
+      }
       const log = createLogger(opts.logLevel);
       let lastReport = 0;
       const store = await openStore(opts.store, {
@@ -107,6 +135,8 @@ export function registerServe(program: Command): void {
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
         enableTestControl: opts.enableTestControl ?? false,
+        auth: auth ? { bootstrapToken } : undefined,
+        clusterSecret,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});
         throw err;
@@ -131,4 +161,20 @@ export function registerServe(program: Command): void {
       // the handlers above are in place would kill the process without shutting down).
       process.stdout.write(`runlater listening on ${server.url}\n`);
     });
+}
+
+/** A secret from a file (trimmed) or else an environment variable; undefined when neither is given. */
+async function secret(file: string | undefined, variable: string): Promise<string | undefined> {
+  if (file !== undefined) {
+    const text = (await readFile(file, "utf8")).trim();
+    if (text === "") throw new InvalidArgumentError(`${file} is empty`);
+    return text;
+  }
+  const value = process.env[variable]?.trim();
+  return value === "" ? undefined : value;
+}
+
+/** Whether `host` is reachable only from this machine. */
+export function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
 }

@@ -15,7 +15,7 @@ import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { JobRecord } from "../domain/job-record.js";
 import { ClusterService, type NotifyRequestSchema } from "../gen/runlater/cluster/v1/cluster_pb.js";
 import { dequeuedFromProto } from "../wire/dequeued-job.js";
-import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
+import { CLUSTER_SECRET_HEADER, FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
 import { msToDuration } from "../wire/time.js";
 
 /** Beyond the long poll itself, how long a forwarded Dequeue may take before it is given up. */
@@ -31,11 +31,14 @@ interface Peer {
 export class Peers {
   private readonly peers = new Map<string, Peer>();
 
+  /** @param clusterSecret sent on every call, so the other nodes know it is one of them (docs/security.md) */
+  constructor(private readonly clusterSecret?: string) {}
+
   async dequeue(
     url: string,
     p: { queue: string; limit: number; waitMs: number; signal?: AbortSignal; callId?: string },
   ): Promise<JobRecord[]> {
-    const headers: Record<string, string> = { [FORWARDED_HEADER]: "1" };
+    const headers: Record<string, string> = { ...this.secretHeader(), [FORWARDED_HEADER]: "1" };
     if (p.callId !== undefined) headers[FORWARDED_CALL_HEADER] = p.callId;
     const res = await this.peer(url).worker.dequeue(
       { queue: p.queue, limit: p.limit, wait: p.waitMs > 0 ? msToDuration(p.waitMs) : undefined },
@@ -45,12 +48,15 @@ export class Peers {
   }
 
   async notify(url: string, req: MessageInitShape<typeof NotifyRequestSchema>): Promise<void> {
-    await this.peer(url).cluster.notify(req, { timeoutMs: NOTIFY_TIMEOUT_MS });
+    await this.peer(url).cluster.notify(req, { timeoutMs: NOTIFY_TIMEOUT_MS, headers: this.secretHeader() });
   }
 
   /** Tells the broker at `url` that forwarded calls `callIds` were cancelled unread. */
   async releaseForwarded(url: string, callIds: string[]): Promise<void> {
-    await this.peer(url).cluster.releaseForwarded({ callIds }, { timeoutMs: NOTIFY_TIMEOUT_MS });
+    await this.peer(url).cluster.releaseForwarded(
+      { callIds },
+      { timeoutMs: NOTIFY_TIMEOUT_MS, headers: this.secretHeader() },
+    );
   }
 
   /** Drops connections to nodes no longer in `urls`. */
@@ -60,6 +66,10 @@ export class Peers {
       peer.agent.destroy();
       this.peers.delete(url);
     }
+  }
+
+  private secretHeader(): Record<string, string> {
+    return this.clusterSecret === undefined ? {} : { [CLUSTER_SECRET_HEADER]: this.clusterSecret };
   }
 
   close(): void {

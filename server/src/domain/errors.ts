@@ -9,7 +9,9 @@ export type ErrorCode =
   | "resource_exhausted"
   | "failed_precondition"
   | "unavailable"
-  | "deadline_exceeded";
+  | "deadline_exceeded"
+  | "unauthenticated"
+  | "permission_denied";
 
 export type ErrorReasonName =
   | "QUEUE_NOT_FOUND"
@@ -24,7 +26,9 @@ export type ErrorReasonName =
   | "INSTANCE_NOT_FOUND"
   | "WORKFLOW_RULE"
   | "CONFLICT"
-  | "UNSUPPORTED";
+  | "UNSUPPORTED"
+  | "UNAUTHENTICATED"
+  | "PERMISSION_DENIED";
 
 export class RunlaterError extends Error {
   constructor(

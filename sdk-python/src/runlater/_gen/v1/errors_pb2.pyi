@@ -21,6 +21,8 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_WORKFLOW_RULE: _ClassVar[ErrorReason]
     ERROR_REASON_CONFLICT: _ClassVar[ErrorReason]
     ERROR_REASON_UNSUPPORTED: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_PERMISSION_DENIED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_QUEUE_NOT_FOUND: ErrorReason
 ERROR_REASON_INVALID_QUEUE_NAME: ErrorReason
@@ -35,6 +37,8 @@ ERROR_REASON_INSTANCE_NOT_FOUND: ErrorReason
 ERROR_REASON_WORKFLOW_RULE: ErrorReason
 ERROR_REASON_CONFLICT: ErrorReason
 ERROR_REASON_UNSUPPORTED: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_PERMISSION_DENIED: ErrorReason
 
 class ErrorInfo(_message.Message):
     __slots__ = ("reason", "field")

@@ -32,5 +32,9 @@ public enum ErrorReason {
   /** What the call changes was changed by others every time it tried; retry. */
   CONFLICT,
   /** The server's store does not offer this feature. */
-  UNSUPPORTED
+  UNSUPPORTED,
+  /** No token, or an unknown, expired or revoked one. */
+  UNAUTHENTICATED,
+  /** The token lacks the scope the call needs, or may not act on the queue it names. */
+  PERMISSION_DENIED
 }

@@ -54,7 +54,8 @@ final class Errors {
           new ResourceExhaustedException(code, reason, field, message, cause);
       case SHUTTING_DOWN, NO_BROKER, CONFLICT ->
           new UnavailableException(code, reason, field, message, cause);
-      case WORKFLOW_RULE, UNSUPPORTED -> new RunlaterException(code, reason, field, message, cause);
+      case WORKFLOW_RULE, UNSUPPORTED, UNAUTHENTICATED, PERMISSION_DENIED ->
+          new RunlaterException(code, reason, field, message, cause);
       case UNSPECIFIED -> ofCode(code, field, message, cause);
     };
   }

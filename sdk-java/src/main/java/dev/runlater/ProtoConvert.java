@@ -93,6 +93,8 @@ final class ProtoConvert {
       case ERROR_REASON_WORKFLOW_RULE -> ErrorReason.WORKFLOW_RULE;
       case ERROR_REASON_CONFLICT -> ErrorReason.CONFLICT;
       case ERROR_REASON_UNSUPPORTED -> ErrorReason.UNSUPPORTED;
+      case ERROR_REASON_UNAUTHENTICATED -> ErrorReason.UNAUTHENTICATED;
+      case ERROR_REASON_PERMISSION_DENIED -> ErrorReason.PERMISSION_DENIED;
     };
   }
 
