@@ -8,6 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { registerClusterInfo } from "./api/cluster-info.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
@@ -21,7 +22,9 @@ import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
+import { allCounters, QueueTotals } from "./engine/queue-totals.js";
 import { type Listener, listen, type RequestHandler } from "./http/listener.js";
+import { withStaticUi } from "./http/static-ui.js";
 import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
@@ -58,6 +61,13 @@ export interface ServerOptions {
   compressResponses?: boolean;
   /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
   metrics?: boolean;
+  /**
+   * Serve the web dashboard's built files at /ui (default true; docs/dashboard.md). It
+   * talks to the public services like any client; off, /ui and / go to Connect (404).
+   */
+  ui?: boolean;
+  /** Where the dashboard's build is (default server/ui/dist, written by `npm run build:ui`). */
+  uiDir?: string;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -125,7 +135,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     broker?.rebalance();
   });
   const metrics = o.metrics === false ? undefined : new Metrics(broker);
-  const engine = new Engine({ store, broker: router, clock, counters: metrics });
+  const totals = new QueueTotals(clock.now());
+  const counters = allCounters(metrics, totals);
+  const engine = new Engine({ store, broker: router, clock, counters });
   router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,
@@ -136,14 +148,15 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
     chunk: 1000,
     isLeader: () => membership.leads(),
-    counters: metrics,
+    counters,
   });
   const shutdown = new AbortController();
   const streams = new OpenStreams();
   const handler = createNodeHandler({
     log,
     routes: (routes) => {
-      registerServices(routes, engine, { frontend: role !== "broker", streams });
+      registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
+      registerClusterInfo(routes, { role, membership, broker, engine, clock });
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,
@@ -160,8 +173,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
   });
   const host = o.host ?? "127.0.0.1";
+  const withMetrics = metrics ? withMetricsRoute(handler, metrics, log) : handler;
   const listener: Listener = await listen(
-    metrics ? withMetricsRoute(handler, metrics, log) : handler,
+    o.ui === false ? withMetrics : withStaticUi(withMetrics, o.uiDir),
     host,
     o.port ?? 8080,
   );

@@ -19,6 +19,7 @@ interface ServeFlags {
   shutdownGrace: number;
   compress?: boolean;
   metrics: boolean;
+  ui: boolean;
   enableTestControl?: boolean;
 }
 
@@ -73,6 +74,7 @@ export function registerServe(program: Command): void {
     )
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
+    .option("--no-ui", "do not serve the web dashboard at /ui (docs/dashboard.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option(
       "--enable-test-control",
@@ -106,6 +108,7 @@ export function registerServe(program: Command): void {
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
+        ui: opts.ui,
         enableTestControl: opts.enableTestControl ?? false,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});
