@@ -156,7 +156,13 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     log,
     routes: (routes) => {
       registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
-      registerClusterInfo(routes, { role, membership, broker, engine, clock });
+      registerClusterInfo(routes, {
+        role,
+        membership,
+        heldLeases: broker && (() => broker.heldLeases()),
+        engine,
+        clock,
+      });
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,

@@ -12,7 +12,6 @@ import {
   ClusterInfoService,
   PartitionInfoSchema,
 } from "@runlater/sdk/gen/cluster_info_service_pb.js";
-import type { Broker } from "../broker/broker.js";
 import type { Membership } from "../cluster/membership.js";
 import type { Clock } from "../domain/clock.js";
 import type { Engine } from "../engine/engine.js";
@@ -21,8 +20,10 @@ import { msToTimestamp } from "../wire/time.js";
 export interface ClusterInfoSources {
   role: string;
   membership: Membership;
-  /** This node's broker; undefined on a frontend. */
-  broker: Broker | undefined;
+  /** The leases this node's broker holds (Broker.heldLeases); undefined on a frontend. */
+  heldLeases:
+    | (() => Promise<Array<{ queue: string; partition: number; epoch: number; expiresAt: number }>>)
+    | undefined;
   engine: Engine;
   clock: Clock;
 }
@@ -34,7 +35,7 @@ export function registerClusterInfo(router: ConnectRouter, s: ClusterInfoSources
   return router.service(ClusterInfoService, {
     async getClusterInfo() {
       const now = s.clock.now();
-      const [queues, held] = await Promise.all([s.engine.listQueueRecords(), s.broker?.heldLeases() ?? []]);
+      const [queues, held] = await Promise.all([s.engine.listQueueRecords(), s.heldLeases?.() ?? []]);
       const leases = new Map(held.map((l) => [`${l.queue}\u0000${l.partition}`, l]));
       const brokers = s.membership.brokers();
       const partitions = new Map(brokers.map((b) => [b.id, [] as ReturnType<typeof partitionInfo>[]]));
