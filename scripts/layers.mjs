@@ -106,6 +106,21 @@ export const packages = [
     why: "a driver speaks the driver protocol (conformance/protocol.ts) through the SDK's public API, nothing of the runner or server",
   },
   {
+    includes: ["server/ui/src/**"],
+    forbid: [
+      "@runlater/sdk",
+      "!@runlater/sdk/gen/*",
+      "@connectrpc/connect-node",
+      "node:*",
+      "**/server/src/**",
+      "**/sdk-ts/**",
+      "../../src/**",
+      "../src/**",
+      "**/test/**",
+    ],
+    why: "the dashboard is a browser client of the public API: it imports the SDK's generated runlater.v1 code and connect-web, never server code, the SDK's Node client or Node modules",
+  },
+  {
     includes: ["conformance/**"],
     forbid: ["@runlater/sdk", "@runlater/sdk/**", "**/sdk-ts/**"],
     why: "the runner drives SDKs as processes; it imports none of them",
