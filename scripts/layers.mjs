@@ -77,7 +77,12 @@ export const layers = [
     job: "Connect handlers: parse a request, call the engine, map the answer; the error and stream plumbing",
     imports: ["cluster", "maintenance", "engine", "domain", "wire", "gen"],
   },
-  { name: "http", path: "http/", job: "one port for HTTP/1.1 and h2c", imports: [] },
+  {
+    name: "http",
+    path: "http/",
+    job: "one port for HTTP/1.1 and h2c; the web dashboard's built files at /ui (static-ui.ts)",
+    imports: [],
+  },
   {
     name: "root",
     path: "*.ts",

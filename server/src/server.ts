@@ -62,8 +62,9 @@ export interface ServerOptions {
   /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
   metrics?: boolean;
   /**
-   * Serve the web dashboard's built files at /ui (default true; docs/dashboard.md). It
-   * talks to the public services like any client; off, /ui and / go to Connect (404).
+   * Serve the web dashboard's built files at /ui (default true, except on a broker alone:
+   * docs/dashboard.md). It talks to the public services like any client; off, /ui and /
+   * go to Connect (404).
    */
   ui?: boolean;
   /** Where the dashboard's build is (default server/ui/dist, written by `npm run build:ui`). */
@@ -181,7 +182,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const host = o.host ?? "127.0.0.1";
   const withMetrics = metrics ? withMetricsRoute(handler, metrics, log) : handler;
   const listener: Listener = await listen(
-    o.ui === false ? withMetrics : withStaticUi(withMetrics, o.uiDir),
+    // A broker alone serves no QueueService or JobService, which the dashboard needs.
+    o.ui === false || role === "broker" ? withMetrics : withStaticUi(withMetrics, o.uiDir),
     host,
     o.port ?? 8080,
   );

@@ -3,7 +3,6 @@
  * counters in QueueStats (throughput), ClusterInfoService (brokers, partitions, lease
  * epochs); and the static files at /ui, with the flag that turns them off.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -17,6 +16,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, type ServerOptions, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { fakeBuild } from "./ui-build.js";
 
 let server: RunningServer | undefined;
 afterEach(() => server?.stop());
@@ -30,15 +30,6 @@ async function start(o: Partial<ServerOptions> = {}) {
     worker: createClient(WorkerService, transport),
     cluster: createClient(ClusterInfoService, transport),
   };
-}
-
-/** A build as server/ui/build.mjs writes it: index.html and hashed assets, flat. */
-function fakeBuild(): string {
-  const dir = mkdtempSync(join(tmpdir(), "runlater-ui-"));
-  writeFileSync(join(dir, "index.html"), '<!doctype html><script src="main-ABCDEF23.js"></script>');
-  writeFileSync(join(dir, "main-ABCDEF23.js"), `console.log(${JSON.stringify("x".repeat(2000))});`);
-  writeFileSync(join(dir, "notes.txt"), "not a type the dashboard serves");
-  return dir;
 }
 
 describe("QueueStats.counters", () => {
