@@ -245,6 +245,7 @@ describe("the dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.getByLabel("Keep failed jobs").fill("3600");
     await page.getByRole("button", { name: "Save configuration" }).click();
     await textOf(page.locator("main h1 .badge.limited"), "≤ 5/s");
+    await textOf(page.locator("form.config [role=status]"), /^Saved /);
     const config = (await api.queues.getQueue({ name: "settings" })).queue!.config!;
     expect(config.maxDequeuePerSecond).toBe(5);
     expect(config.retryPolicy!.initialDelay!.seconds).toBe(2n);
@@ -301,6 +302,17 @@ describe("the dashboard in Chromium", { timeout: 60_000 }, () => {
     await textOf(broker.locator("h2"), /leader.*this node|this node.*leader/);
     await textOf(broker.locator("tr", { hasText: "wide" }), /#0 \(epoch [1-9]\d*.*#1.*#2/);
     await shot("cluster");
+  });
+
+  it("marks paused and rate-limited queues on the overview, with every queue's counts", async () => {
+    await api.queues.updateQueue({ name: "payments", config: { paused: true }, updateMask: { paths: ["paused"] } });
+    await open("");
+    await textOf(page.locator('tr[data-queue="payments"] .badge.paused'), "paused");
+    await textOf(page.locator('tr[data-queue="settings"] .badge.limited'), "≤ 5/s");
+    await textOf(overviewCount("bulk", "pending"), "60");
+    expect(await page.locator("table.queues tbody tr").count()).toBe(6); // every queue the tests above created
+    await textOf(page.locator('tr[data-queue="bulk"] td.rates'), (t) => !t.includes("—")); // a second read gives rates
+    await shot("overview-all");
   });
 
   it("says what went wrong when a call fails", async () => {

@@ -45,6 +45,27 @@ export function Markers({ queue }: { queue: Queue }) {
   );
 }
 
+/** A table's header row; a name starting with "#" is a numeric column (right-aligned, "#" dropped). */
+export function Head({ columns }: { columns: string[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) =>
+          c.startsWith("#") ? (
+            <th key={c} scope="col" class="num">
+              {c.slice(1)}
+            </th>
+          ) : (
+            <th key={c} scope="col">
+              {c}
+            </th>
+          ),
+        )}
+      </tr>
+    </thead>
+  );
+}
+
 /** Renders its children only when the session may do `action` (access.ts). */
 export function Allowed({ action, children }: { action: Action; children: ComponentChildren }) {
   return can(action) ? children : null;
@@ -75,7 +96,9 @@ export function Confirm(p: ConfirmProps) {
         p.onCancel();
       }}
     >
-      <h2 id="confirm-title">{p.title}</h2>
+      <h2 id="confirm-title" class="dialog-title">
+        {p.title}
+      </h2>
       <div>{p.children}</div>
       <div class="actions">
         <button type="button" onClick={p.onCancel} disabled={p.busy}>

@@ -5,7 +5,7 @@
  */
 import type { PartitionInfo } from "@runlater/sdk/gen/cluster_info_service_pb.js";
 import { api } from "../api.js";
-import { ErrorBanner } from "../components.js";
+import { ErrorBanner, Head } from "../components.js";
 import { span, timestampMs } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
@@ -65,12 +65,7 @@ function Partitions({ partitions, now, self }: { partitions: PartitionInfo[]; no
   }
   return (
     <table class="partitions">
-      <thead>
-        <tr>
-          <th scope="col">Queue</th>
-          <th scope="col">Partitions (lease epoch, expires in)</th>
-        </tr>
-      </thead>
+      <Head columns={["Queue", "Partitions (lease epoch, expires in)"]} />
       <tbody>
         {[...byQueue].map(([queue, list]) => (
           <tr key={queue}>

@@ -5,14 +5,18 @@
  */
 import type { Queue } from "@runlater/sdk/gen/queue_service_pb.js";
 import { useMemo, useState } from "preact/hooks";
-import { api, describeError } from "../api.js";
-import { Allowed, ErrorBanner, Markers, Notice } from "../components.js";
+import { useAction } from "../action.js";
+import { api } from "../api.js";
+import { Allowed, ErrorBanner, Head, Markers, Notice } from "../components.js";
 import { count, durationMs, rate, span, timestampMs } from "../format.js";
 import { usePoll } from "../poll.js";
 import { type Rates, RateTracker } from "../rates.js";
 import { href } from "../router.js";
 
 export const POLL_MS = 1_500;
+
+/** The counts by state a queue's stats carry, in the order they are shown. */
+const COUNTED = ["pending", "scheduled", "running", "succeeded", "failed"] as const;
 
 /** Queue names as the server takes them (QueueService.CreateQueue). */
 export const QUEUE_NAME = /^[A-Za-z0-9_]{1,64}$/;
@@ -49,32 +53,18 @@ export function OverviewPage() {
       {data !== undefined && data.length > 0 && (
         <div class="scroll">
           <table class="queues" aria-label="Queues">
-            <thead>
-              <tr>
-                <th scope="col">Queue</th>
-                <th scope="col" class="num">
-                  Pending
-                </th>
-                <th scope="col" class="num">
-                  Scheduled
-                </th>
-                <th scope="col" class="num">
-                  Running
-                </th>
-                <th scope="col" class="num">
-                  Succeeded
-                </th>
-                <th scope="col" class="num">
-                  Failed
-                </th>
-                <th scope="col" class="num">
-                  Oldest pending
-                </th>
-                <th scope="col" class="num" title="enqueued / succeeded / failed attempts per second">
-                  Per second (in / ok / failed)
-                </th>
-              </tr>
-            </thead>
+            <Head
+              columns={[
+                "Queue",
+                "#Pending",
+                "#Scheduled",
+                "#Running",
+                "#Succeeded",
+                "#Failed",
+                "#Oldest pending",
+                "#Per second (in / ok / failed)",
+              ]}
+            />
             <tbody>
               {data.map(({ queue: q, rates }) => {
                 const s = q.stats;
@@ -84,21 +74,11 @@ export function OverviewPage() {
                     <th scope="row">
                       <a href={href("queues", q.name)}>{q.name}</a> <Markers queue={q} />
                     </th>
-                    <td class="num" data-count="pending">
-                      {count(s?.pending ?? 0n)}
-                    </td>
-                    <td class="num" data-count="scheduled">
-                      {count(s?.scheduled ?? 0n)}
-                    </td>
-                    <td class="num" data-count="running">
-                      {count(s?.running ?? 0n)}
-                    </td>
-                    <td class="num" data-count="succeeded">
-                      {count(s?.succeeded ?? 0n)}
-                    </td>
-                    <td class="num" data-count="failed">
-                      {count(s?.failed ?? 0n)}
-                    </td>
+                    {COUNTED.map((state) => (
+                      <td key={state} class="num" data-count={state}>
+                        {count(s?.[state] ?? 0n)}
+                      </td>
+                    ))}
                     <td class="num">{age > 0 ? span(age) : "—"}</td>
                     <td class="num rates">
                       {rate(rates?.enqueued)} / {rate(rates?.succeeded)} / {rate(rates?.failed)}
@@ -119,28 +99,16 @@ export function OverviewPage() {
 
 function CreateQueue({ onCreated }: { onCreated: () => void }) {
   const [name, setName] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  const [done, setDone] = useState<string | undefined>();
-  const submit = async (e: Event) => {
+  const { busy, error, done, run, refuse } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setDone(undefined);
-    if (!QUEUE_NAME.test(name)) {
-      setError("A queue name is 1 to 64 letters, digits or underscores.");
-      return;
-    }
-    setBusy(true);
-    try {
+    if (!QUEUE_NAME.test(name)) return refuse("A queue name is 1 to 64 letters, digits or underscores.");
+    void run(async () => {
       const res = await api.queues.createQueue({ name });
-      setError(undefined);
-      setDone(res.created ? `Queue ${name} created.` : `Queue ${name} already exists.`);
       setName("");
       onCreated();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+      return res.created ? `Queue ${name} created.` : `Queue ${name} already exists.`;
+    });
   };
   return (
     <form class="inline" onSubmit={submit} aria-label="Create a queue">

@@ -5,9 +5,10 @@
  */
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import type { Queue, QueueConfig } from "@runlater/sdk/gen/queue_service_pb.js";
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { useAction } from "../action.js";
 import { api, describeError } from "../api.js";
-import { Allowed, Confirm, ErrorBanner, Markers, Notice, StateBadge } from "../components.js";
+import { Allowed, Confirm, ErrorBanner, Head, Markers, Notice, StateBadge } from "../components.js";
 import { count, dateTime, durationMs, msToDuration, rate, span, stateNames } from "../format.js";
 import { usePoll } from "../poll.js";
 import { RateTracker } from "../rates.js";
@@ -45,7 +46,7 @@ export function QueuePage({ name }: { name: string }) {
           <JobsBrowser queue={q} onChanged={refresh} />
           <div class="columns">
             <Allowed action="queue.update">
-              <ConfigForm key={configKey(q.config)} queue={q} onSaved={refresh} />
+              <ConfigForm queue={q} onSaved={refresh} />
             </Allowed>
             <Allowed action="job.enqueue">
               <EnqueueForm queue={q} onEnqueued={refresh} />
@@ -84,25 +85,18 @@ function Stats({ queue, rates }: { queue: Queue; rates: ReturnType<typeof ratesO
 }
 
 function PauseButton({ queue, onChanged }: { queue: Queue; onChanged: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
+  const { busy, error, run } = useAction();
   const paused = queue.config?.paused ?? false;
-  const toggle = async () => {
-    setBusy(true);
-    try {
+  const toggle = () =>
+    run(async () => {
       await api.queues.updateQueue({
         name: queue.name,
         config: { paused: !paused },
         updateMask: { paths: ["paused"] },
       });
-      setError(undefined);
       onChanged();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+      return undefined;
+    });
   return (
     <p class="toolbar">
       <button type="button" onClick={toggle} disabled={busy}>
@@ -140,18 +134,55 @@ interface Writable {
   defaultAttemptsAllowed: number;
   priorities: number;
   partitions: number;
-  claimTimeout: ReturnType<typeof msToDuration>;
-  succeededRetention: ReturnType<typeof msToDuration>;
-  failedRetention: ReturnType<typeof msToDuration>;
+  claimTimeout: DurationValue;
+  succeededRetention: DurationValue;
+  failedRetention: DurationValue;
   retryPolicy: {
-    initialDelay?: ReturnType<typeof msToDuration>;
+    initialDelay?: DurationValue;
     linearSteps?: number;
-    maxDelay?: ReturnType<typeof msToDuration>;
+    maxDelay?: DurationValue;
   };
 }
 
-const seconds = (d: Parameters<typeof durationMs>[0]) => durationMs(d) / 1000;
+type DurationValue = ReturnType<typeof msToDuration>;
 const retry = (c: Partial<Writable>) => (c.retryPolicy ??= {});
+
+/** A duration, typed in seconds (to the millisecond). */
+function secondsField(
+  key: string,
+  label: string,
+  mask: string,
+  range: [number, number],
+  get: (c: QueueConfig) => Parameters<typeof durationMs>[0],
+  set: (c: Partial<Writable>, d: DurationValue) => void,
+): Field {
+  const [min, max] = range;
+  return {
+    key,
+    label,
+    mask,
+    unit: "s",
+    min,
+    max,
+    step: 0.001,
+    read: (c) => durationMs(get(c)) / 1000,
+    write: (c, v) => set(c, msToDuration(v * 1000)),
+  };
+}
+
+/** A whole number. */
+function wholeField(
+  key: string,
+  label: string,
+  range: [number, number],
+  read: (c: QueueConfig) => number,
+  write: (c: Partial<Writable>, v: number) => void,
+  hint: string,
+  mask = key,
+): Field {
+  const [min, max] = range;
+  return { key, label, mask, unit: "", min, max, step: 1, read, write, hint };
+}
 
 export const configFields: Field[] = [
   {
@@ -166,109 +197,79 @@ export const configFields: Field[] = [
     write: (c, v) => (c.maxDequeuePerSecond = v),
     hint: "0 is unlimited",
   },
-  {
-    key: "retry_initial_delay",
-    label: "Retry: initial delay",
-    mask: "retry_policy",
-    unit: "s",
-    min: 0,
-    max: 365 * DAY_S,
-    step: 0.001,
-    read: (c) => seconds(c.retryPolicy?.initialDelay),
-    write: (c, v) => (retry(c).initialDelay = msToDuration(v * 1000)),
-  },
-  {
-    key: "retry_linear_steps",
-    label: "Retry: linear steps",
-    mask: "retry_policy",
-    unit: "",
-    min: 0,
-    max: 1000,
-    step: 1,
-    read: (c) => c.retryPolicy?.linearSteps ?? 0,
-    write: (c, v) => (retry(c).linearSteps = v),
-    hint: "then doubling",
-  },
-  {
-    key: "retry_max_delay",
-    label: "Retry: max delay",
-    mask: "retry_policy",
-    unit: "s",
-    min: 0,
-    max: 365 * DAY_S,
-    step: 0.001,
-    read: (c) => seconds(c.retryPolicy?.maxDelay),
-    write: (c, v) => (retry(c).maxDelay = msToDuration(v * 1000)),
-  },
-  {
-    key: "default_attempts_allowed",
-    label: "Attempts per job",
-    mask: "default_attempts_allowed",
-    unit: "",
-    min: 1,
-    max: 1000,
-    step: 1,
-    read: (c) => c.defaultAttemptsAllowed,
-    write: (c, v) => (c.defaultAttemptsAllowed = v),
-    hint: "for jobs that do not say",
-  },
-  {
-    key: "claim_timeout",
-    label: "Claim timeout",
-    mask: "claim_timeout",
-    unit: "s",
-    min: 0.1,
-    max: 7 * DAY_S,
-    step: 0.001,
-    read: (c) => seconds(c.claimTimeout),
-    write: (c, v) => (c.claimTimeout = msToDuration(v * 1000)),
-  },
-  {
-    key: "succeeded_retention",
-    label: "Keep succeeded jobs",
-    mask: "succeeded_retention",
-    unit: "s",
-    min: 0.001,
-    max: 3650 * DAY_S,
-    step: 0.001,
-    read: (c) => seconds(c.succeededRetention),
-    write: (c, v) => (c.succeededRetention = msToDuration(v * 1000)),
-  },
-  {
-    key: "failed_retention",
-    label: "Keep failed jobs",
-    mask: "failed_retention",
-    unit: "s",
-    min: 0.001,
-    max: 3650 * DAY_S,
-    step: 0.001,
-    read: (c) => seconds(c.failedRetention),
-    write: (c, v) => (c.failedRetention = msToDuration(v * 1000)),
-  },
-  {
-    key: "priorities",
-    label: "Priority levels",
-    mask: "priorities",
-    unit: "",
-    min: 1,
-    max: 10,
-    step: 1,
-    read: (c) => c.priorities,
-    write: (c, v) => (c.priorities = v),
-    hint: "may only grow",
-  },
-  {
-    key: "partitions",
-    label: "Partitions",
-    mask: "partitions",
-    unit: "",
-    min: 1,
-    max: 256,
-    step: 1,
-    read: (c) => c.partitions,
-    write: (c, v) => (c.partitions = v),
-    hint: "may only grow",
-  },
+  secondsField(
+    "retry_initial_delay",
+    "Retry: initial delay",
+    "retry_policy",
+    [0, 365 * DAY_S],
+    (c) => c.retryPolicy?.initialDelay,
+    (c, d) => (retry(c).initialDelay = d),
+  ),
+  wholeField(
+    "retry_linear_steps",
+    "Retry: linear steps",
+    [0, 1000],
+    (c) => c.retryPolicy?.linearSteps ?? 0,
+    (c, v) => (retry(c).linearSteps = v),
+    "then doubling",
+    "retry_policy",
+  ),
+  secondsField(
+    "retry_max_delay",
+    "Retry: max delay",
+    "retry_policy",
+    [0, 365 * DAY_S],
+    (c) => c.retryPolicy?.maxDelay,
+    (c, d) => (retry(c).maxDelay = d),
+  ),
+  wholeField(
+    "default_attempts_allowed",
+    "Attempts per job",
+    [1, 1000],
+    (c) => c.defaultAttemptsAllowed,
+    (c, v) => (c.defaultAttemptsAllowed = v),
+    "for jobs that do not say",
+  ),
+  secondsField(
+    "claim_timeout",
+    "Claim timeout",
+    "claim_timeout",
+    [0.1, 7 * DAY_S],
+    (c) => c.claimTimeout,
+    (c, d) => (c.claimTimeout = d),
+  ),
+  secondsField(
+    "succeeded_retention",
+    "Keep succeeded jobs",
+    "succeeded_retention",
+    [0.001, 3650 * DAY_S],
+    (c) => c.succeededRetention,
+    (c, d) => (c.succeededRetention = d),
+  ),
+  secondsField(
+    "failed_retention",
+    "Keep failed jobs",
+    "failed_retention",
+    [0.001, 3650 * DAY_S],
+    (c) => c.failedRetention,
+    (c, d) => (c.failedRetention = d),
+  ),
+  wholeField(
+    "priorities",
+    "Priority levels",
+    [1, 10],
+    (c) => c.priorities,
+    (c, v) => (c.priorities = v),
+    "may only grow",
+  ),
+  wholeField(
+    "partitions",
+    "Partitions",
+    [1, 256],
+    (c) => c.partitions,
+    (c, v) => (c.partitions = v),
+    "may only grow",
+  ),
 ];
 
 function configKey(c: QueueConfig | undefined): string {
@@ -282,15 +283,16 @@ function configKey(c: QueueConfig | undefined): string {
  */
 function ConfigForm({ queue, onSaved }: { queue: Queue; onSaved: () => void }) {
   const config = queue.config!;
-  const initial = useMemo(() => Object.fromEntries(configFields.map((f) => [f.key, String(f.read(config))])), [config]);
+  // The form follows the queue's config when it changes (a save, or another user's edit),
+  // not on every poll: a new answer with the same config keeps what is being typed.
+  const key = configKey(config);
+  const initial = useMemo(() => Object.fromEntries(configFields.map((f) => [f.key, String(f.read(config))])), [key]);
   const [values, setValues] = useState<Record<string, string>>(initial);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  const [done, setDone] = useState<string | undefined>();
+  useEffect(() => setValues(initial), [initial]);
+  const { busy, error, done, run, refuse } = useAction();
   const changed = configFields.filter((f) => values[f.key] !== initial[f.key]);
-  const save = async (e: Event) => {
+  const save = (e: Event) => {
     e.preventDefault();
-    setDone(undefined);
     const update: Partial<Writable> = {};
     const mask = new Set<string>();
     // A retry policy is replaced whole: send its unchanged parts too.
@@ -299,29 +301,18 @@ function ConfigForm({ queue, onSaved }: { queue: Queue; onSaved: () => void }) {
       : changed;
     for (const f of fields) {
       const v = Number(values[f.key]);
-      if (values[f.key]!.trim() === "" || !Number.isFinite(v) || v < f.min || v > f.max) {
-        setError(`${f.label} must be a number from ${f.min} to ${f.max}${f.unit ? ` ${f.unit}` : ""}.`);
-        return;
-      }
-      if (f.step === 1 && !Number.isInteger(v)) {
-        setError(`${f.label} must be a whole number.`);
-        return;
-      }
+      if (values[f.key]!.trim() === "" || !Number.isFinite(v) || v < f.min || v > f.max)
+        return refuse(`${f.label} must be a number from ${f.min} to ${f.max}${f.unit ? ` ${f.unit}` : ""}.`);
+      if (f.step === 1 && !Number.isInteger(v)) return refuse(`${f.label} must be a whole number.`);
       f.write(update, v);
       mask.add(f.mask);
     }
     if (mask.size === 0) return;
-    setBusy(true);
-    try {
+    void run(async () => {
       await api.queues.updateQueue({ name: queue.name, config: update, updateMask: { paths: [...mask] } });
-      setError(undefined);
-      setDone(`Saved ${[...mask].join(", ")}.`);
       onSaved();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+      return `Saved ${[...mask].join(", ")}.`;
+    });
   };
   return (
     <form class="config" onSubmit={save} aria-labelledby="config-title">
@@ -377,31 +368,23 @@ function EnqueueForm({ queue, onEnqueued }: { queue: Queue; onEnqueued: () => vo
   const [priority, setPriority] = useState("1");
   const [status, setStatus] = useState("");
   const [copies, setCopies] = useState("1");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  const [done, setDone] = useState<string | undefined>();
+  const { busy, error, done, run, refuse } = useAction();
   const priorities = queue.config?.priorities ?? 1;
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setDone(undefined);
     const n = Number(copies);
-    if (!Number.isInteger(n) || n < 1 || n > 1000) {
-      setError("Copies must be a whole number from 1 to 1000.");
-      return;
-    }
-    setBusy(true);
-    try {
-      const bytes = new TextEncoder().encode(body);
-      const spec = { queue: queue.name, body: bytes, priority: Number(priority), customStatus: status };
+    if (!Number.isInteger(n) || n < 1 || n > 1000) return refuse("Copies must be a whole number from 1 to 1000.");
+    void run(async () => {
+      const spec = {
+        queue: queue.name,
+        body: new TextEncoder().encode(body),
+        priority: Number(priority),
+        customStatus: status,
+      };
       const res = await api.jobs.enqueue({ jobs: Array.from({ length: n }, () => spec) });
-      setError(undefined);
-      setDone(n === 1 ? `Enqueued job ${res.jobIds[0]}.` : `Enqueued ${res.jobIds.length} jobs.`);
       onEnqueued();
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setBusy(false);
-    }
+      return n === 1 ? `Enqueued job ${res.jobIds[0]}.` : `Enqueued ${res.jobIds.length} jobs.`;
+    });
   };
   return (
     <form class="enqueue" onSubmit={submit} aria-labelledby="enqueue-title">
@@ -723,21 +706,9 @@ function JobsBrowser({ queue, onChanged }: { queue: Queue; onChanged: () => void
       {p && p.jobs.length > 0 && (
         <div class="scroll">
           <table class="job-list" aria-label="Jobs">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Priority
-                </th>
-                <th scope="col" class="num">
-                  Attempts
-                </th>
-                <th scope="col">Run after</th>
-                <th scope="col">Created</th>
-                <th scope="col">Custom status (latest)</th>
-              </tr>
-            </thead>
+            <Head
+              columns={["Job", "State", "#Priority", "#Attempts", "Run after", "Created", "Custom status (latest)"]}
+            />
             <tbody>
               {p.jobs.map((j) => (
                 <tr key={j.jobId}>
