@@ -118,7 +118,6 @@ export function registerServe(program: Command): void {
         log.warn(
           "test control enabled: the clock is manual and Reset deletes every queue; never do this in production",
         );
-      process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");
         server.stop().then(
@@ -129,7 +128,11 @@ export function registerServe(program: Command): void {
           },
         );
       };
+      // Handlers first, then the line that tells a supervisor the server is up: a SIGTERM
+      // sent as soon as that line is read must find them (Node installs the OS handler
+      // only when the first listener is added; before that a SIGTERM kills at once).
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }
