@@ -318,6 +318,11 @@ describe("the dashboard in Chromium", { timeout: 60_000 }, () => {
   it("says what went wrong when a call fails", async () => {
     await open("#/queues/no_such_queue");
     await textOf(page.getByRole("alert"), /^Not found: .*no_such_queue/);
+    await open(`#/queues/${encodeURIComponent("not a name!")}`);
+    await textOf(
+      page.getByRole("alert"),
+      'Refused: "not a name!" is not a queue name (1 to 64 letters, digits or underscores)',
+    );
   });
 });
 

@@ -23,7 +23,7 @@ import type { RequestHandler } from "./listener.js";
 /** Where `npm run build:ui` writes the dashboard. */
 export const DEFAULT_UI_DIR = fileURLToPath(new URL("../../ui/dist", import.meta.url));
 
-/** Largest build this module loads (every file in memory): the dashboard is ~100 KiB. */
+/** Largest build this module loads (every file in memory): the dashboard is ~180 KiB. */
 const MAX_TOTAL_BYTES = 8 * 1024 * 1024;
 
 const TYPES: Record<string, string> = {

@@ -3,6 +3,7 @@
  * enqueue a job, and its jobs by state with filters and paging, with bulk retry of failed
  * jobs and bulk delete behind a confirmation.
  */
+import { Code, ConnectError } from "@connectrpc/connect";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import type { Queue, QueueConfig } from "@runlater/sdk/gen/queue_service_pb.js";
 import { useEffect, useMemo, useState } from "preact/hooks";
@@ -14,12 +15,17 @@ import { usePoll } from "../poll.js";
 import { RateTracker } from "../rates.js";
 import { href } from "../router.js";
 import { type Cursor, clientFiltered, type Filters, MAX_EXAMINED, type Page, scanPage } from "../scan.js";
-import { POLL_MS, ratesOf } from "./overview.js";
+import { POLL_MS, QUEUE_NAME, ratesOf } from "./overview.js";
 
 export function QueuePage({ name }: { name: string }) {
   const tracker = useMemo(() => new RateTracker(), []);
   const { data, error, refresh } = usePoll(
     async (signal) => {
+      if (!QUEUE_NAME.test(name))
+        throw new ConnectError(
+          `"${name.slice(0, 80)}" is not a queue name (1 to 64 letters, digits or underscores)`,
+          Code.InvalidArgument,
+        );
       const { queue } = await api.queues.getQueue({ name }, { signal });
       return { queue: queue!, rates: ratesOf(tracker, queue!, Date.now()) };
     },
@@ -33,7 +39,7 @@ export function QueuePage({ name }: { name: string }) {
         <a href="#/">Queues</a> /
       </p>
       <h1>
-        {name} {q && <Markers queue={q} />}
+        {name.slice(0, 64)} {q && <Markers queue={q} />}
       </h1>
       <ErrorBanner error={error} />
       {!q && !error && <p>Loading…</p>}
@@ -362,6 +368,8 @@ function ConfigForm({ queue, onSaved }: { queue: Queue; onSaved: () => void }) {
 
 /** Largest body typed here; the queue's max_body_bytes may be smaller (the server says so). */
 const ENQUEUE_BODY_MAX_CHARS = 1024 * 1024;
+/** Bodies × copies in one enqueue from the form (the server takes up to 64 MiB per request). */
+const ENQUEUE_TOTAL_MAX_BYTES = 16 * 1024 * 1024;
 
 function EnqueueForm({ queue, onEnqueued }: { queue: Queue; onEnqueued: () => void }) {
   const [body, setBody] = useState("");
@@ -374,13 +382,11 @@ function EnqueueForm({ queue, onEnqueued }: { queue: Queue; onEnqueued: () => vo
     e.preventDefault();
     const n = Number(copies);
     if (!Number.isInteger(n) || n < 1 || n > 1000) return refuse("Copies must be a whole number from 1 to 1000.");
+    const bytes = new TextEncoder().encode(body);
+    if (bytes.length * n > ENQUEUE_TOTAL_MAX_BYTES)
+      return refuse(`That is ${count(bytes.length * n)} bytes of bodies: at most 16 MiB per enqueue from here.`);
     void run(async () => {
-      const spec = {
-        queue: queue.name,
-        body: new TextEncoder().encode(body),
-        priority: Number(priority),
-        customStatus: status,
-      };
+      const spec = { queue: queue.name, body: bytes, priority: Number(priority), customStatus: status };
       const res = await api.jobs.enqueue({ jobs: Array.from({ length: n }, () => spec) });
       onEnqueued();
       return n === 1 ? `Enqueued job ${res.jobIds[0]}.` : `Enqueued ${res.jobIds.length} jobs.`;
