@@ -83,7 +83,12 @@ export const layers = [
     job: "Connect handlers: parse a request, call the engine, map the answer; the error and stream plumbing",
     imports: ["cluster", "maintenance", "engine", "auth", "domain", "wire", "gen"],
   },
-  { name: "http", path: "http/", job: "one port for HTTP/1.1 and h2c", imports: [] },
+  {
+    name: "http",
+    path: "http/",
+    job: "one port for HTTP/1.1 and h2c; the web dashboard's built files at /ui (static-ui.ts)",
+    imports: [],
+  },
   {
     name: "root",
     path: "*.ts",
@@ -123,6 +128,20 @@ export const packages = [
     includes: ["sdk-ts/conformance/**"],
     forbid: ["**/runner/**", "**/server/**"],
     why: "a driver speaks the driver protocol (conformance/protocol.ts) through the SDK's public API, nothing of the runner or server",
+  },
+  {
+    includes: ["server/ui/src/**"],
+    forbid: [
+      "@runlater/sdk",
+      "!@runlater/sdk/gen/*",
+      "@connectrpc/connect-node",
+      "node:*",
+      "**/src/**",
+      "**/server/**",
+      "**/sdk-ts/**",
+      "**/test/**",
+    ],
+    why: "the dashboard is a browser client of the public API: it imports the SDK's generated runlater.v1 code and connect-web, never server code, the SDK's Node client or Node modules",
   },
   {
     includes: ["conformance/**"],

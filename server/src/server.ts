@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { authInterceptor } from "./api/auth-interceptor.js";
+import { registerClusterInfo } from "./api/cluster-info.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
@@ -25,7 +26,9 @@ import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
+import { allCounters, QueueTotals } from "./engine/queue-totals.js";
 import { type Listener, listen } from "./http/listener.js";
+import { withStaticUi } from "./http/static-ui.js";
 import { type Logger, silentLogger } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
@@ -63,6 +66,14 @@ export interface ServerOptions {
   compressResponses?: boolean;
   /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
   metrics?: boolean;
+  /**
+   * Serve the web dashboard's built files at /ui (default true, except on a broker alone:
+   * docs/dashboard.md). It talks to the public services like any client; off, /ui and /
+   * go to Connect (404).
+   */
+  ui?: boolean;
+  /** Where the dashboard's build is (default server/ui/dist, written by `npm run build:ui`). */
+  uiDir?: string;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -143,7 +154,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     broker?.rebalance();
   });
   const metrics = o.metrics === false ? undefined : new Metrics(broker);
-  const engine = new Engine({ store, broker: router, clock, counters: metrics });
+  const totals = new QueueTotals(clock.now());
+  const counters = allCounters(metrics, totals);
+  const engine = new Engine({ store, broker: router, clock, counters });
   router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,
@@ -154,7 +167,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
     chunk: 1000,
     isLeader: () => membership.leads(),
-    counters: metrics,
+    counters,
   });
   const shutdown = new AbortController();
   const streams = new OpenStreams();
@@ -163,8 +176,15 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const handler = createNodeHandler({
     log,
     routes: (routes) => {
-      registerServices(routes, engine, { frontend: role !== "broker", streams });
+      registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
       if (role !== "broker") registerTokenService(routes, tokenAdmin);
+      registerClusterInfo(routes, {
+        role,
+        membership,
+        heldLeases: broker && (() => broker.heldLeases()),
+        engine,
+        clock,
+      });
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,
@@ -186,13 +206,16 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     ],
   });
   const host = o.host ?? "127.0.0.1";
+  let stoppingNow = false;
+  const routed = withRoutes(handler, {
+    log,
+    metrics,
+    verifier,
+    ready: async () => !stoppingNow && (await store.brokerList({ now: clock.now() })) !== undefined,
+  });
   const listener: Listener = await listen(
-    withRoutes(handler, {
-      log,
-      metrics,
-      verifier,
-      ready: async () => !stoppingNow && (await store.brokerList({ now: clock.now() })) !== undefined,
-    }),
+    // A broker alone serves no QueueService or JobService, which the dashboard needs.
+    o.ui === false || role === "broker" ? routed : withStaticUi(routed, o.uiDir),
     host,
     o.port ?? 8080,
   );
@@ -204,7 +227,6 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
 
   let stopping: Promise<void> | undefined;
-  let stoppingNow = false;
   return {
     url,
     port: listener.port,

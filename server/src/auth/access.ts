@@ -54,6 +54,7 @@ export const ACCESS: Readonly<Record<string, Access>> = {
   "runlater.v1.WorkflowService/RerunJob": { scope: "admin", queues: none },
   "runlater.v1.WorkflowService/DisableJob": { scope: "admin", queues: none },
   "runlater.v1.WorkflowService/EnableJob": { scope: "admin", queues: none },
+  "runlater.v1.ClusterInfoService/GetClusterInfo": { scope: "read", queues: none },
   "runlater.v1.TokenService/CreateToken": { scope: "admin", queues: none },
   "runlater.v1.TokenService/ListTokens": { scope: "admin", queues: none },
   "runlater.v1.TokenService/RevokeToken": { scope: "admin", queues: none },

@@ -277,6 +277,19 @@ export class Broker {
     return state ? state.then((q) => q.partitions.reduce((n, b) => n + b.size, 0)) : Promise.resolve(0);
   }
 
+  /** The partition leases this broker holds now, with their epochs (for ClusterInfoService). */
+  async heldLeases(): Promise<Array<{ queue: string; partition: number; epoch: number; expiresAt: number }>> {
+    const held: Array<{ queue: string; partition: number; epoch: number; expiresAt: number }> = [];
+    for (const state of this.queues.values()) {
+      const q = await state.catch(() => undefined);
+      if (!q || q.retired) continue;
+      for (const b of q.partitions)
+        if (b.epoch !== undefined)
+          held.push({ queue: b.queue, partition: b.partition, epoch: b.epoch, expiresAt: b.leaseExpiresAt });
+    }
+    return held;
+  }
+
   // ---- internals
 
   private queue(name: string): Promise<QueueState> {

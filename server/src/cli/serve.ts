@@ -21,6 +21,7 @@ interface ServeFlags {
   shutdownGrace: number;
   compress?: boolean;
   metrics: boolean;
+  ui: boolean;
   enableTestControl?: boolean;
   auth?: boolean;
   adminTokenFile?: string;
@@ -79,6 +80,7 @@ export function registerServe(program: Command): void {
     )
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
+    .option("--no-ui", "do not serve the web dashboard at /ui (docs/dashboard.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option("--auth", "require an API token on every call (docs/security.md); on whenever a bootstrap token is given")
     .option(
@@ -134,6 +136,7 @@ export function registerServe(program: Command): void {
         shutdownGraceMs: opts.shutdownGrace,
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
+        ui: opts.ui,
         enableTestControl: opts.enableTestControl ?? false,
         auth: auth ? { bootstrapToken } : undefined,
         clusterSecret,
@@ -155,10 +158,11 @@ export function registerServe(program: Command): void {
           },
         );
       };
+      // Handlers first, then the line that tells a supervisor the server is up: a SIGTERM
+      // sent as soon as that line is read must find them (Node installs the OS handler
+      // only when the first listener is added; before that a SIGTERM kills at once).
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
-      // Only now say so: whoever waits for this line may stop us at once (a SIGTERM before
-      // the handlers above are in place would kill the process without shutting down).
       process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }

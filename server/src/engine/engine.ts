@@ -112,6 +112,11 @@ export class Engine {
     return Promise.all(queues.map((q) => this.view(q)));
   }
 
+  /** Every queue's name and config, without stats (cheap: for the cluster view's partition counts). */
+  listQueueRecords(): Promise<QueueRecord[]> {
+    return this.store.queueList();
+  }
+
   async getQueue(name: string): Promise<QueueView> {
     return this.view(await this.queues.get(name, "name", true));
   }

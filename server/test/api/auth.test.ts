@@ -8,6 +8,7 @@
 import { type DescService, toJsonString } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { ClusterInfoService } from "@runlater/sdk/gen/cluster_info_service_pb.js";
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
@@ -26,7 +27,14 @@ import { CLUSTER_SECRET_HEADER } from "../../src/wire/forwarding.js";
 
 const bootstrap = newToken({ name: "boot", scopes: ["admin"], queues: [], now: 0, expiresAt: 0 }).token;
 const SECRET = "s3cret-of-the-cluster";
-const services: DescService[] = [JobService, WorkerService, QueueService, WorkflowService, TokenService];
+const services: DescService[] = [
+  JobService,
+  WorkerService,
+  QueueService,
+  WorkflowService,
+  TokenService,
+  ClusterInfoService,
+];
 
 let server: RunningServer;
 let second: RunningServer;
