@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { clientFaultGate } from "./api/client-faults.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { errorInterceptor } from "./api/errors.js";
 import { registerServices } from "./api/services.js";
@@ -153,6 +154,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     binaryOptions: { readUnknownFields: false, writeUnknownFields: false },
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
+    requestGate: clientFaultGate,
     // The metrics interceptor is outermost: it sees the code errorInterceptor settled on.
     interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
   });

@@ -9,6 +9,7 @@ import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import type { Logger } from "pino";
 import { type ErrorCode, RunlaterError } from "../domain/errors.js";
 import { onCallEnd } from "./call-end.js";
+import { asClientFault } from "./client-faults.js";
 
 const codes: Record<ErrorCode, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -73,7 +74,10 @@ export function errorInterceptor(log: Logger): Interceptor {
           log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
         return undefined;
       }
-      const connectError = toConnectError(err, log, req.method.name);
+      const mapped = toConnectError(err, log, req.method.name);
+      // A streaming call's malformed message reaches interceptors (a unary call's does not:
+      // clientFaultGate handles those); correct it here so metrics count the right code.
+      const connectError = asClientFault(mapped, req) ?? mapped;
       log.debug(
         {
           procedure: req.method.name,
