@@ -12,6 +12,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { clientFaultGate } from "./api/client-faults.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { errorInterceptor } from "./api/errors.js";
+import { StrictBytesRouter } from "./api/json-bytes.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
 import { Broker } from "./broker/broker.js";
@@ -140,7 +141,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   });
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
-    routes: (routes) => {
+    routes: (connectRouter) => {
+      // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
+      const routes = new StrictBytesRouter(connectRouter);
       registerServices(routes, engine, { frontend: role !== "broker" });
       if (broker) registerClusterService(routes, router);
       registerTestControl(

@@ -20,14 +20,17 @@ const codes: Record<ErrorCode, Code> = {
   deadline_exceeded: Code.DeadlineExceeded,
 };
 
+/** The Connect error a RunlaterError reaches clients as: its code, and an ErrorInfo detail. */
+export function runlaterToConnectError(err: RunlaterError): ConnectError {
+  const detail = {
+    desc: ErrorInfoSchema,
+    value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }),
+  };
+  return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
+}
+
 export function toConnectError(err: unknown, log: Logger, procedure: string): ConnectError {
-  if (err instanceof RunlaterError) {
-    const detail = {
-      desc: ErrorInfoSchema,
-      value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }),
-    };
-    return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
-  }
+  if (err instanceof RunlaterError) return runlaterToConnectError(err);
   if (err instanceof ConnectError) return err;
   if (isStoreUnreachable(err)) {
     log.warn({ err, procedure }, "store unreachable");
