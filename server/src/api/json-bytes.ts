@@ -99,7 +99,7 @@ export function checkBytes(plan: Plan, value: unknown, path = ""): void {
     if (!field || v === null) continue;
     const at = path === "" ? field.name : `${path}.${field.name}`;
     if (field.shape === "list") {
-      if (Array.isArray(v)) v.forEach((element, i) => checkOne(field, element, `${at}[${i}]`));
+      if (Array.isArray(v)) for (const [i, element] of v.entries()) checkOne(field, element, `${at}[${i}]`);
     } else if (field.shape === "map") {
       if (typeof v === "object" && !Array.isArray(v))
         for (const [k, element] of Object.entries(v)) checkOne(field, element, `${at}[${JSON.stringify(k)}]`);
