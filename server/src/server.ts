@@ -22,8 +22,15 @@ import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
-import { type Listener, listen, type RequestHandler } from "./http/listener.js";
-import { type Logger, silentLogger } from "./log.js";
+import {
+  type ConnectionEvents,
+  type ConnectionLimits,
+  defaultMaxConnections,
+  type Listener,
+  listen,
+  type RequestHandler,
+} from "./http/listener.js";
+import { type Logger, silentLogger, throttledLog } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
 import type { Store } from "./store/store.js";
@@ -59,6 +66,12 @@ export interface ServerOptions {
   compressResponses?: boolean;
   /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
   metrics?: boolean;
+  /** Most connections open at once (default: the open-files limit less 128, at most 10,000). */
+  maxConnections?: number;
+  /** Time a client has to send a request head: the HTTP/2 preface or an HTTP/1.1 request's headers (default 10 s). */
+  headerTimeoutMs?: number;
+  /** A connection with no call in progress is closed after this (default 65 s). */
+  idleTimeoutMs?: number;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -91,6 +104,15 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     throw new Error(
       `--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`,
     );
+  }
+  for (const [flag, value] of [
+    ["max connections", o.maxConnections],
+    ["header timeout", o.headerTimeoutMs],
+    ["idle timeout", o.idleTimeoutMs],
+  ] as const) {
+    // Node's timers overflow past 2^31 - 1 ms (about 24.8 days).
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= 2 ** 31 - 1))
+      throw new Error(`${flag} is ${value}; use a whole number from 1 to ${2 ** 31 - 1}`);
   }
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
@@ -162,17 +184,28 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
   });
   const host = o.host ?? "127.0.0.1";
+  const connectionLimits: ConnectionLimits = {
+    maxConnections: o.maxConnections ?? defaultMaxConnections(),
+    headerTimeoutMs: o.headerTimeoutMs ?? 10_000,
+    idleTimeoutMs: o.idleTimeoutMs ?? 65_000,
+  };
   const listener: Listener = await listen(
     metrics ? withMetricsRoute(handler, metrics, log) : handler,
     host,
     o.port ?? 8080,
+    connectionLimits,
+    connectionEvents(log, metrics, connectionLimits),
   );
+  metrics?.watchConnections(() => listener.connections);
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
   await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
   broker?.start();
   if (broker) maintenance.start();
-  log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
+  log.info(
+    { url, role, store: store.name, broker: broker ? brokerId : undefined, limits, connections: connectionLimits },
+    "listening",
+  );
 
   let stopping: Promise<void> | undefined;
   return {
@@ -197,6 +230,32 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         log.info({ claimQueries: broker?.claimStats.queries, emptyClaimQueries: broker?.claimStats.empty }, "stopped");
       })();
       return stopping;
+    },
+  };
+}
+
+/** Connection events as log lines (each kind at most one line per 10 s, with a count) and metrics. */
+function connectionEvents(log: Logger, metrics: Metrics | undefined, limits: ConnectionLimits): ConnectionEvents {
+  const refused = throttledLog(
+    log,
+    "warn",
+    "connection refused: --max-connections are open and every one is busy; raise the limit (and the open-files limit) or add nodes",
+  );
+  const closedAtLimit = throttledLog(log, "info", "idle connection closed to make room at --max-connections");
+  const headerTimeout = throttledLog(log, "info", "connection closed: no request head within --header-timeout");
+  const acceptFailed = throttledLog(log, "error", "could not accept a connection");
+  return {
+    refused() {
+      metrics?.connectionRefused();
+      refused({ maxConnections: limits.maxConnections });
+    },
+    closed(reason) {
+      metrics?.connectionClosed(reason);
+      if (reason === "limit") closedAtLimit({ maxConnections: limits.maxConnections });
+      else headerTimeout({ headerTimeoutMs: limits.headerTimeoutMs });
+    },
+    acceptFailed(err) {
+      acceptFailed({ err: err.message });
     },
   };
 }

@@ -21,7 +21,7 @@ export interface Target {
   server: RunningServer;
   /** Calls made to the store so far, by method name. */
   calls: Map<string, number>;
-  /** Lines the server logged at level warn or above, as parsed JSON. */
+  /** Lines the server logged at level info or above, as parsed JSON. */
   logged: Array<Record<string, unknown>>;
   /** The messages of lines logged at level error (an internal error is one). */
   readonly errors: string[];
@@ -51,10 +51,10 @@ function counted(store: Store, calls: Map<string, number>): Store {
   });
 }
 
-/** A logger keeping every line at warn or above, parsed, in `into`. */
+/** A logger keeping every line at info or above, parsed, in `into`. */
 function capturing(into: Array<Record<string, unknown>>) {
   return pino(
-    { level: "warn" },
+    { level: "info" },
     { write: (line: string) => void into.push(JSON.parse(line) as Record<string, unknown>) },
   );
 }

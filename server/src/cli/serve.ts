@@ -17,6 +17,9 @@ interface ServeFlags {
   bufferBytes: number;
   bufferBytesTotal: number;
   shutdownGrace: number;
+  maxConnections?: number;
+  headerTimeout: number;
+  idleTimeout: number;
   compress?: boolean;
   metrics: boolean;
   enableTestControl?: boolean;
@@ -71,6 +74,23 @@ export function registerServe(program: Command): void {
       intOption,
       512 * 1024 * 1024,
     )
+    .option(
+      "--max-connections <n>",
+      "most connections open at once; at the limit the longest-idle one is closed to make room, and a new one is refused only when all are busy (default: the open-files limit less 128, at most 10000)",
+      intOption,
+    )
+    .option(
+      "--header-timeout <ms>",
+      "time a client has to send a request head (HTTP/1.1 headers, or the HTTP/2 preface on a new connection) before the connection is closed",
+      intOption,
+      10_000,
+    )
+    .option(
+      "--idle-timeout <ms>",
+      "a connection with no call in progress (HTTP/1.1 keep-alive, HTTP/2 with no open stream) is closed after this; calls in progress keep theirs",
+      intOption,
+      65_000,
+    )
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
@@ -104,6 +124,9 @@ export function registerServe(program: Command): void {
         bufferBytes: opts.bufferBytes,
         bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,
+        maxConnections: opts.maxConnections,
+        headerTimeoutMs: opts.headerTimeout,
+        idleTimeoutMs: opts.idleTimeout,
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
         enableTestControl: opts.enableTestControl ?? false,
