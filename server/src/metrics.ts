@@ -108,6 +108,20 @@ export class Metrics implements JobCounters {
     this.gauge("runlater_connections_open", "Connections open now (bounded by --max-connections).", open);
   }
 
+  /** The read budget's gauges (api/read-budget.ts), read at scrape time. */
+  watchReadBudget(budget: { held: number; waiting: number }): void {
+    this.gauge(
+      "runlater_request_bytes_held",
+      "Request bytes held now over every call (bounded by --max-request-bytes-total, plus one request).",
+      () => budget.held,
+    );
+    this.gauge(
+      "runlater_request_reads_waiting",
+      "Calls waiting to read more of their request because --max-request-bytes-total is reached.",
+      () => budget.waiting,
+    );
+  }
+
   /** Times every call; the code is "ok" or the Connect code's name (e.g. "not_found"). */
   interceptor(): Interceptor {
     return (next) => (req) => {

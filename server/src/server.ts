@@ -8,11 +8,12 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { clientFaultGate } from "./api/client-faults.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { errorInterceptor } from "./api/errors.js";
 import { StrictBytesRouter } from "./api/json-bytes.js";
+import { connectHandler } from "./api/node-adapter.js";
+import { ReadBudget } from "./api/read-budget.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
 import { Broker } from "./broker/broker.js";
@@ -49,6 +50,8 @@ export interface ServerOptions {
   log?: Logger;
   /** Largest request accepted, in bytes (default 64 MiB: a full batch of large bodies). */
   maxRequestBytes?: number;
+  /** Request bytes held at once over every call; past it, calls wait to read more (default 256 MiB; api/read-budget.ts). */
+  maxRequestBytesTotal?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
@@ -114,6 +117,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= 2 ** 31 - 1))
       throw new Error(`${flag} is ${value}; use a whole number from 1 to ${2 ** 31 - 1}`);
   }
+  if (
+    o.maxRequestBytesTotal !== undefined &&
+    !(Number.isSafeInteger(o.maxRequestBytesTotal) && o.maxRequestBytesTotal >= 1)
+  )
+    throw new Error(`max request bytes total is ${o.maxRequestBytesTotal}; use a whole number of bytes, at least 1`);
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
     throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
@@ -162,7 +170,17 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     counters: metrics,
   });
   const shutdown = new AbortController();
-  const handler = connectNodeAdapter({
+  const readBudget = new ReadBudget(o.maxRequestBytesTotal ?? 256 * 1024 * 1024);
+  const waitLog = throttledLog(
+    log,
+    "info",
+    "calls wait to read their requests: --max-request-bytes-total of request bytes are held",
+  );
+  readBudget.onWait = () => waitLog({ maxRequestBytesTotal: readBudget.maxBytes, waiting: readBudget.waiting + 1 });
+  metrics?.watchReadBudget(readBudget);
+  const handler = connectHandler({
+    log,
+    readBudget,
     routes: (connectRouter) => {
       // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
       const routes = new StrictBytesRouter(connectRouter);

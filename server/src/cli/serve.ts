@@ -13,6 +13,7 @@ interface ServeFlags {
   leaseTtl: number;
   logLevel: string;
   maxRequestBytes: number;
+  maxRequestBytesTotal: number;
   bufferSize?: number;
   bufferBytes: number;
   bufferBytesTotal: number;
@@ -47,6 +48,12 @@ export function registerServe(program: Command): void {
     )
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
+    .option(
+      "--max-request-bytes-total <n>",
+      "request bytes held at once over every call (a unary call's until it ends, a stream's message until handled); past it, calls wait to read more. The oldest call still reading may always go on, so one request larger than this is still served",
+      intOption,
+      256 * 1024 * 1024,
+    )
     .option(
       "--advertise-url <url>",
       "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)",
@@ -120,6 +127,7 @@ export function registerServe(program: Command): void {
         port: opts.port,
         log,
         maxRequestBytes: opts.maxRequestBytes,
+        maxRequestBytesTotal: opts.maxRequestBytesTotal,
         bufferSize: opts.bufferSize,
         bufferBytes: opts.bufferBytes,
         bufferBytesTotal: opts.bufferBytesTotal,
