@@ -146,7 +146,6 @@ export function registerServe(program: Command): void {
         log.warn(
           "test control enabled: the clock is manual and Reset deletes every queue; never do this in production",
         );
-      process.stdout.write(`runlater listening on ${server.url}\n`);
       const stop = (signal: string) => {
         log.info({ signal }, "signal received");
         server.stop().then(
@@ -157,7 +156,10 @@ export function registerServe(program: Command): void {
           },
         );
       };
+      // Before saying we listen: whoever reads that line may signal at once, and until a
+      // listener exists a SIGTERM kills the process outright (no graceful stop).
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }
