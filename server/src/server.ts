@@ -253,7 +253,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
 }
 
 /** Connection events as log lines (each kind at most one line per 10 s, with a count) and metrics. */
-function connectionEvents(log: Logger, metrics: Metrics | undefined, limits: ConnectionLimits): ConnectionEvents {
+function connectionEvents(log: Logger, metrics: Metrics | undefined, bounds: ConnectionLimits): ConnectionEvents {
   const refused = throttledLog(
     log,
     "warn",
@@ -265,12 +265,12 @@ function connectionEvents(log: Logger, metrics: Metrics | undefined, limits: Con
   return {
     refused() {
       metrics?.connectionRefused();
-      refused({ maxConnections: limits.maxConnections });
+      refused({ maxConnections: bounds.maxConnections });
     },
     closed(reason) {
       metrics?.connectionClosed(reason);
-      if (reason === "limit") closedAtLimit({ maxConnections: limits.maxConnections });
-      else headerTimeout({ headerTimeoutMs: limits.headerTimeoutMs });
+      if (reason === "limit") closedAtLimit({ maxConnections: bounds.maxConnections });
+      else headerTimeout({ headerTimeoutMs: bounds.headerTimeoutMs });
     },
     acceptFailed(err) {
       acceptFailed({ err: err.message });

@@ -108,47 +108,33 @@ function randomWellKnown(r: Random, desc: DescMessage): Message | undefined {
   return undefined;
 }
 
+/** One value for `field` (an element of it, for a list), as the reflection API takes it. */
+function randomElement(r: Random, known: Known, field: DescField, depth: number): unknown {
+  const kind = field.fieldKind === "list" ? field.listKind : field.fieldKind;
+  if (kind === "scalar" && field.scalar !== undefined) return randomScalar(r, known, field, field.scalar);
+  if (kind === "enum" && field.enum) return r() < 0.8 ? pick(r, field.enum.values).number : int(r, 100); // unknown values too
+  if (kind === "message" && field.message && depth < 4)
+    return reflect(field.message, randomMessage(r, field.message, known, depth + 1));
+  return undefined;
+}
+
 /** A random message of `desc`: each field set or not, with values at the edges. */
 export function randomMessage(r: Random, desc: DescMessage, known: Known, depth = 0): Message {
   const wellKnown = randomWellKnown(r, desc);
   if (wellKnown) return wellKnown;
   const message = reflect(desc);
   for (const field of desc.fields) {
-    if (r() < 0.4) continue;
-    const element = (): unknown => {
-      switch (field.fieldKind) {
-        case "scalar":
-          return randomScalar(r, known, field, field.scalar);
-        case "enum":
-          return r() < 0.8 ? pick(r, field.enum.values).number : int(r, 100);
-        case "message":
-          return depth < 4 ? randomMessage(r, field.message, known, depth + 1) : undefined;
-        case "list":
-          return undefined;
-        case "map":
-          return undefined;
-      }
-    };
+    if (r() < 0.4 || field.fieldKind === "map") continue; // (no request of the public API has a map)
     try {
       if (field.fieldKind === "list") {
         const list = message.get(field) as { add(v: unknown): void };
         for (let i = int(r, 4); i > 0; i--) {
-          const v =
-            field.listKind === "scalar"
-              ? randomScalar(r, known, field, field.scalar)
-              : field.listKind === "enum"
-                ? pick(r, field.enum.values).number
-                : depth < 4
-                  ? reflect(field.message, randomMessage(r, field.message, known, depth + 1))
-                  : undefined;
+          const v = randomElement(r, known, field, depth);
           if (v !== undefined) list.add(v);
         }
-      } else if (field.fieldKind === "map") {
-        // No request of the public API has a map; leave them empty.
       } else {
-        const v = element();
-        if (v === undefined) continue;
-        message.set(field, field.fieldKind === "message" ? reflect(field.message, v as Message) : v);
+        const v = randomElement(r, known, field, depth);
+        if (v !== undefined) message.set(field, v as never);
       }
     } catch {
       // A value the field cannot hold (the reflection API checks): leave the field unset.
@@ -274,6 +260,7 @@ export function randomCall(r: Random, methods: DescMethod[], known: Known): Call
     protocol,
     binary,
     body,
+    http1: (protocol === "connect" || protocol === "grpc-web") && r() < 0.5,
     headers: { ...deadline(protocol, 300), ...oddHeaders(r, protocol) },
   };
 }

@@ -3,6 +3,7 @@
  * byte by byte (no SDK, no Connect client), so a test can send any body and any framing,
  * and read back the code the server answered with exactly as a client would see it.
  */
+import * as http from "node:http";
 import type * as http2 from "node:http2";
 
 export type Protocol = "connect" | "connect-stream" | "grpc" | "grpc-web";
@@ -21,6 +22,8 @@ export interface Call {
   binary: boolean;
   body: Uint8Array;
   headers?: Record<string, string>;
+  /** Over HTTP/1.1 rather than HTTP/2 (Connect unary and gRPC-Web only: the others need HTTP/2). */
+  http1?: boolean;
 }
 
 /** One message in the enveloped framing of gRPC, gRPC-Web and Connect streaming. */
@@ -111,11 +114,42 @@ export function call(session: http2.ClientHttp2Session, c: Call): Promise<Answer
   });
 }
 
+/** Makes the call over a new HTTP/1.1 connection to `port`. */
+export function callHttp1(port: number, c: Call): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        port,
+        host: "127.0.0.1",
+        method: "POST",
+        path: `/${c.path}`,
+        headers: { "content-type": contentType(c), "content-length": c.body.byteLength, ...c.headers },
+        agent: false,
+        timeout: 5_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("end", () => {
+          try {
+            resolve(readAnswer(c.protocol, res.statusCode ?? 0, res.headers, {}, Buffer.concat(chunks)));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("no answer within 5 s")));
+    req.on("error", reject);
+    req.end(c.body);
+  });
+}
+
 function readAnswer(
   protocol: Protocol,
   status: number,
-  headers: http2.IncomingHttpHeaders,
-  trailers: http2.IncomingHttpHeaders,
+  headers: http.IncomingHttpHeaders,
+  trailers: http.IncomingHttpHeaders,
   body: Buffer,
 ): Answer {
   const text = (v: unknown) => (typeof v === "string" ? decodeURIComponent(v) : "");

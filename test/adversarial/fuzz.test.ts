@@ -1,10 +1,11 @@
 /**
  * Fuzz over every method the server serves: seeded random requests (garbage bytes and
  * JSON, random messages from each input schema, damaged encodings, wrong framing and
- * headers) through Connect, Connect streaming, gRPC and gRPC-Web. Whatever a client sends
- * is answered, never with `internal` or `unknown` (a client's mistake is its own:
- * invalid_argument and the like), nothing is logged as an internal error, and the server
- * still answers afterwards. Bounded: a fixed number of cases per store, a few seconds.
+ * headers) through Connect, Connect streaming, gRPC and gRPC-Web, over HTTP/2 and
+ * HTTP/1.1. Whatever a client sends is answered, never with `internal` or `unknown` (a
+ * client's mistake is its own: invalid_argument and the like), nothing is logged as an
+ * error, every call gives back the request bytes it held, and the server still answers
+ * afterwards. Bounded: a fixed number of cases per store, about a second each.
  */
 import * as http2 from "node:http2";
 import type { DescMethod } from "@bufbuild/protobuf";
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ClusterService } from "../../server/src/gen/runlater/cluster/v1/cluster_pb.js";
 import { TestControlService } from "../../server/src/gen/runlater/testing/v1/control_pb.js";
 import { type Known, randomCall, seeded } from "./fuzz-cases.js";
-import { type Answer, type Call, call } from "./fuzz-wire.js";
+import { type Answer, type Call, call, callHttp1 } from "./fuzz-wire.js";
 import { serve, storeKinds, type Target } from "./harness.js";
 
 /** RUNLATER_FUZZ_CASES and RUNLATER_FUZZ_SEED run a longer or another fuzz locally. */
@@ -48,7 +49,7 @@ describe.each(storeKinds)("fuzz over every method (%s)", (kind) => {
       const batch = cases.slice(i, i + PARALLEL);
       const answers = await Promise.all(
         batch.map((c) =>
-          call(session, c).catch(
+          (c.http1 ? callHttp1(t.server.port, c) : call(session, c)).catch(
             (err: Error): Answer => ({ status: 0, code: `transport: ${err.message}`, message: "" }),
           ),
         ),
@@ -61,7 +62,7 @@ describe.each(storeKinds)("fuzz over every method (%s)", (kind) => {
           answer.code.startsWith("transport")
         )
           wrong.push({
-            call: `#${i + j} ${c.protocol} ${c.binary ? "binary" : "json"} ${c.path} ${JSON.stringify(c.headers)} ${Buffer.from(c.body).toString("hex").slice(0, 80)}`,
+            call: `#${i + j} ${c.protocol}${c.http1 ? " (HTTP/1.1)" : ""} ${c.binary ? "binary" : "json"} ${c.path} ${JSON.stringify(c.headers)} ${Buffer.from(c.body).toString("hex").slice(0, 80)}`,
             answer,
           });
       });
@@ -69,6 +70,8 @@ describe.each(storeKinds)("fuzz over every method (%s)", (kind) => {
     session.close();
     expect(wrong).toEqual([]);
     expect(t.errors).toEqual([]);
+    // Every call gave back the request bytes it held (a leak would starve later calls).
+    expect(await heldWithin(t, 5_000)).toBe(0);
     // The fuzz may well have deleted the queue: a full round trip on a new one.
     expect((await t.rpc("QueueService/CreateQueue", { name: "after" })).status).toBe(200);
     expect((await t.rpc("JobService/Enqueue", { jobs: [{ queue: "after", body: "aGk=" }] })).status).toBe(200);
@@ -76,3 +79,14 @@ describe.each(storeKinds)("fuzz over every method (%s)", (kind) => {
     expect((body.jobs as Array<{ body: string }>)[0]!.body).toBe("aGk=");
   }, 30_000);
 });
+
+/** runlater_request_bytes_held once it is 0, or after `ms`. */
+async function heldWithin(t: Target, ms: number): Promise<number> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const metrics = await (await fetch(`${t.server.url}/metrics`)).text();
+    const held = Number(/^runlater_request_bytes_held (\S+)$/m.exec(metrics)?.[1]);
+    if (held === 0 || Date.now() > until) return held;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -48,6 +48,7 @@ export class ReadBudget {
 
   /** @internal */
   take(hold: BudgetHold, bytes: number, signal: AbortSignal | undefined): Promise<void> | undefined {
+    if (hold.closed) return Promise.reject(new Error("the call is over"));
     if (bytes <= 0) return undefined;
     if (this.waiters.length === 0 && this.fits(hold, bytes)) {
       this.add(hold, bytes);
@@ -59,7 +60,8 @@ export class ReadBudget {
       const waiter: Waiter = { hold, bytes, resolve, reject, signal };
       waiter.onAbort = () => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(signal?.reason);
+        signal?.removeEventListener("abort", waiter.onAbort!);
+        reject(signal?.reason ?? new Error("the call is over"));
         this.pump();
       };
       signal?.addEventListener("abort", waiter.onAbort, { once: true });
@@ -80,6 +82,16 @@ export class ReadBudget {
     if (n <= 0) return;
     hold.held -= n;
     this.heldBytes -= n;
+    this.pump();
+  }
+
+  /** @internal */
+  close(hold: BudgetHold): void {
+    hold.closed = true;
+    // A call that ends while it waits (its client went away) must not be granted later.
+    for (const w of this.waiters.filter((w) => w.hold === hold)) w.onAbort?.();
+    this.reading.delete(hold);
+    this.give(hold, hold.held);
     this.pump();
   }
 
@@ -117,6 +129,7 @@ interface Waiter {
 export class BudgetHold {
   /** Bytes this call holds now. */
   held = 0;
+  closed = false;
   /** Set by whoever reads the call (node-adapter.ts): run when the call's handler starts. */
   handlerStarted?: () => void;
 
@@ -140,9 +153,8 @@ export class BudgetHold {
     this.budget.stopReading(this);
   }
 
-  /** The call is over: gives back everything. */
+  /** The call is over: gives back everything, and takes nothing more. */
   close(): void {
-    this.budget.stopReading(this);
-    this.budget.give(this, this.held);
+    this.budget.close(this);
   }
 }

@@ -73,6 +73,21 @@ describe("ReadBudget", () => {
     oldest.close();
   });
 
+  it("does not grant a call that ended while it waited", async () => {
+    const budget = new ReadBudget(100);
+    const [oldest, a, b] = [budget.open(), budget.open(), budget.open()];
+    a.take(100);
+    a.doneReading();
+    const bWait = b.take(50);
+    b.close(); // its response closed: the client went away
+    await expect(bWait).rejects.toThrow("the call is over");
+    a.close();
+    expect(budget.held).toBe(0);
+    await expect(b.take(10)).rejects.toThrow("the call is over");
+    expect(budget.held).toBe(0);
+    oldest.close();
+  });
+
   it("never holds more than the bound plus one request, whatever the order of calls", async () => {
     const budget = new ReadBudget(1000);
     const maxRequest = 400;
