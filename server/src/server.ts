@@ -9,11 +9,14 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { authInterceptor } from "./api/auth-interceptor.js";
+import { clientFaultGate } from "./api/client-faults.js";
 import { registerClusterInfo } from "./api/cluster-info.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
-import { createNodeHandler } from "./api/node-handler.js";
+import { StrictBytesRouter } from "./api/json-bytes.js";
+import { connectHandler } from "./api/node-adapter.js";
+import { ReadBudget } from "./api/read-budget.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
 import { registerTokenService } from "./api/token-service.js";
@@ -27,9 +30,15 @@ import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
 import { allCounters, QueueTotals } from "./engine/queue-totals.js";
-import { type Listener, listen } from "./http/listener.js";
+import {
+  type ConnectionEvents,
+  type ConnectionLimits,
+  defaultMaxConnections,
+  type Listener,
+  listen,
+} from "./http/listener.js";
 import { withStaticUi } from "./http/static-ui.js";
-import { type Logger, silentLogger } from "./log.js";
+import { type Logger, silentLogger, throttledLog } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
 import { withRoutes } from "./routes.js";
@@ -49,6 +58,8 @@ export interface ServerOptions {
   log?: Logger;
   /** Largest request accepted, in bytes (default 64 MiB: a full batch of large bodies). */
   maxRequestBytes?: number;
+  /** Request bytes held at once over every call; past it, calls wait to read more (default 256 MiB; api/read-budget.ts). */
+  maxRequestBytesTotal?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
@@ -74,6 +85,12 @@ export interface ServerOptions {
   ui?: boolean;
   /** Where the dashboard's build is (default server/ui/dist, written by `npm run build:ui`). */
   uiDir?: string;
+  /** Most connections open at once (default: the open-files limit less 128, at most 10,000). */
+  maxConnections?: number;
+  /** Time a client has to send a request head: the HTTP/2 preface or an HTTP/1.1 request's headers (default 10 s). */
+  headerTimeoutMs?: number;
+  /** A connection with no call in progress is closed after this (default 65 s). */
+  idleTimeoutMs?: number;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -120,6 +137,20 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     );
   }
   if (o.auth) await ensureBootstrapToken(store, clock, o.auth.bootstrapToken);
+  for (const [flag, value] of [
+    ["max connections", o.maxConnections],
+    ["header timeout", o.headerTimeoutMs],
+    ["idle timeout", o.idleTimeoutMs],
+  ] as const) {
+    // Node's timers overflow past 2^31 - 1 ms (about 24.8 days).
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= 2 ** 31 - 1))
+      throw new Error(`${flag} is ${value}; use a whole number from 1 to ${2 ** 31 - 1}`);
+  }
+  if (
+    o.maxRequestBytesTotal !== undefined &&
+    !(Number.isSafeInteger(o.maxRequestBytesTotal) && o.maxRequestBytesTotal >= 1)
+  )
+    throw new Error(`max request bytes total is ${o.maxRequestBytesTotal}; use a whole number of bytes, at least 1`);
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
     throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
@@ -173,9 +204,20 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const streams = new OpenStreams();
   const verifier = o.auth ? new TokenVerifier(store, clock) : undefined;
   const tokenAdmin = new TokenAdmin(store, clock, verifier ?? new TokenVerifier(store, clock));
-  const handler = createNodeHandler({
+  const readBudget = new ReadBudget(o.maxRequestBytesTotal ?? 256 * 1024 * 1024);
+  const waitLog = throttledLog(
     log,
-    routes: (routes) => {
+    "info",
+    "calls wait to read their requests: --max-request-bytes-total of request bytes are held",
+  );
+  readBudget.onWait = () => waitLog({ maxRequestBytesTotal: readBudget.maxBytes, waiting: readBudget.waiting + 1 });
+  metrics?.watchReadBudget(readBudget);
+  const handler = connectHandler({
+    log,
+    readBudget,
+    routes: (connectRouter) => {
+      // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
+      const routes = new StrictBytesRouter(connectRouter);
       registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
       if (role !== "broker") registerTokenService(routes, tokenAdmin);
       registerClusterInfo(routes, {
@@ -197,6 +239,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     binaryOptions: { readUnknownFields: false, writeUnknownFields: false },
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
+    requestGate: clientFaultGate,
     // The metrics interceptor is outermost: it sees the code errorInterceptor settled on,
     // also for calls auth refused.
     interceptors: [
@@ -213,18 +256,29 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     verifier,
     ready: async () => !stoppingNow && (await store.brokerList({ now: clock.now() })) !== undefined,
   });
+  const connectionLimits: ConnectionLimits = {
+    maxConnections: o.maxConnections ?? defaultMaxConnections(),
+    headerTimeoutMs: o.headerTimeoutMs ?? 10_000,
+    idleTimeoutMs: o.idleTimeoutMs ?? 65_000,
+  };
   const listener: Listener = await listen(
     // A broker alone serves no QueueService or JobService, which the dashboard needs.
     o.ui === false || role === "broker" ? routed : withStaticUi(routed, o.uiDir),
     host,
     o.port ?? 8080,
+    connectionLimits,
+    connectionEvents(log, metrics, connectionLimits),
   );
+  metrics?.watchConnections(() => listener.connections);
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
   await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
   broker?.start();
   if (broker) maintenance.start();
-  log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
+  log.info(
+    { url, role, store: store.name, broker: broker ? brokerId : undefined, limits, connections: connectionLimits },
+    "listening",
+  );
 
   let stopping: Promise<void> | undefined;
   return {
@@ -253,6 +307,32 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         log.info({ claimQueries: broker?.claimStats.queries, emptyClaimQueries: broker?.claimStats.empty }, "stopped");
       })();
       return stopping;
+    },
+  };
+}
+
+/** Connection events as log lines (each kind at most one line per 10 s, with a count) and metrics. */
+function connectionEvents(log: Logger, metrics: Metrics | undefined, bounds: ConnectionLimits): ConnectionEvents {
+  const refused = throttledLog(
+    log,
+    "warn",
+    "connection refused: --max-connections are open and every one is busy; raise the limit (and the open-files limit) or add nodes",
+  );
+  const closedAtLimit = throttledLog(log, "info", "idle connection closed to make room at --max-connections");
+  const headerTimeout = throttledLog(log, "info", "connection closed: no request head within --header-timeout");
+  const acceptFailed = throttledLog(log, "error", "could not accept a connection");
+  return {
+    refused() {
+      metrics?.connectionRefused();
+      refused({ maxConnections: bounds.maxConnections });
+    },
+    closed(reason) {
+      metrics?.connectionClosed(reason);
+      if (reason === "limit") closedAtLimit({ maxConnections: bounds.maxConnections });
+      else headerTimeout({ headerTimeoutMs: bounds.headerTimeoutMs });
+    },
+    acceptFailed(err) {
+      acceptFailed({ err: err.message });
     },
   };
 }

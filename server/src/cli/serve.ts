@@ -15,10 +15,14 @@ interface ServeFlags {
   leaseTtl: number;
   logLevel: string;
   maxRequestBytes: number;
+  maxRequestBytesTotal: number;
   bufferSize?: number;
   bufferBytes: number;
   bufferBytesTotal: number;
   shutdownGrace: number;
+  maxConnections?: number;
+  headerTimeout: number;
+  idleTimeout: number;
   compress?: boolean;
   metrics: boolean;
   ui: boolean;
@@ -52,6 +56,12 @@ export function registerServe(program: Command): void {
     .option("--log-level <level>", "trace, debug, info, warn, error or silent", "info")
     .option("--max-request-bytes <n>", "largest request body accepted", intOption, 64 * 1024 * 1024)
     .option(
+      "--max-request-bytes-total <n>",
+      "request bytes held at once over every call (a unary call's until it ends, a stream's message until handled); past it, calls wait to read more. The oldest call still reading may always go on, so one request larger than this is still served",
+      intOption,
+      256 * 1024 * 1024,
+    )
+    .option(
       "--advertise-url <url>",
       "how other nodes reach this one (default: the listening URL; this host's name when listening on 0.0.0.0)",
     )
@@ -77,6 +87,23 @@ export function registerServe(program: Command): void {
       "body bytes prefetched across every owned partition: the broker's memory bound (a partition with an empty buffer still takes one job)",
       intOption,
       512 * 1024 * 1024,
+    )
+    .option(
+      "--max-connections <n>",
+      "most connections open at once; at the limit the longest-idle one is closed to make room, and a new one is refused only when all are busy (default: the open-files limit less 128, at most 10000)",
+      intOption,
+    )
+    .option(
+      "--header-timeout <ms>",
+      "time a client has to send a request head (HTTP/1.1 headers, or the HTTP/2 preface on a new connection) before the connection is closed",
+      intOption,
+      10_000,
+    )
+    .option(
+      "--idle-timeout <ms>",
+      "a connection with no call in progress (HTTP/1.1 keep-alive, HTTP/2 with no open stream) is closed after this; calls in progress keep theirs",
+      intOption,
+      65_000,
     )
     .option("--compress", "gzip responses of 1 KiB or more for clients that accept it (costs CPU; off by default)")
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
@@ -130,10 +157,14 @@ export function registerServe(program: Command): void {
         port: opts.port,
         log,
         maxRequestBytes: opts.maxRequestBytes,
+        maxRequestBytesTotal: opts.maxRequestBytesTotal,
         bufferSize: opts.bufferSize,
         bufferBytes: opts.bufferBytes,
         bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,
+        maxConnections: opts.maxConnections,
+        headerTimeoutMs: opts.headerTimeout,
+        idleTimeoutMs: opts.idleTimeout,
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
         ui: opts.ui,
@@ -158,9 +189,8 @@ export function registerServe(program: Command): void {
           },
         );
       };
-      // Handlers first, then the line that tells a supervisor the server is up: a SIGTERM
-      // sent as soon as that line is read must find them (Node installs the OS handler
-      // only when the first listener is added; before that a SIGTERM kills at once).
+      // Before saying we listen: whoever reads that line may signal at once, and until a
+      // listener exists a SIGTERM kills the process outright (no graceful stop).
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
       process.stdout.write(`runlater listening on ${server.url}\n`);

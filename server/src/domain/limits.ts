@@ -1,6 +1,6 @@
 const DAY_MS = 86_400_000;
 
-/** Hard limits enforced at the edge. Documented in docs/configuration.md and docs/limits.md. */
+/** Hard limits enforced at the edge. Documented in docs/configuration.md (values) and docs/limits.md (what a client gets). */
 export const limits = {
   queueNameMaxLength: 64,
   enqueueBatchMax: 1000,

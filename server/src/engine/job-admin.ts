@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../domain/clock.js";
 import { answerTooLarge, batchTooLarge, invalidArgument } from "../domain/errors.js";
+import { parseJobId } from "../domain/job-id.js";
 import type { JobRecord } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
 import type { Store } from "../store/store.js";
@@ -23,14 +24,20 @@ export class JobAdmin {
    * lookup refused for its size never reads the bodies: the server's memory per call stays
    * within the bound. (A single job, or a few, is one read.)
    */
-  async getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
-    if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
+  async getJobs(requested: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
+    if (requested.length > limits.getJobsMax) throw batchTooLarge("job_ids", requested.length, limits.getJobsMax);
+    // A string that is not a job id names no job: the store is not asked about it (MySQL
+    // refuses to compare non-ASCII text with its ASCII id column).
+    const ids = requested.filter((id) => parseJobId(id) !== undefined);
     if (includeBody && ids.length * limits.maxBodyBytesMax > limits.answerBodyBytesMax) {
       const sized = await this.o.store.jobGetMany({ ids, bodies: false });
       const bytes = sized.reduce((n, job) => n + (job?.bodySize ?? 0), 0);
       if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);
     }
-    return this.o.store.jobGetMany({ ids, bodies: includeBody });
+    const found = ids.length === 0 ? [] : await this.o.store.jobGetMany({ ids, bodies: includeBody });
+    if (ids.length === requested.length) return found;
+    const byId = new Map(ids.map((id, i) => [id, found[i]]));
+    return requested.map((id) => byId.get(id));
   }
 
   /**
