@@ -52,8 +52,11 @@ export function registerTestControl(router: ConnectRouter, deps: TestControlDeps
         const next = Math.min(target, nextExpiryAt !== undefined && nextExpiryAt > now ? nextExpiryAt : target);
         await clock.advance(next - now);
       }
-      // Likewise retention: whatever has passed its retention by now is gone on return.
+      // Likewise schedules and retention: whatever is due by now has fired on return, and
+      // whatever has passed its retention is gone.
+      await maintenance.fireSchedules();
       await maintenance.collectGarbage();
+      await maintenance.maintainWorkflows();
       await settle();
       return { now: timestampFromMs(clock.now()) };
     },

@@ -1,8 +1,11 @@
-import { type Command, Option } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { limits } from "../domain/limits.js";
 import { createLogger } from "../log.js";
 import { type Role, startServer } from "../server.js";
 import { openStore } from "../store/open-store.js";
 import { intOption } from "./options.js";
+import { formatMs } from "./output.js";
+import { parseDurationMs } from "./parse.js";
 
 interface ServeFlags {
   role: Role;
@@ -20,6 +23,15 @@ interface ServeFlags {
   compress?: boolean;
   metrics: boolean;
   enableTestControl?: boolean;
+  instanceRetention: number;
+}
+
+/** A retention: a duration from 1s to limits.retentionMaxMs. */
+function retention(value: string): number {
+  const ms = parseDurationMs(value);
+  if (ms < 1000 || ms > limits.retentionMaxMs)
+    throw new InvalidArgumentError(`"${value}" must be from 1s to ${formatMs(limits.retentionMaxMs)}`);
+  return ms;
 }
 
 export function registerServe(program: Command): void {
@@ -75,6 +87,12 @@ export function registerServe(program: Command): void {
     .option("--no-metrics", "do not serve Prometheus metrics on GET /metrics (docs/metrics.md)")
     .option("--shutdown-grace <ms>", "how long shutdown waits for in-flight calls", intOption, 10_000)
     .option(
+      "--instance-retention <duration>",
+      "how long ended workflow instances are kept before they are deleted (docs/workflows.md#retention)",
+      retention,
+      limits.instanceRetentionDefaultMs,
+    )
+    .option(
       "--enable-test-control",
       "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)",
     )
@@ -107,6 +125,7 @@ export function registerServe(program: Command): void {
         compressResponses: opts.compress ?? false,
         metrics: opts.metrics,
         enableTestControl: opts.enableTestControl ?? false,
+        instanceRetentionMs: opts.instanceRetention,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});
         throw err;

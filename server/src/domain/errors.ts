@@ -12,6 +12,7 @@ export type ErrorCode =
   | "deadline_exceeded";
 
 export type ErrorReasonName =
+  | "UNSPECIFIED"
   | "QUEUE_NOT_FOUND"
   | "INVALID_QUEUE_NAME"
   | "INVALID_PRIORITY"

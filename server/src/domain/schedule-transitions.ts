@@ -122,6 +122,23 @@ export function planFire(
   return { action: "start", at: latest, startedId, cancel, schedule: next };
 }
 
+/**
+ * A planned start that could not be made (its workflow or queue is gone, or no longer
+ * takes it): the fire is recorded as failed with `error`, and the schedule still moves on
+ * (a fire that can never succeed must not hold the schedule at its time).
+ */
+export function fireFailed(before: Schedule, plan: FirePlan, error: string, o: { now: number }): Schedule {
+  const history = plan.schedule.history.filter((r) => !(r.outcome === "started" && r.at === plan.at));
+  const failed: Schedule = {
+    ...plan.schedule,
+    lastStarted: before.lastStarted,
+    fires: before.fires,
+    history,
+  };
+  record(failed, { outcome: "failed", at: plan.at, firedAt: o.now, error: error.slice(0, 500) });
+  return failed;
+}
+
 function record(s: Schedule, entry: FireRecord): void {
   s.history.push(entry);
   if (s.history.length > limits.scheduleHistoryKept) s.history.splice(0, s.history.length - limits.scheduleHistoryKept);

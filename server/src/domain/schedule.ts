@@ -55,9 +55,10 @@ export interface FireRecord {
   /**
    * started: what the fire starts was started (`started` names it); skipped: the previous
    * run still ran under overlap "skip"; missed: times from `at` through `through` passed
-   * while no node could fire them, and were not caught up.
+   * while no node could fire them, and were not caught up; failed: what it starts could
+   * not be started (`error` says why: its workflow or queue is gone).
    */
-  outcome: "started" | "skipped" | "missed";
+  outcome: "started" | "skipped" | "missed" | "failed";
   /** The fire time (the first missed one for "missed"). */
   at: number;
   /** The last missed time ("missed" only). */
@@ -68,6 +69,8 @@ export interface FireRecord {
   started?: string;
   /** The previous instance or job that was still running (skipped, or cancelled under cancel_previous). */
   previous?: string;
+  /** Why it failed ("failed" only). */
+  error?: string;
 }
 
 /** A schedule as stores keep it. Times are epoch ms. */
@@ -102,6 +105,16 @@ export function cronOf(spec: Pick<ScheduleSpec, "cron" | "timeZone">): Cron {
     );
   }
   return cron;
+}
+
+/** The defaults of unset fields: time zone UTC; catch_up_window limits.scheduleCatchUpWindowDefaultMs under catch_up latest. */
+export function withDefaults(spec: ScheduleSpec): ScheduleSpec {
+  return {
+    ...spec,
+    timeZone: spec.timeZone || "UTC",
+    catchUpWindowMs:
+      spec.catchUp === "latest" ? spec.catchUpWindowMs || limits.scheduleCatchUpWindowDefaultMs : spec.catchUpWindowMs,
+  };
 }
 
 /** Throws invalid_argument, naming the field, for anything a schedule may not be (the defaults already filled). */
@@ -194,6 +207,12 @@ export function fireTimesAfter(spec: Pick<ScheduleSpec, "cron" | "timeZone">, af
   return cronOf(spec)
     .nextRuns(n, new Date(after))
     .map((d) => d.getTime());
+}
+
+/** The next `n` fire times from the schedule's next one (none while it has none). */
+export function upcomingFires(s: Schedule, n: number): number[] {
+  if (s.nextFireAt === 0 || n <= 0) return [];
+  return [s.nextFireAt, ...fireTimesAfter(s, s.nextFireAt, n - 1)];
 }
 
 /** The last fire time at or before `at`, or 0 if there is none. */
