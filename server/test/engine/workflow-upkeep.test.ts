@@ -65,7 +65,13 @@ describe("the reconciler", () => {
   it("ends a run whose queue job was deleted by a user", async () => {
     const h = await started("continue");
     await h.maintenance.stop();
-    expect(await h.engine.deleteJobs({ queue: h.queue, filter: { state: "pending", priority: 0, bodyRegex: "" }, limit: 10 })).toBe(2);
+    expect(
+      await h.engine.deleteJobs({
+        queue: h.queue,
+        filter: { state: "pending", priority: 0, bodyRegex: "" },
+        limit: 10,
+      }),
+    ).toBe(2);
     await h.maintenance.maintainWorkflows();
     expect((await h.run("a")).customStatus).toMatch(/is gone/);
     expect(await h.state()).toBe("failed");
