@@ -9,6 +9,8 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
+import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
 import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
@@ -42,11 +44,18 @@ export function resolveUrl(flag: string | undefined, env: CliIo["env"]): string 
 export interface Clients {
   jobs: Client<typeof JobService>;
   queues: Client<typeof QueueService>;
+  workflows: Client<typeof WorkflowService>;
+  schedules: Client<typeof ScheduleService>;
 }
 
 export function createClients(baseUrl: string): Clients {
   const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
-  return { jobs: createClient(JobService, transport), queues: createClient(QueueService, transport) };
+  return {
+    jobs: createClient(JobService, transport),
+    queues: createClient(QueueService, transport),
+    workflows: createClient(WorkflowService, transport),
+    schedules: createClient(ScheduleService, transport),
+  };
 }
 
 /** What a client command's action needs. */

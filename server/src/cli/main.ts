@@ -6,7 +6,9 @@ import { registerJobs } from "./jobs.js";
 import { registerMigrate } from "./migrate.js";
 import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
+import { registerSchedule } from "./schedule.js";
 import { registerServe } from "./serve.js";
+import { registerWorkflow } from "./workflow.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -27,6 +29,8 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerEnqueue(program, io);
   registerJobs(program, io);
   registerMigrate(program, io);
+  registerWorkflow(program, io);
+  registerSchedule(program, io);
   return program;
 }
 
