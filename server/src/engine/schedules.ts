@@ -30,7 +30,7 @@ import type { Dispatch } from "./dispatch.js";
 import { announceInserted } from "./due-announcements.js";
 import type { PartitionPicker } from "./partition-picker.js";
 import type { QueueCache } from "./queue-cache.js";
-import type { Workflows } from "./workflows.js";
+import { unsupported, type Workflows } from "./workflows.js";
 
 /** How often a change is decided again after losing to a concurrent one before giving up. */
 const CONFLICT_RETRIES = 50;
@@ -176,13 +176,7 @@ export class Schedules {
 
   private store(): ScheduleStore {
     const ss = this.o.store.schedules;
-    if (!ss) {
-      throw new RunlaterError(
-        "failed_precondition",
-        "UNSUPPORTED",
-        `the ${this.o.store.name} store does not keep schedules yet; run the server on the memory store (docs/workflows.md)`,
-      );
-    }
+    if (!ss) throw unsupported(this.o.store.name, "schedules");
     return ss;
   }
 

@@ -303,13 +303,7 @@ export class Workflows {
 
   private store(): WorkflowStore {
     const ws = this.o.store.workflows;
-    if (!ws) {
-      throw new RunlaterError(
-        "failed_precondition",
-        "UNSUPPORTED",
-        `the ${this.o.store.name} store does not keep workflows yet; run the server on the memory store (docs/workflows.md)`,
-      );
-    }
+    if (!ws) throw unsupported(this.o.store.name, "workflows");
     return ws;
   }
 
@@ -430,6 +424,15 @@ function instanceNotFound(id: string): RunlaterError {
     "INSTANCE_NOT_FOUND",
     `workflow instance "${id}" does not exist (or was deleted after its retention)`,
     "instance_id",
+  );
+}
+
+/** The store does not keep `what` (workflows, schedules) yet. */
+export function unsupported(store: string, what: string): RunlaterError {
+  return new RunlaterError(
+    "failed_precondition",
+    "UNSUPPORTED",
+    `the ${store} store does not keep ${what} yet; run the server on the memory store (docs/workflows.md)`,
   );
 }
 

@@ -75,6 +75,9 @@ describe("ScheduleService on the memory store", () => {
       Date.UTC(2030, 0, 3, 8),
     ]);
     expect((await c.schedules.getSchedule({ name: "daily_report" })).schedule!.upcoming).toHaveLength(5);
+    expect((await c.schedules.getSchedule({ name: "daily_report", upcoming: 100 })).schedule!.upcoming).toHaveLength(
+      100,
+    );
 
     await clock.advance(10_000);
     const fired = (await c.schedules.getSchedule({ name: "daily_report" })).schedule!;

@@ -28,6 +28,25 @@ async function started(onFailure: FailurePolicy, o: { attempts?: number } = {}) 
   return { ...h, instance, runJob, run, state };
 }
 
+type Harness = Awaited<ReturnType<typeof started>>;
+
+/** Deletes the queue's pending jobs, as a user would (DeleteJobs). */
+const deletePending = (h: Harness) =>
+  h.engine.deleteJobs({ queue: h.queue, filter: { state: "pending", priority: 0, bodyRegex: "" }, limit: 100 });
+
+/** Another maintenance on the same store, with its own chunk and retention (its timers not started). */
+const upkeep = (h: Harness, o: { chunk?: number; instanceRetentionMs?: number }) =>
+  new Maintenance({
+    store: h.store,
+    engine: h.engine,
+    clock: h.clock,
+    log: silentLogger,
+    sweepIntervalMs: 1000,
+    gcIntervalMs: 60_000,
+    chunk: o.chunk ?? 100,
+    instanceRetentionMs: o.instanceRetentionMs,
+  });
+
 describe("the reconciler", () => {
   it("ends a run whose last attempt's claim expired, right after the sweep (abort ends the instance)", async () => {
     const h = await started("abort");
@@ -65,16 +84,26 @@ describe("the reconciler", () => {
   it("ends a run whose queue job was deleted by a user", async () => {
     const h = await started("continue");
     await h.maintenance.stop();
-    expect(
-      await h.engine.deleteJobs({
-        queue: h.queue,
-        filter: { state: "pending", priority: 0, bodyRegex: "" },
-        limit: 10,
-      }),
-    ).toBe(2);
+    expect(await deletePending(h)).toBe(2);
     await h.maintenance.maintainWorkflows();
     expect((await h.run("a")).customStatus).toMatch(/is gone/);
     expect(await h.state()).toBe("failed");
+  });
+});
+
+describe("the periodic pass", () => {
+  it("looks at most `chunk` running instances per pass, then the next page, then from the newest again", async () => {
+    const h = await started("continue");
+    await h.maintenance.stop();
+    for (let i = 0; i < 2; i++)
+      await h.engine.workflows.start({ workflow: "wf_continue", events: [], keepOpen: false });
+    expect(await deletePending(h)).toBe(6);
+    const pass = upkeep(h, { chunk: 2 });
+    expect((await pass.maintainWorkflows()).reconciled).toBe(2);
+    expect((await pass.maintainWorkflows()).reconciled).toBe(1);
+    expect((await pass.maintainWorkflows()).reconciled).toBe(0);
+    const running = await h.engine.workflows.listInstances({ state: "running", limit: 10 });
+    expect(running).toEqual([]);
   });
 });
 
@@ -85,20 +114,11 @@ describe("retention of ended instances", () => {
     const running = await h.engine.workflows.start({ workflow: "wf_continue", events: [], keepOpen: true });
     await h.engine.workflows.cancel(h.instance.id);
     const endedAt = h.clock.now();
-    const upkeep = new Maintenance({
-      store: h.store,
-      engine: h.engine,
-      clock: h.clock,
-      log: silentLogger,
-      sweepIntervalMs: 1000,
-      gcIntervalMs: 60_000,
-      chunk: 100,
-      instanceRetentionMs: 2 * DAY,
-    });
+    const twoDays = upkeep(h, { instanceRetentionMs: 2 * DAY });
     await h.clock.advance(2 * DAY - 1);
-    expect((await upkeep.maintainWorkflows()).deleted).toBe(0);
+    expect((await twoDays.maintainWorkflows()).deleted).toBe(0);
     await h.clock.advance(1);
-    expect((await upkeep.maintainWorkflows()).deleted).toBe(1);
+    expect((await twoDays.maintainWorkflows()).deleted).toBe(1);
     expect(h.clock.now() - endedAt).toBe(2 * DAY);
     await expect(h.engine.workflows.instance(h.instance.id)).rejects.toThrow(/does not exist/);
     expect((await h.engine.workflows.instance(running.id)).state).toBe("running");

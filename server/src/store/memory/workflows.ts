@@ -64,10 +64,6 @@ export class MemoryWorkflows implements WorkflowStore {
     return true;
   }
 
-  hasInstance(id: string): boolean {
-    return this.instances.has(id);
-  }
-
   async instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined> {
     const found = this.instances.get(p.id);
     return found && structuredClone(found);
