@@ -104,6 +104,12 @@ export function cronOf(spec: Pick<ScheduleSpec, "cron" | "timeZone">): Cron {
       `cron "${spec.cron.slice(0, 120)}" is not a cron expression: ${(err as Error).message}`,
     );
   }
+  try {
+    // croner reads the time zone only when it computes a time.
+    cron.nextRun(new Date(0));
+  } catch (err) {
+    throw invalidArgument("schedule.time_zone", `time_zone "${spec.timeZone}": ${(err as Error).message}`);
+  }
   return cron;
 }
 
@@ -112,8 +118,8 @@ export function withDefaults(spec: ScheduleSpec): ScheduleSpec {
   return {
     ...spec,
     timeZone: spec.timeZone || "UTC",
-    catchUpWindowMs:
-      spec.catchUp === "latest" ? spec.catchUpWindowMs || limits.scheduleCatchUpWindowDefaultMs : spec.catchUpWindowMs,
+    // Without catch-up the window means nothing: it is not kept.
+    catchUpWindowMs: spec.catchUp === "latest" ? spec.catchUpWindowMs || limits.scheduleCatchUpWindowDefaultMs : 0,
   };
 }
 
