@@ -103,13 +103,21 @@ describe("usage", () => {
         "jobs count",
         "jobs retry",
         "jobs delete",
+        "workflow apply",
+        "workflow start",
+        "workflow show",
+        "workflow list",
+        "workflow cancel",
+        "schedule create",
+        "schedule show",
+        "schedule pause",
       ]),
     );
     for (const path of paths) {
       const r = await h.run([...path, "--help"]);
       expect(r.code, path.join(" ")).toBe(0);
       expect(r.stdout, path.join(" ")).toContain(`Usage: runlater ${path.join(" ")}`);
-      const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs");
+      const isGroup = path.length === 1 && ["queue", "jobs", "workflow", "schedule"].includes(path[0]!);
       const serverSide = path[0] === "serve" || path[0] === "migrate"; // they talk to stores, not to a server
       if (!serverSide && !isGroup) {
         expect(r.stdout, path.join(" ")).toContain("--json");

@@ -172,12 +172,14 @@ export function registerSchedule(program: Command, io: CliIo): void {
       .command("delete")
       .description("delete a schedule (what it started goes on); deleting a missing one is not an error")
       .argument("<name>", "schedule name"),
-  ).action(async (name: string, _opts: ScheduleFlags, cmd: Command) => {
-    const ctx = clientContext(io, cmd);
-    const res = await ctx.clients.schedules.deleteSchedule({ name });
-    if (ctx.json) return printJson(io, DeleteScheduleResponseSchema, res);
-    io.out(res.deleted ? `deleted schedule ${name}\n` : `schedule ${name} did not exist; nothing deleted\n`);
-  });
+  )
+    .addHelpText("after", "\nExample:\n  $ runlater schedule delete nightly_etl")
+    .action(async (name: string, _opts: ScheduleFlags, cmd: Command) => {
+      const ctx = clientContext(io, cmd);
+      const res = await ctx.clients.schedules.deleteSchedule({ name });
+      if (ctx.json) return printJson(io, DeleteScheduleResponseSchema, res);
+      io.out(res.deleted ? `deleted schedule ${name}\n` : `schedule ${name} did not exist; nothing deleted\n`);
+    });
 
   addJsonOption(schedule.command("list").description("list every schedule with its next fire time"))
     .addHelpText("after", "\nExample:\n  $ runlater schedule list")
@@ -231,8 +233,9 @@ export function registerSchedule(program: Command, io: CliIo): void {
     ["pause", "stop a schedule from firing (the times that pass are not caught up)"],
     ["resume", "let a paused schedule fire again, from the first time after now"],
   ] as const) {
-    addJsonOption(schedule.command(verb).description(help).argument("<name>", "schedule name")).action(
-      async (name: string, _opts: ScheduleFlags, cmd: Command) => {
+    addJsonOption(schedule.command(verb).description(help).argument("<name>", "schedule name"))
+      .addHelpText("after", `\nExample:\n  $ runlater schedule ${verb} nightly_etl`)
+      .action(async (name: string, _opts: ScheduleFlags, cmd: Command) => {
         const ctx = clientContext(io, cmd);
         if (verb === "pause") {
           const res = await ctx.clients.schedules.pauseSchedule({ name });
@@ -243,8 +246,7 @@ export function registerSchedule(program: Command, io: CliIo): void {
           if (ctx.json) return printJson(io, ResumeScheduleResponseSchema, res);
           io.out(`resumed schedule ${name}; next fire ${formatTime(res.schedule!.nextFireAt)}\n`);
         }
-      },
-    );
+      });
   }
 }
 

@@ -188,6 +188,8 @@ export function registerWorkflow(program: Command, io: CliIo): void {
       if (parser) cmd.argument(arg, help, parser);
       else cmd.argument(arg, help);
     }
+    const example = ["wf_mq1a2b3c4d5e6f7a8", "load", "1"].slice(0, args.length).join(" ");
+    cmd.addHelpText("after", `\nExample:\n  $ runlater workflow ${command} ${example}`);
     addJsonOption(cmd).action(async (...params: unknown[]) => {
       const self = params[params.length - 1] as Command;
       const values = params.slice(0, args.length) as Array<string | number>;
