@@ -102,6 +102,11 @@ export class Schedules {
     return this.store().scheduleList(p);
   }
 
+  /** Whether the store keeps schedules (the other methods refuse with UNSUPPORTED otherwise). */
+  kept(): boolean {
+    return this.o.store.schedules !== undefined;
+  }
+
   // ---- fires
 
   /**
