@@ -56,7 +56,7 @@ export const layers = [
   {
     name: "maintenance",
     path: "maintenance/",
-    job: "the claim-timeout sweep and retention GC",
+    job: "the claim-timeout sweep, retention GC, schedule firing and workflow upkeep (the reconciler, instance retention), on the leader",
     imports: ["engine", "store", "domain"],
   },
   {

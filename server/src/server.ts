@@ -70,6 +70,10 @@ export interface ServerOptions {
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
   gcIntervalMs?: number;
+  /** How often the maintenance leader looks for due schedules at least (default 1 s; it also wakes at the next due time). */
+  fireIntervalMs?: number;
+  /** How long ended workflow instances are kept (default 7 days; docs/workflows.md#retention). */
+  instanceRetentionMs?: number;
   /**
    * Gzip responses of 1 KiB or more for clients that accept it (default off: on a LAN the
    * CPU costs more than the bytes save; compressed requests are always accepted).
@@ -196,6 +200,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     log,
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
+    fireIntervalMs: o.fireIntervalMs,
+    instanceRetentionMs: o.instanceRetentionMs,
     chunk: 1000,
     isLeader: () => membership.leads(),
     counters,

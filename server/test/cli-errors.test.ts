@@ -103,13 +103,21 @@ describe("usage", () => {
         "jobs count",
         "jobs retry",
         "jobs delete",
+        "workflow apply",
+        "workflow start",
+        "workflow show",
+        "workflow list",
+        "workflow cancel",
+        "schedule create",
+        "schedule show",
+        "schedule pause",
       ]),
     );
     for (const path of paths) {
       const r = await h.run([...path, "--help"]);
       expect(r.code, path.join(" ")).toBe(0);
       expect(r.stdout, path.join(" ")).toContain(`Usage: runlater ${path.join(" ")}`);
-      const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs" || path[0] === "token");
+      const isGroup = path.length === 1 && ["queue", "jobs", "token", "workflow", "schedule"].includes(path[0]!);
       // They talk to stores, or to nobody, not to a server.
       const serverSide = path[0] === "serve" || path[0] === "migrate" || path.join(" ") === "token generate";
       if (!serverSide && !isGroup) {

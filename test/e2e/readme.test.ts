@@ -17,10 +17,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-function tourScript(): string {
+function tourScript(marker = "tour"): string {
   const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = /<!-- tour:start -->\s*```sh\n([\s\S]*?)```\s*<!-- tour:end -->/.exec(readme);
-  if (!section) throw new Error("README.md has no tour block between the tour markers");
+  const section = new RegExp(
+    `<!-- ${marker}:start -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${marker}:end -->`,
+  ).exec(readme);
+  if (!section) throw new Error(`README.md has no ${marker} block between the ${marker} markers`);
   return section[1]!;
 }
 
@@ -47,4 +49,35 @@ it("runs the README's curl tour end to end", async () => {
     body: "aGVsbG8gd29ybGQ=",
   });
   expect(queue.queue.stats.succeeded).toBe("1");
+});
+
+it("runs the README's workflow tour end to end", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "runlater-workflow-tour-"));
+  const { stdout: output } = await promisify(execFile)(
+    "bash",
+    ["-euo", "pipefail", "-c", tourScript("workflow-tour")],
+    {
+      cwd,
+      env: { ...process.env, RUNLATER: server.url },
+      encoding: "utf8",
+    },
+  );
+  const docs = output
+    .trim()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
+  const [, , applied, ackedExtract, ackedLoad, instance, schedule, shown] = docs;
+  expect(applied).toMatchObject({ workflow: { name: "etl", version: 1 }, created: true });
+  expect(ackedExtract.results[0].outcome).toBe("OUTCOME_ACKNOWLEDGED");
+  expect(ackedLoad.results[0].outcome).toBe("OUTCOME_ACKNOWLEDGED");
+  const load = JSON.parse(readFileSync(join(cwd, "load.json"), "utf8"));
+  expect(load.jobs[0].workflow.triggeredBy[0]).toMatchObject({ fromJob: "extract", result: "cm93cz0z" });
+  expect(instance.instance.state).toBe("INSTANCE_STATE_SUCCEEDED");
+  expect(instance.instance.jobs.map((j: { runs: Array<{ outcome: string }> }) => j.runs[0]!.outcome)).toEqual([
+    "RUN_OUTCOME_SUCCEEDED",
+    "RUN_OUTCOME_SUCCEEDED",
+  ]);
+  expect(schedule).toMatchObject({ created: true, schedule: { name: "nightly_etl", timeZone: "Europe/Berlin" } });
+  expect(shown.schedule.upcoming).toHaveLength(3);
 });

@@ -22,6 +22,7 @@ import {
   stateFromProto,
 } from "./convert.js";
 import { dequeueStream, type OpenStreams } from "./dequeue-stream.js";
+import { registerScheduleService } from "./schedule-service.js";
 import { registerWorkflowService } from "./workflow-service.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
@@ -43,6 +44,7 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
   if (served.frontend) {
     registerFrontend(router, engine, served.totals);
     registerWorkflowService(router, engine);
+    registerScheduleService(router, engine);
   }
   return router.service(WorkerService, {
     async dequeue(req, ctx) {

@@ -9,7 +9,9 @@ import { type Client, createClient, type Interceptor } from "@connectrpc/connect
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { TokenService } from "@runlater/sdk/gen/token_service_pb.js";
+import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
 import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
@@ -44,6 +46,8 @@ export interface Clients {
   jobs: Client<typeof JobService>;
   queues: Client<typeof QueueService>;
   tokens: Client<typeof TokenService>;
+  workflows: Client<typeof WorkflowService>;
+  schedules: Client<typeof ScheduleService>;
 }
 
 /** Clients of the server at `baseUrl`; with `token`, every call carries it (RUNLATER_TOKEN). */
@@ -61,6 +65,8 @@ export function createClients(baseUrl: string, token?: string): Clients {
     jobs: createClient(JobService, transport),
     queues: createClient(QueueService, transport),
     tokens: createClient(TokenService, transport),
+    workflows: createClient(WorkflowService, transport),
+    schedules: createClient(ScheduleService, transport),
   };
 }
 

@@ -6,8 +6,10 @@ import { registerJobs } from "./jobs.js";
 import { registerMigrate } from "./migrate.js";
 import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
+import { registerSchedule } from "./schedule.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
+import { registerWorkflow } from "./workflow.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -29,6 +31,8 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerJobs(program, io);
   registerMigrate(program, io);
   registerToken(program, io);
+  registerWorkflow(program, io);
+  registerSchedule(program, io);
   return program;
 }
 

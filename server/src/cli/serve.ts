@@ -1,10 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { limits } from "../domain/limits.js";
 import { createLogger } from "../log.js";
 import { type Role, startServer } from "../server.js";
 import { openStore } from "../store/open-store.js";
 import { usageError } from "./exits.js";
 import { intOption } from "./options.js";
+import { formatMs } from "./output.js";
+import { parseDurationMs } from "./parse.js";
 
 interface ServeFlags {
   role: Role;
@@ -31,6 +34,15 @@ interface ServeFlags {
   adminTokenFile?: string;
   clusterSecretFile?: string;
   insecureNoAuth?: boolean;
+  instanceRetention: number;
+}
+
+/** A retention: a duration from 1s to limits.retentionMaxMs. */
+function retention(value: string): number {
+  const ms = parseDurationMs(value);
+  if (ms < 1000 || ms > limits.retentionMaxMs)
+    throw new InvalidArgumentError(`"${value}" must be from 1s to ${formatMs(limits.retentionMaxMs)}`);
+  return ms;
 }
 
 export function registerServe(program: Command): void {
@@ -123,6 +135,12 @@ export function registerServe(program: Command): void {
       "allow listening on a non-loopback address without auth: anyone who reaches the port can do anything",
     )
     .option(
+      "--instance-retention <duration>",
+      "how long ended workflow instances are kept before they are deleted (docs/workflows.md#retention)",
+      retention,
+      limits.instanceRetentionDefaultMs,
+    )
+    .option(
       "--enable-test-control",
       "TESTS ONLY: run on a manual clock and serve runlater.testing.v1.TestControlService (AdvanceClock, Reset deletes every queue)",
     )
@@ -171,6 +189,7 @@ export function registerServe(program: Command): void {
         enableTestControl: opts.enableTestControl ?? false,
         auth: auth ? { bootstrapToken } : undefined,
         clusterSecret,
+        instanceRetentionMs: opts.instanceRetention,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});
         throw err;

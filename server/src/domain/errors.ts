@@ -14,6 +14,7 @@ export type ErrorCode =
   | "permission_denied";
 
 export type ErrorReasonName =
+  | "UNSPECIFIED"
   | "QUEUE_NOT_FOUND"
   | "INVALID_QUEUE_NAME"
   | "INVALID_PRIORITY"

@@ -1,8 +1,9 @@
 /**
- * How workflow state travels through stores that keep text (Redis, MySQL, SQLite): JSON,
+ * How workflow state (and schedules) travels through stores that keep text (Redis, MySQL, SQLite): JSON,
  * with byte arrays as base64. A store persists these strings as they are; only the domain
  * reads them.
  */
+import type { Schedule } from "./schedule.js";
 import type { WorkflowDef } from "./workflow-definition.js";
 import type { WorkflowEvent, WorkflowInstance } from "./workflow-transitions.js";
 
@@ -35,3 +36,5 @@ export const encodeDefinition = (def: WorkflowDef): string => JSON.stringify(def
 export const decodeDefinition = (text: string): WorkflowDef => JSON.parse(text, reviver) as WorkflowDef;
 export const encodeJobContext = (ctx: WorkflowJobContext): string => JSON.stringify(ctx, replacer);
 export const decodeJobContext = (text: string): WorkflowJobContext => JSON.parse(text, reviver) as WorkflowJobContext;
+export const encodeSchedule = (schedule: Schedule): string => JSON.stringify(schedule, replacer);
+export const decodeSchedule = (text: string): Schedule => JSON.parse(text, reviver) as Schedule;

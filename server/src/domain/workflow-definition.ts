@@ -44,7 +44,8 @@ export function inputKey(source: InputSource): string {
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
 
-function checkName(value: string, field: string, what: string): void {
+/** Throws invalid_argument unless `value` is a name workflows use (workflows, jobs, inputs, schedules). */
+export function checkName(value: string, field: string, what: string): void {
   if (value.length === 0 || value.length > limits.workflowNameMaxLength || !NAME.test(value)) {
     throw invalidArgument(
       field,

@@ -34,6 +34,7 @@ import {
   fitting,
   truncateStatus,
 } from "./request-checks.js";
+import { Schedules } from "./schedules.js";
 import { Workflows } from "./workflows.js";
 
 export interface EngineOptions {
@@ -57,6 +58,8 @@ export class Engine {
   private readonly admin: JobAdmin;
   /** Workflow definitions and instances (docs/workflows.md). */
   readonly workflows: Workflows;
+  /** Schedules (docs/workflows.md#schedules). */
+  readonly schedules: Schedules;
   /** Hand-backs of undelivered jobs still being written (releaseUndelivered). */
   private readonly handingBack = new Set<Promise<void>>();
 
@@ -73,6 +76,14 @@ export class Engine {
       broker: o.broker,
       queues: this.queues,
       partitions: this.partitions,
+    });
+    this.schedules = new Schedules({
+      store: o.store,
+      clock: o.clock,
+      broker: o.broker,
+      queues: this.queues,
+      partitions: this.partitions,
+      workflows: this.workflows,
     });
   }
 

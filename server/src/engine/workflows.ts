@@ -15,6 +15,7 @@ import { limits } from "../domain/limits.js";
 import { storedOrderingKey } from "../domain/ordering.js";
 import { decodeJobContext, encodeJobContext } from "../domain/workflow-codec.js";
 import { sameDefinition, validateWorkflow, type WorkflowDef } from "../domain/workflow-definition.js";
+import { type QueueJobSeen, queuedRunJobs, queuedRunsEnded } from "../domain/workflow-reconcile.js";
 import {
   type AssignId,
   cancelInstance,
@@ -100,16 +101,31 @@ export class Workflows {
     events: Array<{ input: string; output: Output }>;
     keepOpen: boolean;
   }): Promise<WorkflowInstance> {
+    const now = this.o.clock.now();
+    const { instance, jobs } = await this.planStart({ ...p, id: newInstanceId(now), now });
+    await this.store().instanceInsert({ instance, jobs, now });
+    announceInserted(this.o.broker, jobs);
+    return instance;
+  }
+
+  /**
+   * A new instance of the workflow's latest version and the queue jobs of its first runs,
+   * not yet stored: start() inserts them, a schedule's fire inserts them with its own step.
+   */
+  async planStart(p: {
+    workflow: string;
+    events: Array<{ input: string; output: Output }>;
+    keepOpen: boolean;
+    id: string;
+    now: number;
+  }): Promise<{ instance: WorkflowInstance; jobs: NewJob[] }> {
     const { def } = await this.get(p.workflow);
     for (const [i, e] of p.events.entries()) checkResult(e.output.result, `events[${i}].result`);
     await this.queuesOf(def);
-    const now = this.o.clock.now();
-    const id = newInstanceId(now);
-    const t = rule(() => startInstance(def, { id, now, keepOpen: p.keepOpen, external: p.events }, this.assignId(now)));
-    const jobs = await this.newJobs(def, t, now);
-    await this.store().instanceInsert({ instance: t.instance, jobs, now });
-    announceInserted(this.o.broker, jobs);
-    return t.instance;
+    const t = rule(() =>
+      startInstance(def, { id: p.id, now: p.now, keepOpen: p.keepOpen, external: p.events }, this.assignId(p.now)),
+    );
+    return { instance: t.instance, jobs: await this.newJobs(def, t, p.now) };
   }
 
   async instance(id: string): Promise<WorkflowInstance> {
@@ -150,6 +166,48 @@ export class Workflows {
 
   enable(id: string, job: string): Promise<WorkflowInstance> {
     return this.change(id, (def, inst, now, assign) => enableJob(def, inst, { job, now }, assign));
+  }
+
+  // ---- the reconciler (docs/workflows.md#the-reconciler)
+
+  /**
+   * Ends, as failed, the instance's queued runs whose queue job failed outside the ACK path
+   * (the claim-timeout sweep) or is gone. Idempotent: a run's outcome is taken once.
+   * Returns whether the instance changed.
+   */
+  async reconcile(id: string): Promise<boolean> {
+    const instance = await this.store().instanceGet({ id });
+    if (!instance) return false;
+    const seen = await this.seen(queuedRunJobs(instance));
+    if (![...seen.values()].some((s) => s.state !== "live")) return false;
+    try {
+      const after = await this.change(id, (def, inst, now, assign) => queuedRunsEnded(def, inst, seen, now, assign));
+      return after.rev !== instance.rev;
+    } catch (err) {
+      if (err instanceof RunlaterError && err.reason === "INSTANCE_NOT_FOUND") return false; // deleted meanwhile
+      throw err;
+    }
+  }
+
+  /** The queue jobs of queued runs as the reconciler sees them: failed, gone, or live. */
+  async seen(ids: string[]): Promise<Map<string, QueueJobSeen>> {
+    const seen = new Map<string, QueueJobSeen>();
+    for (let at = 0; at < ids.length; at += limits.getJobsMax) {
+      const chunk = ids.slice(at, at + limits.getJobsMax);
+      const jobs = await this.o.store.jobGetMany({ ids: chunk, bodies: false });
+      chunk.forEach((id, i) => {
+        const job = jobs[i];
+        seen.set(
+          id,
+          !job
+            ? { state: "gone" }
+            : job.state === "failed"
+              ? { state: "failed", customStatus: job.customStatus }
+              : { state: "live" },
+        );
+      });
+    }
+    return seen;
   }
 
   // ---- runs
@@ -245,13 +303,7 @@ export class Workflows {
 
   private store(): WorkflowStore {
     const ws = this.o.store.workflows;
-    if (!ws) {
-      throw new RunlaterError(
-        "failed_precondition",
-        "UNSUPPORTED",
-        `the ${this.o.store.name} store does not keep workflows yet; run the server on the memory store (docs/workflows.md)`,
-      );
-    }
+    if (!ws) throw unsupported(this.o.store.name, "workflows");
     return ws;
   }
 
@@ -372,6 +424,15 @@ function instanceNotFound(id: string): RunlaterError {
     "INSTANCE_NOT_FOUND",
     `workflow instance "${id}" does not exist (or was deleted after its retention)`,
     "instance_id",
+  );
+}
+
+/** The store does not keep `what` (workflows, schedules) yet. */
+export function unsupported(store: string, what: string): RunlaterError {
+  return new RunlaterError(
+    "failed_precondition",
+    "UNSUPPORTED",
+    `the ${store} store does not keep ${what} yet; run the server on the memory store (docs/workflows.md)`,
   );
 }
 

@@ -9,7 +9,7 @@
 import type { Store } from "./store.js";
 
 /** The Store methods a module function implements: all but close, which each store writes. */
-type Delegated = Exclude<keyof Store, "name" | "defaultBufferSize" | "close" | "workflows">;
+type Delegated = Exclude<keyof Store, "name" | "defaultBufferSize" | "close" | "workflows" | "schedules">;
 
 /** The module function behind each Store method: the method's parameters, after the store's context. */
 export type StoreFunctions<C> = { [K in Delegated]: (ctx: C, ...p: Parameters<Store[K]>) => ReturnType<Store[K]> };

@@ -22,6 +22,7 @@
 import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
 import type { AckOutcome, JobRecord, NewJob, Outcome } from "../domain/job-record.js";
 import type { QueueConfig } from "../domain/queue-config.js";
+import type { Schedule } from "../domain/schedule.js";
 import type { TokenRecord } from "../domain/tokens.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../domain/transitions.js";
 import type { WorkflowDef } from "../domain/workflow-definition.js";
@@ -117,6 +118,49 @@ export interface WorkflowStore {
   instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
 }
 
+/** What a schedule's fire starts: an instance with the queue jobs of its first runs, or a plain job. */
+export type FireStart = { instance: WorkflowInstance; jobs: NewJob[] } | { job: NewJob };
+
+/**
+ * Schedules (docs/workflows.md#schedules), for stores that keep them (Store.schedules). A
+ * schedule is one record, by name, with its revision: every change is written only over
+ * the revision it was decided on, and a fire is recorded in the same atomic step as what
+ * it starts (scheduleFire). Stores index nextFireAt (0: never due) for scheduleDue; the
+ * domain (schedule-transitions.ts) decides every field.
+ */
+export interface ScheduleStore {
+  /** Inserts a schedule, unless one of its name exists ("exists") or `max` schedules exist already ("full"). */
+  scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full">;
+  scheduleGet(p: { name: string }): Promise<Schedule | undefined>;
+  /** Schedules by name (ascending), strictly after `after`. */
+  scheduleList(p: { limit: number; after?: string }): Promise<Schedule[]>;
+  /** Replaces the schedule if the stored one is at revision `rev`; false (nothing written) otherwise, or if it is gone. */
+  scheduleReplace(p: { schedule: Schedule; rev: number }): Promise<boolean>;
+  scheduleDelete(p: { name: string }): Promise<boolean>;
+  /**
+   * Up to `limit` schedules due at `now` (0 < nextFireAt ≤ now), earliest nextFireAt first
+   * (ties by name), and the earliest nextFireAt after `now` (when to look again), if any.
+   */
+  scheduleDue(p: { now: number; limit: number }): Promise<{ due: Schedule[]; nextDueAt?: number }>;
+  /**
+   * A fire, in one atomic step: the stored schedule must be at revision `rev` (else nothing
+   * is written: applied false, a conflict the caller decides again); it is replaced by
+   * `schedule`; `start` is inserted unless a record with its id (the instance's, or the
+   * job's) exists already (then nothing of it is written and `existed` is true: an earlier
+   * try of this fire started it); the jobs named in `cancel` are deleted if no worker holds
+   * them and they have not ended. A store that cannot make this one step (a schedule and an
+   * instance on different shards) inserts `start` first and then replaces the schedule
+   * over `rev`: the derived id makes a retry after a crash in between find what it started.
+   */
+  scheduleFire(p: {
+    rev: number;
+    schedule: Schedule;
+    start?: FireStart;
+    cancel: string[];
+    now: number;
+  }): Promise<{ applied: boolean; existed: boolean }>;
+}
+
 export interface Lease {
   queue: string;
   partition: number;
@@ -146,6 +190,8 @@ export interface Store {
   readonly defaultBufferSize: number;
   /** Present when the store keeps workflows (docs/workflows.md). */
   readonly workflows?: WorkflowStore;
+  /** Present when the store keeps schedules (docs/workflows.md#schedules). */
+  readonly schedules?: ScheduleStore;
 
   // Broker registry (shard 0): who is alive, and where.
   /** Registers or refreshes `id` until now + ttlMs. */

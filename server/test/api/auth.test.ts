@@ -5,6 +5,7 @@
  * wrong one, an expired or a revoked one is unauthenticated; queue patterns limit what a
  * token touches; the services between nodes answer only to the cluster secret.
  */
+import { readdirSync } from "node:fs";
 import { type DescService, toJsonString } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
@@ -12,6 +13,7 @@ import { ClusterInfoService } from "@runlater/sdk/gen/cluster_info_service_pb.js
 import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { ListTokensResponseSchema, TokenService } from "@runlater/sdk/gen/token_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
@@ -32,6 +34,7 @@ const services: DescService[] = [
   WorkerService,
   QueueService,
   WorkflowService,
+  ScheduleService,
   TokenService,
   ClusterInfoService,
 ];
@@ -101,6 +104,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await second.stop();
   await server.stop();
+});
+
+describe("the access table", () => {
+  it("names every method of every public service, so none is refused to every token by omission", () => {
+    // Every *_service_pb file the SDK generates is in `services`, and each of its methods in ACCESS.
+    const generated = readdirSync(new URL("../../../sdk-ts/src/gen/runlater/v1/", import.meta.url))
+      .filter((f) => f.endsWith("_service_pb.ts"))
+      .map((f) => f.replace("_service_pb.ts", "").replaceAll("_", ""));
+    expect(services.map((s) => s.name.replace("Service", "").toLowerCase()).sort()).toEqual(generated.sort());
+    const methods = services.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`));
+    expect(methods.filter((m) => !(m in ACCESS))).toEqual([]);
+    expect(Object.keys(ACCESS).filter((m) => !methods.includes(m))).toEqual([]);
+  });
 });
 
 describe.each(Object.keys(protocols))("every RPC × every scope over %s", (protocol) => {

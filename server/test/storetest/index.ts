@@ -15,6 +15,7 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
+import { exerciseSchedules } from "./schedules.js";
 import { exerciseTokens } from "./tokens.js";
 import { exerciseWorkflows } from "./workflows.js";
 
@@ -26,6 +27,14 @@ export type OpenStore = () => Promise<Store>;
  */
 export function exerciseWorkflowStore(name: string, open: OpenStore): void {
   describe(`workflow store suite: ${name}`, () => exerciseWorkflows(open));
+}
+
+/**
+ * The schedule cases (Store.schedules) for the stores that keep schedules; each store's
+ * entry test calls it beside exerciseWorkflowStore once it offers them (docs/workflows.md#schedules).
+ */
+export function exerciseScheduleStore(name: string, open: OpenStore): void {
+  describe(`schedule store suite: ${name}`, () => exerciseSchedules(open));
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {

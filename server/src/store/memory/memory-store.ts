@@ -29,6 +29,7 @@ import * as leases from "./leases.js";
 import { MemoryState } from "./memory-state.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import { MemorySchedules } from "./schedules.js";
 import * as tokens from "./tokens.js";
 import { MemoryWorkflows } from "./workflows.js";
 
@@ -51,6 +52,7 @@ export class MemoryStore extends DelegatingStore<MemoryState> {
   /** The jobs, queues, leases and brokers, shared by the modules this class delegates to. */
   protected readonly ctx = new MemoryState();
   readonly workflows = new MemoryWorkflows(this.ctx);
+  readonly schedules = new MemorySchedules(this.ctx, this.workflows);
 
   constructor() {
     super(functions);

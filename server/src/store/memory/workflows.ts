@@ -17,6 +17,14 @@ import { applyToRunning } from "./running-writes.js";
 /** A queue job in these states may be cancelled: no worker has it, and it has not ended. */
 const CANCELLABLE = new Set(["pending", "waiting", "buffered"]);
 
+/** Deletes the jobs named that may be cancelled; leaves running and ended ones. */
+export function cancelJobs(state: MemoryState, ids: string[], now: number): void {
+  for (const id of ids) {
+    const slot = state.jobs.get(id);
+    if (slot && CANCELLABLE.has(slot.job.state)) state.remove(slot, now);
+  }
+}
+
 export class MemoryWorkflows implements WorkflowStore {
   /** Versions of each workflow, oldest first. */
   private readonly workflows = new Map<string, StoredWorkflow[]>();
@@ -45,6 +53,11 @@ export class MemoryWorkflows implements WorkflowStore {
   }
 
   async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
+    return this.insertInstance(p);
+  }
+
+  /** instanceInsert as one synchronous step (schedules.ts makes it part of a fire). */
+  insertInstance(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): boolean {
     if (this.instances.has(p.instance.id)) return false;
     insertJobs(this.state, { jobs: p.jobs, now: p.now }); // throws before writing if a queue is gone
     this.instances.set(p.instance.id, structuredClone(p.instance));
@@ -96,10 +109,7 @@ export class MemoryWorkflows implements WorkflowStore {
     insertJobs(this.state, { jobs: p.jobs, now: p.now }); // throws before writing if a queue is gone
     const ack = p.ack && this.applyAck(p.ack, p.now);
     if (p.instance) this.instances.set(p.id, structuredClone(p.instance));
-    for (const id of p.cancel) {
-      const slot = this.state.jobs.get(id);
-      if (slot && CANCELLABLE.has(slot.job.state)) this.state.remove(slot, p.now);
-    }
+    cancelJobs(this.state, p.cancel, p.now);
     return { applied: true, ack };
   }
 
