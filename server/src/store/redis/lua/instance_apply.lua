@@ -61,6 +61,9 @@ if kind ~= "" then
   if promoted then ack = " a+" .. N(promoted.ra) end
 end
 if ARGV[5] ~= "" then writeInstance(id, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]) end
+-- A job to cancel may be one the ACK just sent back to pending (or promoted): its queued
+-- index writes must land before the removal's, or its new entry would outlive it.
+flushIndexes()
 local cancel, at = ARGV[17], 1
 while at <= #cancel do
   local jobId
