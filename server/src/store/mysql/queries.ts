@@ -252,7 +252,9 @@ export const INSTANCE_UPSERT =
   "created_at = VALUES(created_at), ended_at = VALUES(ended_at), instance = VALUES(instance)";
 /**
  * Instances newest first (created_at, then id, descending) after a keyset cursor, with
- * the filters given: each combination has its index (migration 0008), read backwards.
+ * the filters given: each combination has its index (migration 0008), read backwards and
+ * stopped by LIMIT. Without a filter the index is forced: MariaDB would rather read the
+ * whole table and sort it than read the first LIMIT entries of instances_created.
  */
 export const instanceList = (workflow: boolean, state: boolean, after: boolean) => {
   const where = [
@@ -260,7 +262,8 @@ export const instanceList = (workflow: boolean, state: boolean, after: boolean) 
     ...(state ? ["state = ?"] : []),
     ...(after ? ["(created_at < ? OR (created_at = ? AND id < ?))"] : []),
   ];
-  return `SELECT instance FROM workflow_instances${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+  const from = workflow || state ? "workflow_instances" : "workflow_instances FORCE INDEX (instances_created)";
+  return `SELECT instance FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
 };
 /** Retention: ended instances (ended_at is NULL while running), oldest end first; then deleted by id. */
 export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
