@@ -16,8 +16,9 @@ import { RunlaterError } from "../../domain/errors.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
-import type { InstanceState, WorkflowInstance } from "../../domain/workflow-transitions.js";
-import type { OutcomeResult, StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
+import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
+import { workflowsNeedOneShard } from "../placement.js";
+import type { StoredWorkflow, WorkflowStore } from "../store.js";
 import { insertOnShard, lockQueues } from "./insert-jobs.js";
 import { applyStep, noteStep } from "./instance-apply.js";
 import type { MysqlContext } from "./mysql-context.js";
@@ -88,12 +89,7 @@ export class MysqlWorkflows implements WorkflowStore {
     return row && decodeInstance(row.instance);
   }
 
-  async instanceList(p: {
-    workflow?: string;
-    state?: InstanceState;
-    limit: number;
-    after?: { createdAt: number; id: string };
-  }): Promise<WorkflowInstance[]> {
+  async instanceList(p: Parameters<WorkflowStore["instanceList"]>[0]): Promise<WorkflowInstance[]> {
     if (p.workflow !== undefined && !storable(p.workflow)) return [];
     const params: Param[] = [
       ...(p.workflow !== undefined ? [p.workflow] : []),
@@ -106,15 +102,7 @@ export class MysqlWorkflows implements WorkflowStore {
     return rows.map((row) => decodeInstance(row.instance));
   }
 
-  async instanceApply(p: {
-    id: string;
-    rev: number;
-    instance?: WorkflowInstance;
-    jobs: NewJob[];
-    cancel: string[];
-    ack?: WorkflowAck;
-    now: number;
-  }): Promise<{ applied: boolean; ack?: OutcomeResult }> {
+  async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
     // Ids come from the engine (newInstanceId); one the ascii column cannot hold names nothing here.
     if (!storable(p.id)) throw new RunlaterError("invalid_argument", "INVALID_ARGUMENT", `bad instance id "${p.id}"`);
     const result = await this.oneShard().transaction((c) =>
@@ -137,14 +125,7 @@ export class MysqlWorkflows implements WorkflowStore {
 
   /** The instances' shard, for a write; refused while the store has several (see the header). */
   private oneShard(): Shard {
-    const n = this.ctx.shards.length;
-    if (n > 1) {
-      throw new RunlaterError(
-        "failed_precondition",
-        "UNSUPPORTED",
-        `workflows need a MySQL store of one shard; this one has ${n} (--store given ${n} times): an instance and the queue jobs of its runs must live where one transaction reaches them, and placing them across shards is not built yet (docs/workflows.md)`,
-      );
-    }
+    if (this.ctx.shards.length > 1) throw workflowsNeedOneShard("MySQL", this.ctx.shards.length, "transaction");
     return this.shard0();
   }
 }

@@ -14,12 +14,12 @@
  * them together yet. Reads still answer from shard 0.
  */
 import type { Redis } from "ioredis";
-import { RunlaterError } from "../../domain/errors.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
-import type { InstanceState, WorkflowInstance } from "../../domain/workflow-transitions.js";
-import type { OutcomeResult, StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
+import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
+import { workflowsNeedOneShard } from "../placement.js";
+import type { StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { decodeOutcome, text } from "./codec.js";
 import { pushInsertArgs, runInserting } from "./insert-jobs.js";
@@ -66,27 +66,14 @@ export class RedisWorkflows implements WorkflowStore {
     return data === null ? undefined : decodeInstance(data);
   }
 
-  async instanceList(p: {
-    workflow?: string;
-    state?: InstanceState;
-    limit: number;
-    after?: { createdAt: number; id: string };
-  }): Promise<WorkflowInstance[]> {
+  async instanceList(p: Parameters<WorkflowStore["instanceList"]>[0]): Promise<WorkflowInstance[]> {
     const cursor = p.after ? listMember(p.after.createdAt, p.after.id) : "";
     const args = [this.ctx.keys.prefix, p.workflow ?? "", p.state ?? "", p.limit, cursor];
     const found = (await runScript(this.shard0(), "instance_list", [this.ctx.keys.instanceList()], args)) as Buffer[];
     return found.map((data) => decodeInstance(data.toString("utf8")));
   }
 
-  async instanceApply(p: {
-    id: string;
-    rev: number;
-    instance?: WorkflowInstance;
-    jobs: NewJob[];
-    cancel: string[];
-    ack?: WorkflowAck;
-    now: number;
-  }): Promise<{ applied: boolean; ack?: OutcomeResult }> {
+  async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
     const args: ScriptArg[] = [
       this.ctx.keys.prefix,
       p.now,
@@ -113,14 +100,7 @@ export class RedisWorkflows implements WorkflowStore {
 
   /** The instances' shard, for a write; refused while the store has several (see the header). */
   private oneShard(): Redis {
-    const n = this.ctx.shards.length;
-    if (n > 1) {
-      throw new RunlaterError(
-        "failed_precondition",
-        "UNSUPPORTED",
-        `workflows need a Redis store of one shard; this one has ${n} (--store given ${n} times): an instance and the queue jobs of its runs must live where one script reaches them, and placing them across shards is not built yet (docs/workflows.md)`,
-      );
-    }
+    if (this.ctx.shards.length > 1) throw workflowsNeedOneShard("Redis", this.ctx.shards.length, "script");
     return this.shard0();
   }
 }
