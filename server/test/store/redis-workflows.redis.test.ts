@@ -1,16 +1,13 @@
 /**
  * Redis internals of workflows the shared suite cannot see: an instance's list entries
- * follow its state and go with it, and a store of several shards refuses workflow writes
- * (docs/workflows.md: an instance and its jobs must sit where one script reaches them).
+ * follow its state, and go with it.
  */
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { RunlaterError } from "../../src/domain/errors.js";
-import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { startInstance } from "../../src/domain/workflow-transitions.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
-import { createQueue, get, handOut, insert, T0 } from "../storetest/fixtures.js";
+import { createQueue, T0 } from "../storetest/fixtures.js";
 import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
 
 afterAll(cleanup);
@@ -76,43 +73,5 @@ describe("redis workflows", () => {
       "{wf}:list:w:flow": [member(T0 + 1, "ib")],
       "{wf}:list:ws:running:flow": [member(T0 + 1, "ib")],
     });
-  });
-
-  it("a store of several shards refuses workflow writes, still reads, and still answers a workflow job's ACK", async () => {
-    const store = await openTestStore(2);
-    const queue = await createQueue(store);
-    const refused = async (call: Promise<unknown>) =>
-      call.then(
-        () => "accepted",
-        (err: unknown) => err instanceof RunlaterError && `${err.code} ${err.reason} ${err.message}`,
-      );
-    const ws = store.workflows;
-    const i = instance(queue, "i2");
-    expect(await refused(ws.workflowInsert({ def: def(queue), now: T0 }))).toMatch(
-      /^failed_precondition UNSUPPORTED workflows need a Redis store of one shard; this one has 2/,
-    );
-    expect(await refused(ws.instanceInsert({ instance: i, jobs: [], now: T0 }))).toMatch(/^failed_precondition/);
-    expect(await refused(ws.instanceApply({ id: "i2", rev: 0, jobs: [], cancel: [], now: T0 }))).toMatch(
-      /^failed_precondition/,
-    );
-    expect(await ws.workflowGet({ name: "flow" })).toBeUndefined();
-    expect(await ws.instanceList({ limit: 10 })).toEqual([]);
-    // A workflow job's run (say, written before a shard was added) is still never completed by the plain ACK.
-    const workflow = encodeJobContext({
-      workflow: "flow",
-      version: 1,
-      instanceId: "i2",
-      job: "a",
-      run: 1,
-      triggeredBy: [],
-    });
-    const [id] = await insert(store, queue, [{ workflow }]);
-    const [job] = await handOut(store, queue);
-    const [ack] = await store.jobCompleteMany({
-      items: [{ id: id!, claimToken: job!.claimToken, customStatus: "" }],
-      now: T0,
-    });
-    expect(ack).toEqual({ outcome: "workflow", workflow });
-    expect((await get(store, id!))?.state).toBe("running");
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { exerciseStore, exerciseWorkflowStore } from "../storetest/index.js";
+import { exerciseStore, exerciseWorkflowStore, exerciseWorkflowsOnShards } from "../storetest/index.js";
 import { cleanup, openTestStore } from "./redis-helpers.js";
 
 exerciseStore("redis", () => openTestStore(1));
@@ -7,5 +7,6 @@ exerciseStore("redis", () => openTestStore(1));
 // and the global claim sweep.
 exerciseStore("redis, 3 shards", () => openTestStore(3));
 exerciseWorkflowStore("redis", () => openTestStore(1));
+exerciseWorkflowsOnShards("redis, 3 shards", () => openTestStore(3));
 
 afterAll(cleanup);

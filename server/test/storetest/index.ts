@@ -16,7 +16,7 @@ import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
 import { exerciseTokens } from "./tokens.js";
-import { exerciseWorkflows } from "./workflows.js";
+import { exerciseWorkflows, exerciseWorkflowsRefused } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
 
@@ -26,6 +26,11 @@ export type OpenStore = () => Promise<Store>;
  */
 export function exerciseWorkflowStore(name: string, open: OpenStore): void {
   describe(`workflow store suite: ${name}`, () => exerciseWorkflows(open));
+}
+
+/** Stores opened with several shards, which refuse workflows until instances can be placed (docs/workflows.md). */
+export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
+  describe(`workflow store suite, several shards: ${name}`, () => exerciseWorkflowsRefused(open));
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {
