@@ -17,7 +17,7 @@ import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exerciseTokens } from "./tokens.js";
-import { exerciseWorkflows } from "./workflows.js";
+import { exerciseWorkflows, exerciseWorkflowsRefused } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
 
@@ -35,6 +35,11 @@ export function exerciseWorkflowStore(name: string, open: OpenStore): void {
  */
 export function exerciseScheduleStore(name: string, open: OpenStore): void {
   describe(`schedule store suite: ${name}`, () => exerciseSchedules(open));
+}
+
+/** Stores opened with several shards, which refuse workflows until instances can be placed (docs/workflows.md). */
+export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
+  describe(`workflow store suite, several shards: ${name}`, () => exerciseWorkflowsRefused(open));
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {

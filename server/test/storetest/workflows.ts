@@ -4,11 +4,12 @@
  * applies it atomically under the claim fence of the ACK and the instance's revision.
  */
 import { describe, expect, it } from "vitest";
+import { RunlaterError } from "../../src/domain/errors.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { startInstance, type WorkflowInstance } from "../../src/domain/workflow-transitions.js";
 import type { Store, WorkflowStore } from "../../src/store/store.js";
-import { createQueue, get, handOut, insert, newJob, T0 } from "./fixtures.js";
+import { createQueue, get, handOut, insert, lease, newJob, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
 let counter = 0;
@@ -132,6 +133,100 @@ export function exerciseWorkflows(open: OpenStore): void {
     });
   });
 
+  describe("a workflow job's run through the plain paths", () => {
+    it("keeps its context through a claim bounded in bytes (the context is no body), hand-out, checkpoint with a new body, a retry and a second run", async () => {
+      const { store, queue } = await setup();
+      // Longer than the first KiB of a job that some stores read for a transition.
+      const long = encodeJobContext({
+        workflow: "w",
+        version: 1,
+        instanceId: "long",
+        job: "a",
+        run: 1,
+        triggeredBy: [
+          {
+            input: "job:z",
+            event: { id: "e", postedAt: 1, customStatus: "ü".repeat(600), result: new Uint8Array(900).fill(7) },
+          },
+        ],
+      });
+      const [id, plain] = await insert(store, queue, [
+        { workflow: long, body: new Uint8Array(10) },
+        { body: new Uint8Array(10) },
+      ]);
+      const epoch = await lease(store, queue);
+      const claimed = await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, maxBytes: 25, now: T0 });
+      expect(claimed.map((j) => [j.id, j.workflow])).toEqual([
+        [id, long],
+        [plain, undefined],
+      ]);
+      await store.jobStartMany({
+        queue,
+        partition: 0,
+        epoch,
+        plans: [{ id: id!, claimToken: "t1", claimExpiresAt: T0 + 1000, retryDelayMs: 100 }],
+        now: T0,
+      });
+      await store.jobCheckpointMany({
+        items: [
+          {
+            id: id!,
+            claimToken: "t1",
+            claimExpiresAt: T0 + 2000,
+            newBody: Uint8Array.of(9, 9),
+            moveToPending: false,
+            runAfter: 0,
+            attemptsAllowed: 0,
+            customStatus: "half",
+          },
+        ],
+        now: T0,
+      });
+      const [failed] = await store.jobFailMany({
+        items: [{ id: id!, claimToken: "t1", customStatus: "", noRetry: false, retryDelayMs: 0 }],
+        now: T0,
+      });
+      expect(failed).toEqual({ outcome: "workflow", workflow: long });
+      const { expired } = await store.jobClaimExpire({ now: T0 + 2000, limit: 100 });
+      expect(expired.find((j) => j.id === id)).toMatchObject({ state: "pending", workflow: long });
+      // Back to pending after the planned retry delay (100 ms), as any job.
+      const [again] = await handOut(store, queue, { now: T0 + 2100, limit: 1 });
+      expect(again).toMatchObject({ id, attempt: 2, customStatus: expect.stringContaining("half"), workflow: long });
+      expect(Array.from(again!.body)).toEqual([9, 9]);
+      const [done] = await store.jobCompleteMany({
+        items: [{ id: id!, claimToken: again!.claimToken, customStatus: "" }],
+        now: T0 + 2100,
+      });
+      expect(done).toEqual({ outcome: "workflow", workflow: long });
+      expect((await store.jobGetMany({ ids: [id!], bodies: false }))[0]).toMatchObject({ bodySize: 2, workflow: long });
+    });
+
+    it("in an ACK batch with plain jobs of the same claim: the plain ones are acknowledged, the workflow one answered", async () => {
+      const { store, queue } = await setup();
+      const ids = await insert(store, queue, [{}, { workflow: context("mixed") }, {}]);
+      const epoch = await lease(store, queue);
+      const claimed = await store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now: T0 });
+      // One claim token for the batch, as the broker gives a hand-out batch.
+      const plans = claimed.map((j) => ({
+        id: j.id,
+        claimToken: "shared",
+        claimExpiresAt: T0 + 1000,
+        retryDelayMs: 0,
+      }));
+      await store.jobStartMany({ queue, partition: 0, epoch, plans, now: T0 });
+      const results = await store.jobCompleteMany({
+        items: ids.map((id) => ({ id, claimToken: "shared", customStatus: "" })),
+        now: T0,
+      });
+      expect(results).toEqual([
+        { outcome: "acknowledged" },
+        { outcome: "workflow", workflow: context("mixed") },
+        { outcome: "acknowledged" },
+      ]);
+      expect((await store.jobGetMany({ ids })).map((j) => j?.state)).toEqual(["succeeded", "running", "succeeded"]);
+    });
+  });
+
   describe("instanceApply", () => {
     it("applies the ACK, the instance, new jobs and cancels in one step", async () => {
       const { store, ws, queue } = await setup();
@@ -248,5 +343,47 @@ export function exerciseWorkflows(open: OpenStore): void {
       expect(await ws.instanceGet({ id: ended.id })).toBeUndefined();
       expect(await ws.instanceGet({ id: running.id })).toBeDefined();
     });
+  });
+}
+
+/**
+ * A store opened with several shards keeps no workflows yet (docs/workflows.md): every
+ * workflow write is refused, reads answer, and the plain ACK still never completes a
+ * workflow job's run (one written before a shard was added, say).
+ */
+export function exerciseWorkflowsRefused(open: OpenStore): void {
+  it("refuses workflow writes with failed_precondition, still reads, and still answers a workflow job's ACK 'workflow'", async () => {
+    const store = await open();
+    const ws = store.workflows!;
+    const queue = await createQueue(store);
+    const def = definition(queue);
+    const instance = startInstance(
+      def,
+      { id: `s${process.pid}_${++counter}`, now: T0, keepOpen: false, external: [] },
+      () => "",
+    ).instance;
+    const refused = (call: Promise<unknown>) =>
+      call.then(
+        () => "accepted",
+        (err: unknown) => err instanceof RunlaterError && `${err.code} ${err.reason} ${err.message}`,
+      );
+    for (const call of [
+      ws.workflowInsert({ def, now: T0 }),
+      ws.instanceInsert({ instance, jobs: [], now: T0 }),
+      ws.instanceApply({ id: instance.id, rev: 0, jobs: [], cancel: [], now: T0 }),
+    ])
+      expect(await refused(call)).toMatch(
+        /^failed_precondition UNSUPPORTED workflows need a \w+ store of one shard; this one has \d+/,
+      );
+    expect(await ws.workflowGet({ name: def.name })).toBeUndefined();
+    expect(await ws.instanceGet({ id: instance.id })).toBeUndefined();
+    const [id] = await insert(store, queue, [{ workflow: context(instance.id) }]);
+    const [job] = await handOut(store, queue);
+    const [ack] = await store.jobCompleteMany({
+      items: [{ id: id!, claimToken: job!.claimToken, customStatus: "" }],
+      now: T0,
+    });
+    expect(ack).toEqual({ outcome: "workflow", workflow: context(instance.id) });
+    expect((await get(store, id!))?.state).toBe("running");
   });
 }

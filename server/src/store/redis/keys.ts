@@ -102,4 +102,29 @@ export class Keys {
   shardIndex(): string {
     return `${this.prefix}:{meta}:shard`;
   }
+
+  /** Shard 0: hash workflow name → its latest version (workflows.ts). */
+  workflows(): string {
+    return `${this.prefix}:{meta}:workflows`;
+  }
+
+  /** Shard 0: hash version → "<created_at> <definition>" of one workflow. */
+  workflowVersions(name: string): string {
+    return `${this.prefix}:{meta}:workflow:${name}`;
+  }
+
+  /** The instances' shard (0): one instance's hash (lua/include/workflows.lua lists the rest). */
+  instance(id: string): string {
+    return `${this.prefix}:{wf}:i:${id}`;
+  }
+
+  /** The instances' shard (0): ended instances by ended_at, for retention. */
+  instancesEnded(): string {
+    return `${this.prefix}:{wf}:ended`;
+  }
+
+  /** The instances' shard (0): the list of every instance (instance_list.lua reads the one its filters name). */
+  instanceList(): string {
+    return `${this.prefix}:{wf}:list`;
+  }
 }
