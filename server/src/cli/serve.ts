@@ -1,8 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { createLogger } from "../log.js";
-import { type Role, startServer } from "../server.js";
-import { openStore } from "../store/open-store.js";
+import type { Role } from "../server.js";
 import { usageError } from "./exits.js";
 import { intOption } from "./options.js";
 
@@ -109,6 +107,13 @@ export function registerServe(program: Command): void {
           `--host ${opts.host} without auth would let anyone who reaches the port do anything: give an admin token (RUNLATER_ADMIN_TOKEN or --admin-token-file, docs/security.md), or say --insecure-no-auth`,
         );
       }
+      // Loaded here, not at the top: the rest of the CLI (and --help) starts without the
+      // server's modules and the store drivers (docs/cli.md, start-up time).
+      const [{ createLogger }, { startServer }, { openStore }] = await Promise.all([
+        import("../log.js"),
+        import("../server.js"),
+        import("../store/open-store.js"),
+      ]);
       const log = createLogger(opts.logLevel);
       let lastReport = 0;
       const store = await openStore(opts.store, {
