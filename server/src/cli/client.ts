@@ -67,6 +67,8 @@ export function createClients(baseUrl: string, token?: string): Clients {
 /** What a client command's action needs. */
 export interface ClientContext {
   io: CliIo;
+  /** The server's URL: --url, else RUNLATER_URL, else the default. */
+  url: string;
   clients: Clients;
   /** --json: print proto3 JSON instead of tables. */
   json: boolean;
@@ -82,7 +84,7 @@ export function clientContext(io: CliIo, cmd: Command): ClientContext {
     usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
   }
   const token = io.env.RUNLATER_TOKEN?.trim() || undefined;
-  return { io, clients: createClients(url, token), json: opts.json === true };
+  return { io, url, clients: createClients(url, token), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

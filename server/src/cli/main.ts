@@ -8,6 +8,7 @@ import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
+import { registerWork } from "./work.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -29,6 +30,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerJobs(program, io);
   registerMigrate(program, io);
   registerToken(program, io);
+  registerWork(program, io);
   return program;
 }
 
