@@ -14,6 +14,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { type Job, JobState } from "@runlater/sdk/gen/job_pb.js";
 import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../../sdk-ts/test/helpers.js";
 import { type CliHarness, startHarness } from "./cli-harness.js";
 
 const BIN = fileURLToPath(new URL("../bin/runlater.js", import.meta.url));
@@ -61,17 +62,8 @@ function withoutRunlaterVariables(): Record<string, string | undefined> {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("RUNLATER_")));
 }
 
-async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-}
+/** eventually(), with room for a worker process to start on a loaded machine. */
+const soon = <T>(check: () => T | Promise<T>) => eventually(check, 15_000);
 
 async function job(id: string): Promise<Job> {
   const { jobs } = await h.jobs.getJobs({ jobIds: [id] });
@@ -80,7 +72,7 @@ async function job(id: string): Promise<Job> {
 
 /** Waits until job `id` is in `state`, and returns it. */
 function inState(id: string, state: JobState): Promise<Job> {
-  return eventually(async () => {
+  return soon(async () => {
     const j = await job(id);
     expect(JobState[j.state]).toBe(JobState[state]);
     return j;
@@ -174,14 +166,14 @@ esac
     );
     chmodSync(script, 0o755);
     const later = await enqueue(q, "later", 5);
-    const soon = await enqueue(q, "soon", 1);
+    const noDelay = await enqueue(q, "soon", 1);
     const bad = await enqueue(q, "bad", 5);
     const noisy = await enqueue(q, "noisy", 1);
     const crash = await enqueue(q, "crash", 1);
     const before = Date.now();
     const w = work([q, ...flags, "--concurrency", "5", "--", script]);
 
-    const retried = await eventually(async () => {
+    const retried = await soon(async () => {
       const j = await job(later);
       expect(j.customStatus).not.toBe("");
       return j;
@@ -190,7 +182,7 @@ esac
     expect(retried.customStatus).toBe("exit 75, retry after 1h: busy, try later");
     expect(timestampMs(retried.runAfter!) - before).toBeGreaterThanOrEqual(3_600_000 - 1000);
 
-    expect((await inState(soon, JobState.FAILED)).customStatus).toBe(
+    expect((await inState(noDelay, JobState.FAILED)).customStatus).toBe(
       `exit 75 with "soon" on stdout's first line, which is not a delay (30s, 5m, 1h30m)`,
     );
     const failed = await inState(bad, JobState.FAILED);
@@ -218,7 +210,7 @@ describe("runlater work: commands that misbehave", () => {
     const failed = await inState(id, JobState.FAILED);
     expect(failed.customStatus).toBe("timed out after 300ms");
     const sleeper = Number(readFileSync(join(dir, "pid"), "utf8"));
-    await eventually(() => expect(alive(sleeper)).toBe(false));
+    await soon(() => expect(alive(sleeper)).toBe(false));
     w.child.kill("SIGTERM");
     expect((await w.exited).code).toBe(0);
   });
@@ -251,9 +243,9 @@ describe("runlater work: stopping", () => {
     const first = await enqueue(q, "1");
     const second = await enqueue(q, "2");
     const w = work([q, "--", ...gated(dir)]);
-    await eventually(() => expect(existsSync(join(dir, `started.${first}`))).toBe(true));
+    await soon(() => expect(existsSync(join(dir, `started.${first}`))).toBe(true));
     w.child.kill("SIGTERM");
-    await eventually(() => expect(w.stderr()).toContain("SIGTERM: stopping; 1 running command(s)"));
+    await soon(() => expect(w.stderr()).toContain("SIGTERM: stopping; 1 running command(s)"));
     writeFileSync(join(dir, "go"), "");
     expect(await w.exited).toEqual({ code: 0, signal: null });
     expect((await job(first)).customStatus).toBe("finished");
@@ -270,7 +262,7 @@ describe("runlater work: stopping", () => {
     const dir = tmp();
     const id = await enqueue(q, "1");
     const w = work([q, "--shutdown-grace", "200ms", "--", ...gated(dir)]);
-    await eventually(() => expect(existsSync(join(dir, `started.${id}`))).toBe(true));
+    await soon(() => expect(existsSync(join(dir, `started.${id}`))).toBe(true));
     w.child.kill("SIGTERM");
     expect(await w.exited).toEqual({ code: 0, signal: null });
     expect(w.stderr()).toContain(`job ${id}: command stopped: worker stopped and the shutdown grace period ran out`);
@@ -290,13 +282,13 @@ describe("runlater work: stopping", () => {
     const dir = tmp();
     const id = await enqueue(q, "1");
     const w = work([q, "--", "sh", "-c", 'echo $$ > "$0/pid"; touch "$0/started"; sleep 60', dir]);
-    await eventually(() => expect(existsSync(join(dir, "started"))).toBe(true));
+    await soon(() => expect(existsSync(join(dir, "started"))).toBe(true));
     const shell = Number(readFileSync(join(dir, "pid"), "utf8"));
     w.child.kill("SIGINT");
-    await eventually(() => expect(w.stderr()).toContain("SIGINT: stopping"));
+    await soon(() => expect(w.stderr()).toContain("SIGINT: stopping"));
     w.child.kill("SIGINT");
     expect(await w.exited).toEqual({ code: 130, signal: null });
-    await eventually(() => expect(alive(shell)).toBe(false));
+    await soon(() => expect(alive(shell)).toBe(false));
     // Its claim is left to expire: the job runs again after the claim timeout.
     expect(JobState[(await job(id)).state]).toBe("RUNNING");
   });
@@ -323,7 +315,7 @@ describe("runlater work: workflow runs", () => {
     await workflows.applyWorkflow({ workflow: { name: `wf_${q}`, jobs: [{ name: "only", queue: q }] } });
     const { instance } = await workflows.startInstance({ workflow: `wf_${q}` });
     const w = work([q, "--", "sh", "-c", 'env | grep ^RUNLATER_WORKFLOW > "$0/env"; echo ok', dir]);
-    await eventually(() => expect(readFileSync(join(dir, "env"), "utf8")).toContain("RUNLATER_WORKFLOW_RUN="));
+    await soon(() => expect(readFileSync(join(dir, "env"), "utf8")).toContain("RUNLATER_WORKFLOW_RUN="));
     const env = Object.fromEntries(
       readFileSync(join(dir, "env"), "utf8")
         .trim()

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRunlaterClient, JobState } from "@runlater/sdk";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { eventually } from "../../sdk-ts/test/helpers.js";
 import { type RunningServer, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
 
@@ -58,7 +59,7 @@ it("runs the TypeScript quick start as written", async () => {
             [JobState.SUCCEEDED, JobState.FAILED].map((state) => client.jobs.countJobs({ queue: "emails", state })),
           );
           expect(done.map((r) => Number(r.count))).toEqual([2, 1]);
-        });
+        }, 30_000);
         process.kill(-child.pid!, "SIGINT");
         expect(await exited).toBe(0);
       } finally {
@@ -87,15 +88,3 @@ it("runs the TypeScript quick start as written", async () => {
     ["FAILED", "cannot deliver to linus@example.invalid"],
   ]);
 }, 120_000);
-
-async function eventually(check: () => Promise<void>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
