@@ -347,6 +347,9 @@ describe("runlater work: usage", () => {
     const timeout = await h.run(["work", q, "--timeout", "10", "--", "true"]);
     expect(timeout.code).toBe(2);
     expect(timeout.stderr).toContain('"10" is not a duration');
+    const long = await h.run(["work", q, "--timeout", "30d", "--", "true"]);
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain("error: --timeout is at most 24d20h31m23s647ms");
     const missing = await h.run(["work", q, "--", "no-such-command-here"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("error: no-such-command-here: command not found (or not executable)");

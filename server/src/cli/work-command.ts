@@ -74,7 +74,14 @@ export class CommandRunner {
       // stopping worker lets running commands finish.
       child = spawn(file!, args, { detached: true, stdio: ["pipe", "pipe", "pipe"], env: this.envFor(job) });
     } catch (err) {
-      return Promise.resolve({ ...ended(null, null), startError: err as Error });
+      return Promise.resolve({
+        code: null,
+        signal: null,
+        timedOut: false,
+        startError: err as Error,
+        firstLine: "",
+        stderrTail: "",
+      });
     }
     this.running.add(child);
     return new Promise<CommandEnd>((resolve) => {
@@ -175,10 +182,6 @@ export class CommandRunner {
   }
 }
 
-function ended(code: number | null, signal: NodeJS.Signals | null): CommandEnd {
-  return { code, signal, timedOut: false, firstLine: "", stderrTail: "" };
-}
-
 /** Signals the command's whole process group; a group that is gone already is fine. */
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
@@ -228,7 +231,7 @@ class Tail {
 }
 
 /** The first `max` characters (code points) of `text`. */
-export function firstChars(text: string, max: number): string {
+function firstChars(text: string, max: number): string {
   if (text.length <= max) return text;
   return Array.from(text).slice(0, max).join("");
 }

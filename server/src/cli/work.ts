@@ -16,6 +16,9 @@ import { parseDurationMs, positiveInt } from "./parse.js";
 import { CommandRunner } from "./work-command.js";
 import { EXIT_DO_NOT_RETRY, EXIT_RETRY_AFTER, workOutcome } from "./work-outcome.js";
 
+/** The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 interface WorkFlags {
   concurrency: number;
   timeout: number;
@@ -74,6 +77,11 @@ Examples:
     )
     .action(async (queue: string, argv: string[], opts: WorkFlags, cmd: Command) => {
       if (argv.length === 0) usageError(cmd, "no command: give it after --, e.g. runlater work emails -- ./send.sh");
+      for (const [flag, ms] of [
+        ["--timeout", opts.timeout],
+        ["--shutdown-grace", opts.shutdownGrace],
+      ] as const)
+        if (ms > MAX_TIMER_MS) usageError(cmd, `${flag} is at most ${formatMs(MAX_TIMER_MS)}`);
       if (!findExecutable(argv[0]!, io.env.PATH ?? ""))
         usageError(cmd, `${argv[0]}: command not found (or not executable)`);
       const ctx = clientContext(io, cmd);
