@@ -73,7 +73,7 @@ Examples:
   $ runlater work emails -- ./send-email.sh
   $ runlater work emails --max-jobs 1 -- sh -c 'echo "sent: $(cat)"'
   $ runlater work thumbnails --concurrency 4 --timeout 2m -- python3 thumbnail.py
-  $ runlater work hooks -- sh -c 'curl -fsS -d @- "$HOOK_URL" >/dev/null && echo delivered'`,
+  $ runlater work hooks -- sh -c 'curl -fsS --data-binary @- "$HOOK_URL" >/dev/null && echo delivered'`,
     )
     .action(async (queue: string, argv: string[], opts: WorkFlags, cmd: Command) => {
       if (argv.length === 0) usageError(cmd, "no command: give it after --, e.g. runlater work emails -- ./send.sh");
