@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the repository, from nothing:
 #   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
-#   proto lint/format, generated-code drift, typecheck, the dashboard's build, Biome (format, lint, import
-#   boundaries), the TypeScript suites (server,
-#   stores, SDK, CLI, the dashboard in Chromium), the Python SDK suite, the Java SDK suite.
+#   proto lint/format, generated-code drift, typecheck, the build (SDK, server, dashboard),
+#   Biome (format, lint, import boundaries), the TypeScript suites (server, stores, SDK, CLI,
+#   the dashboard in Chromium, the packed SDK), the Python SDK suite, the Java SDK suite.
 # Prints a table and a final line `N passed, N failed`; exits non-zero if anything failed.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,6 +42,7 @@ check "buf format" npx buf format -d --exit-code
 check "generated TypeScript is current" bash -c 'npx buf generate && test -z "$(git status --porcelain -- sdk-ts/src/gen server/src/gen)" || { git status --short -- sdk-ts/src/gen server/src/gen; false; }'
 check "typecheck" npx tsc -p tsconfig.json
 check "typecheck the dashboard (server/ui)" npx tsc -p server/ui/tsconfig.json
+check "build: sdk-ts/dist and server/dist (scripts/build.mjs)" node scripts/build.mjs
 check "dashboard builds within its size budget (npm run build:ui)" npm run --silent build:ui
 check "format, lint and import boundaries (biome ci)" npx biome ci .
 check "import boundaries match docs/architecture.md (scripts/layers.mjs)" node scripts/layers.mjs --check

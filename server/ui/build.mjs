@@ -39,6 +39,9 @@ const result = await build({
   legalComments: "eof",
   logLevel: "warning",
   define: { "process.env.NODE_ENV": '"production"' },
+  // The SDK's generated clients from their sources, as the rest of the repository uses
+  // them; "module" is what esbuild adds when no conditions are given.
+  conditions: ["@runlater/source", "module"],
 });
 
 const files = Object.keys(result.metafile.outputs).map((f) => basename(f));

@@ -79,6 +79,8 @@ export function createClients(baseUrl: string, token?: string, env: CliIo["env"]
 /** What a client command's action needs. */
 export interface ClientContext {
   io: CliIo;
+  /** The server's URL: --url, else RUNLATER_URL, else the default. */
+  url: string;
   clients: Clients;
   /** --json: print proto3 JSON instead of tables. */
   json: boolean;
@@ -94,7 +96,7 @@ export function clientContext(io: CliIo, cmd: Command): ClientContext {
     usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
   }
   const token = io.env.RUNLATER_TOKEN?.trim() || undefined;
-  return { io, clients: createClients(url, token, io.env), json: opts.json === true };
+  return { io, url, clients: createClients(url, token, io.env), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

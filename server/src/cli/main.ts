@@ -9,6 +9,7 @@ import { runCli } from "./run.js";
 import { registerSchedule } from "./schedule.js";
 import { registerServe } from "./serve.js";
 import { registerToken } from "./token.js";
+import { registerWork } from "./work.js";
 import { registerWorkflow } from "./workflow.js";
 
 /**
@@ -33,6 +34,7 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerToken(program, io);
   registerWorkflow(program, io);
   registerSchedule(program, io);
+  registerWork(program, io);
   return program;
 }
 

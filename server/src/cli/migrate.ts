@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
-import { migrateUrls } from "../store/mysql/migrate.js";
 import type { CliIo } from "./io.js";
 
 /**
@@ -24,6 +23,7 @@ export function registerMigrate(program: Command, io: CliIo): void {
           "store",
           `migrate applies to mysql:// stores only, got "${other}" (memory and redis need no schema)`,
         );
+      const { migrateUrls } = await import("../store/mysql/migrate.js"); // only here: the MySQL driver
       for (const [i, r] of (await migrateUrls(opts.store)).entries()) {
         const where = redact(r.url);
         io.out(

@@ -1,9 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { limits } from "../domain/limits.js";
-import { createLogger } from "../log.js";
-import { type Role, startServer } from "../server.js";
-import { openStore } from "../store/open-store.js";
+import type { Role } from "../server.js";
 import { usageError } from "./exits.js";
 import { intOption } from "./options.js";
 import { formatMs } from "./output.js";
@@ -175,6 +173,13 @@ export function registerServe(program: Command): void {
         usageError(cmd, "--tls-cert and --tls-key go together: give both to serve TLS");
       if (opts.tlsCert === undefined && (opts.tlsClientCa !== undefined || opts.tlsPeerCa !== undefined))
         usageError(cmd, "--tls-client-ca and --tls-peer-ca need TLS: give --tls-cert and --tls-key too");
+      // Loaded here, not at the top: the rest of the CLI (and --help) starts without the
+      // server's modules and the store drivers (docs/cli.md, start-up time).
+      const [{ createLogger }, { startServer }, { openStore }] = await Promise.all([
+        import("../log.js"),
+        import("../server.js"),
+        import("../store/open-store.js"),
+      ]);
       const log = createLogger(opts.logLevel);
       if (auth && opts.tlsCert === undefined && !isLoopback(opts.host))
         log.warn(
