@@ -13,7 +13,9 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,11 +33,33 @@ def server_url() -> Iterator[str]:
     if os.environ.get("RUNLATER_URL"):
         yield os.environ["RUNLATER_URL"].rstrip("/")
         return
+    with serve() as url:
+        yield url
+
+
+@dataclass(frozen=True)
+class AuthServer:
+    url: str
+    admin_token: str
+
+
+@pytest.fixture(scope="session")
+def auth_server() -> Iterator[AuthServer]:
+    """A server of its own with auth on, its bootstrap admin token made here."""
+    admin = f"rl_{secrets.token_hex(6)}_{secrets.token_urlsafe(32)}"  # the server's format
+    with serve("--auth", env={"RUNLATER_ADMIN_TOKEN": admin}) as url:
+        yield AuthServer(url, admin)
+
+
+@contextmanager
+def serve(*args: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Runs `scripts/runlater serve` on a free loopback port with `args`; yields its URL."""
     proc = subprocess.Popen(
-        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1"],
+        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,  # JSON logs; RUNLATER_URL + a manual server to see them
         text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         yield _read_listen_url(proc)
