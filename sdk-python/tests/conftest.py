@@ -2,6 +2,7 @@
 
 The server is started once per session from this checkout's scripts/runlater (found
 relative to this file, so any clone works), or RUNLATER_URL names one already running.
+The auth and TLS tests start servers of their own (with --auth, --tls-cert...).
 """
 
 from __future__ import annotations
@@ -49,6 +50,33 @@ def auth_server() -> Iterator[AuthServer]:
     admin = f"rl_{secrets.token_hex(6)}_{secrets.token_urlsafe(32)}"  # the server's format
     with serve("--auth", env={"RUNLATER_ADMIN_TOKEN": admin}) as url:
         yield AuthServer(url, admin)
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway CA with server and client certificates (scripts/test-certs.sh): ca.pem,
+    server.pem, server-key.pem (127.0.0.1, ::1, localhost), client.pem, client-key.pem."""
+    certs = tmp_path_factory.mktemp("certs")
+    subprocess.run([str(REPO_ROOT / "scripts" / "test-certs.sh"), str(certs)], check=True)
+    return certs
+
+
+def _tls_args(certs: Path) -> list[str]:
+    return ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server-key.pem")]
+
+
+@pytest.fixture(scope="session")
+def tls_server(tls_certs: Path) -> Iterator[str]:
+    """A server over https:// with a certificate of the test CA; yields its URL."""
+    with serve(*_tls_args(tls_certs)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def mtls_server(tls_certs: Path) -> Iterator[str]:
+    """An https:// server that takes only clients with a certificate of the test CA."""
+    with serve(*_tls_args(tls_certs), "--tls-client-ca", str(tls_certs / "ca.pem")) as url:
+        yield url
 
 
 @contextmanager
