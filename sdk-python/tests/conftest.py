@@ -12,12 +12,14 @@ import queue as queue_mod
 import secrets
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 from helpers import QueueFactory
@@ -82,27 +84,30 @@ def mtls_server(tls_certs: Path) -> Iterator[str]:
 @contextmanager
 def serve(*args: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
     """Runs `scripts/runlater serve` on a free loopback port with `args`; yields its URL."""
-    proc = subprocess.Popen(
-        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # JSON logs; RUNLATER_URL + a manual server to see them
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    try:
-        yield _read_listen_url(proc)
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    # stderr: JSON logs (RUNLATER_URL and a manual server to see them); kept in a file so
+    # that a server which exits before listening can say why.
+    with tempfile.TemporaryFile(mode="w+") as stderr:
+        proc = subprocess.Popen(
+            [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1", *args],
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        assert proc.stdout is not None
-        proc.stdout.close()
+            yield _read_listen_url(proc, stderr)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
 
 
-def _read_listen_url(proc: subprocess.Popen[str]) -> str:
+def _read_listen_url(proc: subprocess.Popen[str], stderr: IO[str]) -> str:
     """Waits for "runlater listening on URL" on the server's stdout."""
     lines: queue_mod.Queue[str] = queue_mod.Queue()
 
@@ -116,7 +121,11 @@ def _read_listen_url(proc: subprocess.Popen[str]) -> str:
     prefix = "runlater listening on "
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"runlater server exited with {proc.returncode} before listening")
+            stderr.seek(0)
+            raise RuntimeError(
+                f"runlater server exited with {proc.returncode} before listening: "
+                + stderr.read()[-2000:]
+            )
         try:
             line = lines.get(timeout=0.1)
         except queue_mod.Empty:
