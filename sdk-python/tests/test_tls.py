@@ -99,13 +99,15 @@ def test_a_server_whose_certificate_is_not_trusted_fails_the_call_with_the_reaso
     assert "UnknownIssuer" in caught.value.message, caught.value.message
 
 
-def test_a_worker_for_an_untrusted_server_logs_the_reason(
-    tls_server: str, dequeue_mode: DequeueMode, caplog: pytest.LogCaptureFixture
+def test_an_async_client_for_an_untrusted_server_fails_the_call_with_the_reason(
+    tls_server: str,
 ) -> None:
-    worker = Worker(tls_server, dequeue_mode=dequeue_mode)
-    worker.register("any", lambda job: None)
-    with caplog.at_level("WARNING", logger="runlater.worker"), running(worker):
-        wait_for(lambda: any("UnknownIssuer" in r.getMessage() for r in caplog.records))
+    async def call() -> None:
+        async with AsyncClient(tls_server, timeout=QUICK, http_version="2") as c:
+            await c.list_queues()
+
+    with pytest.raises(UnavailableError, match="UnknownIssuer"):
+        asyncio.run(call())
 
 
 def test_mutual_tls_works_with_the_client_certificate(
