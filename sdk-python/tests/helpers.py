@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -15,6 +16,9 @@ from runlater import Worker
 T = TypeVar("T")
 
 QueueFactory = Callable[..., str]
+
+# A poll-mode worker's long poll: short, so that stopping it does not wait out the default.
+SHORT_POLL = timedelta(milliseconds=500)
 
 # Worker apps for the runlater-worker tests (run with this as the working directory).
 APPS = Path(__file__).resolve().parent / "apps"

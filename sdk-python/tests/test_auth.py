@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import AuthServer
-from helpers import APPS, cli_command, running, wait_for
+from helpers import APPS, SHORT_POLL, cli_command, running, wait_for
 
 from runlater import AsyncClient, Client, ErrorReason, JobState, RunlaterError, Worker
 from runlater._gen.v1 import token_service_pb2
@@ -104,9 +104,11 @@ def test_a_worker_with_a_work_token_takes_and_acks_jobs(
         job_ids = [producer.enqueue(queue, str(i)) for i in range(3)]
     work = make_token("work", queues=(queue,))
     worker = (
-        Worker(auth_server.url, token=work, dequeue_mode=dequeue_mode)
+        Worker(auth_server.url, token=work, dequeue_mode=dequeue_mode, poll_wait=SHORT_POLL)
         if given == "url"
-        else Worker(Client(auth_server.url, token=work), dequeue_mode=dequeue_mode)
+        else Worker(
+            Client(auth_server.url, token=work), dequeue_mode=dequeue_mode, poll_wait=SHORT_POLL
+        )
     )
     worker.register(queue, lambda job: f"done {job.body.decode()}")
     with running(worker):

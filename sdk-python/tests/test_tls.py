@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from helpers import running, wait_for
+from helpers import SHORT_POLL, running, wait_for
 
 from runlater import AsyncClient, Client, JobState, UnavailableError, Worker
 from runlater.worker import DequeueMode
@@ -73,7 +73,9 @@ def test_a_worker_given_the_url_and_ca_takes_and_acks_jobs(
     with Client(tls_server, tls_ca=tls_certs / "ca.pem") as c:
         q = _queue(c)
         job_ids = [c.enqueue(q, str(i)) for i in range(3)]
-        worker = Worker(tls_server, tls_ca=tls_certs / "ca.pem", dequeue_mode=dequeue_mode)
+        worker = Worker(
+            tls_server, tls_ca=tls_certs / "ca.pem", dequeue_mode=dequeue_mode, poll_wait=SHORT_POLL
+        )
         worker.register(q, lambda job: f"done {job.body.decode()}")
         with running(worker):
             wait_for(lambda: c.count_jobs(q, state=JobState.SUCCEEDED) == 3)
@@ -113,15 +115,18 @@ def test_an_async_client_for_an_untrusted_server_fails_the_call_with_the_reason(
 def test_mutual_tls_works_with_the_client_certificate(
     mtls_server: str, tls_certs: Path, dequeue_mode: DequeueMode
 ) -> None:
-    files = {
-        "tls_ca": tls_certs / "ca.pem",
-        "tls_cert": tls_certs / "client.pem",
-        "tls_key": tls_certs / "client-key.pem",
-    }
-    with Client(mtls_server, **files) as c:  # type: ignore[arg-type]
+    ca, cert, key = tls_certs / "ca.pem", tls_certs / "client.pem", tls_certs / "client-key.pem"
+    with Client(mtls_server, tls_ca=ca, tls_cert=cert, tls_key=key) as c:
         q = _queue(c)
         c.enqueue(q, b"mtls")
-        worker = Worker(mtls_server, dequeue_mode=dequeue_mode, **files)  # type: ignore[arg-type]
+        worker = Worker(
+            mtls_server,
+            tls_ca=ca,
+            tls_cert=cert,
+            tls_key=key,
+            dequeue_mode=dequeue_mode,
+            poll_wait=SHORT_POLL,
+        )
         worker.register(q, lambda job: None)
         with running(worker):
             wait_for(lambda: c.count_jobs(q, state=JobState.SUCCEEDED) == 1)
