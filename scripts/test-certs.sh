@@ -2,7 +2,8 @@
 # Makes a throwaway certificate authority and two certificates signed by it, for TLS tests
 # in every language (one source, so the three SDKs' tests trust the same chain):
 #   DIR/ca.pem                          the CA (what a client trusts: RUNLATER_TLS_CA)
-#   DIR/server.pem, DIR/server-key.pem  for 127.0.0.1, ::1 and localhost (serve --tls-cert/--tls-key)
+#   DIR/server.pem, DIR/server-key.pem  for 127.0.0.1, ::1 and localhost (serve --tls-cert/--tls-key);
+#                                       also a client certificate, as nodes present theirs to each other
 #   DIR/client.pem, DIR/client-key.pem  a client certificate (mTLS: serve --tls-client-ca DIR/ca.pem)
 # Usage: scripts/test-certs.sh DIR   (DIR is created; existing files are replaced)
 set -euo pipefail
@@ -27,7 +28,7 @@ sign() {
   rm -f "$name.csr" "$name.ext"
 }
 sign server "/CN=localhost" "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost
-extendedKeyUsage=serverAuth"
+extendedKeyUsage=serverAuth,clientAuth"
 sign client "/CN=runlater test client" "extendedKeyUsage=clientAuth"
 # PKCS#8 keys: what Java's and Python's TLS stacks read without conversion.
 for key in server-key.pem client-key.pem; do

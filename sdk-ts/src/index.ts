@@ -53,5 +53,6 @@ export {
   OutcomeSchema,
   WorkerService,
 } from "./gen/runlater/v1/worker_service_pb.js";
+export { readTls, type TlsMaterial, type TlsOptions } from "./tls.js";
 export type { OpenedTransport, TransportOptions } from "./transport.js";
 export { openTransport } from "./transport.js";

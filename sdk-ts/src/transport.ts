@@ -11,6 +11,7 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
+import { readTls, type TlsOptions } from "./tls.js";
 
 export type Protocol = "connect" | "grpc" | "grpc-web";
 export type HttpVersion = "1.1" | "2";
@@ -31,6 +32,12 @@ export interface TransportOptions {
    * auth needs one); default: the RUNLATER_TOKEN environment variable.
    */
   token?: string;
+  /**
+   * For https:// URLs: the CA to trust and a client certificate, as PEM files (default: the
+   * RUNLATER_TLS_CA, RUNLATER_TLS_CERT and RUNLATER_TLS_KEY environment variables; without
+   * a CA, Node's trusted CAs).
+   */
+  tls?: TlsOptions;
 }
 
 export interface OpenedTransport {
@@ -56,8 +63,11 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
     interceptors: [...(token === undefined ? [] : [bearer(token)]), ...(o.interceptors ?? [])],
     defaultTimeoutMs: o.timeoutMs,
   };
+  const secure = baseUrl.startsWith("https:");
+  if (o.tls !== undefined && !secure) throw new Error(`tls options need an https:// URL, not ${baseUrl}`);
+  const tls = secure ? readTls(o.tls) : {};
   if (httpVersion === "1.1") {
-    const options = { ...common, httpVersion } as const;
+    const options = { ...common, httpVersion, nodeOptions: tls } as const;
     return {
       transport:
         protocol === "grpc-web"
@@ -69,7 +79,7 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   }
   // We own the HTTP/2 session so close() can end it; otherwise an idle session keeps
   // a short script alive until its idle timeout.
-  const sessionManager = new Http2SessionManager(baseUrl);
+  const sessionManager = new Http2SessionManager(baseUrl, undefined, tls);
   const options = { ...common, httpVersion, sessionManager } as const;
   let transport: Transport;
   switch (protocol) {

@@ -57,7 +57,7 @@ export class Metrics implements JobCounters {
   );
   private readonly connectionsClosed = this.counter(
     "runlater_connections_closed_total",
-    "Connections the server closed, by reason: limit (idle, closed to make room at --max-connections), header_timeout (no request head within --header-timeout).",
+    "Connections the server closed, by reason: limit (idle, closed to make room at --max-connections), header_timeout (no request head within --header-timeout), tls_handshake (a failed TLS handshake).",
     ["reason"],
   );
 

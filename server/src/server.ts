@@ -7,6 +7,7 @@
  * owns partitions and runs maintenance.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { authInterceptor } from "./api/auth-interceptor.js";
 import { clientFaultGate } from "./api/client-faults.js";
@@ -24,7 +25,7 @@ import { ensureBootstrapToken, TokenAdmin } from "./auth/token-admin.js";
 import { TokenVerifier } from "./auth/verifier.js";
 import { Broker } from "./broker/broker.js";
 import { Membership } from "./cluster/membership.js";
-import { Peers } from "./cluster/peers.js";
+import { Peers, type PeerTls } from "./cluster/peers.js";
 import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
@@ -38,6 +39,7 @@ import {
   listen,
 } from "./http/listener.js";
 import { withStaticUi } from "./http/static-ui.js";
+import { readTlsFiles, type TlsFiles, type TlsMaterial } from "./http/tls.js";
 import { type Logger, silentLogger, throttledLog } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
@@ -109,6 +111,15 @@ export interface ServerOptions {
   auth?: { bootstrapToken?: string };
   /** Sent and checked on every call between the nodes of a cluster (needed with auth and split roles). */
   clusterSecret?: string;
+  /**
+   * Serve TLS on the port (docs/security.md#tls): HTTP/1.1 and HTTP/2 chosen by ALPN. With
+   * `clientCaFile`, clients must present a certificate that chains to it, and this node
+   * presents its own certificate to the other nodes.
+   */
+  tls?: TlsFiles & {
+    /** PEM CA that the other nodes' certificates chain to, for calls to them (default: Node's trusted CAs). */
+    peerCaFile?: string;
+  };
 }
 
 export interface RunningServer {
@@ -121,6 +132,12 @@ export interface RunningServer {
   readonly membership: Membership;
   /** Graceful stop: refuse new calls, end long polls, finish in-flight calls, release buffered jobs. */
   stop(): Promise<void>;
+  /**
+   * Reads the TLS files again (SIGHUP): connections accepted from now on, and connections to
+   * nodes not yet called, use the new certificate. A bad file is refused (throws) and the
+   * current certificate stays. Throws without TLS.
+   */
+  reloadTls(): void;
 }
 
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
@@ -182,7 +199,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           // One process on the memory store hears every announcement; a shared store may have other writers.
           recheckEmptyMs: store.name === "memory" ? undefined : 1000,
         });
-  const peers = new Peers(o.clusterSecret);
+  let tlsMaterial = o.tls && readTlsFiles(o.tls);
+  const peerCa = o.tls?.peerCaFile === undefined ? undefined : readPeerCa(o.tls.peerCaFile);
+  const peers = new Peers(o.clusterSecret, () => peerTls(tlsMaterial, peerCa));
   const router = new Router({ membership, local: broker, peers, store, clock, log });
   membership.onChange(() => {
     peers.retain(new Set(membership.brokers().map((b) => b.url)));
@@ -274,15 +293,25 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     o.port ?? 8080,
     connectionLimits,
     connectionEvents(log, metrics, connectionLimits),
+    tlsMaterial,
   );
   metrics?.watchConnections(() => listener.connections);
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
+  const scheme = o.tls ? "https" : "http";
+  const url = `${scheme}://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
-  await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
+  await membership.start(o.advertiseUrl ?? advertisedUrl(scheme, host, listener.port));
   broker?.start();
   if (broker) maintenance.start();
   log.info(
-    { url, role, store: store.name, broker: broker ? brokerId : undefined, limits, connections: connectionLimits },
+    {
+      url,
+      role,
+      store: store.name,
+      broker: broker ? brokerId : undefined,
+      limits,
+      connections: connectionLimits,
+      tls: o.tls && { cert: o.tls.certFile, clientCertificates: tlsMaterial?.requireClientCert ?? false },
+    },
     "listening",
   );
 
@@ -294,6 +323,13 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     maintenance,
     broker,
     membership,
+    reloadTls() {
+      if (!o.tls) throw new Error("the server was started without TLS: there is nothing to reload");
+      const material = readTlsFiles(o.tls);
+      listener.reloadTls(material);
+      tlsMaterial = material;
+      log.info({ cert: o.tls.certFile }, "TLS certificate reloaded");
+    },
     stop() {
       stoppingNow = true;
       stopping ??= (async () => {
@@ -327,6 +363,7 @@ function connectionEvents(log: Logger, metrics: Metrics | undefined, bounds: Con
   const closedAtLimit = throttledLog(log, "info", "idle connection closed to make room at --max-connections");
   const headerTimeout = throttledLog(log, "info", "connection closed: no request head within --header-timeout");
   const acceptFailed = throttledLog(log, "error", "could not accept a connection");
+  const tlsFailed = throttledLog(log, "info", "TLS handshake failed");
   return {
     refused() {
       metrics?.connectionRefused();
@@ -340,13 +377,33 @@ function connectionEvents(log: Logger, metrics: Metrics | undefined, bounds: Con
     acceptFailed(err) {
       acceptFailed({ err: err.message });
     },
+    tlsFailed(err) {
+      metrics?.connectionClosed("tls_handshake");
+      tlsFailed({ err: err.message });
+    },
   };
 }
 
-function advertisedUrl(host: string, port: number): string {
+function advertisedUrl(scheme: string, host: string, port: number): string {
   const wildcard = host === "0.0.0.0" || host === "::" || host === "";
   const name = wildcard ? hostname() : host;
-  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
+  return `${scheme}://${name.includes(":") ? `[${name}]` : name}:${port}`;
+}
+
+function readPeerCa(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new Error(`cannot read the peer CA ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** How this node calls https:// peers: their CA, and its own certificate where nodes require client certificates. */
+function peerTls(material: TlsMaterial | undefined, ca: Buffer | undefined): PeerTls {
+  const own = material?.requireClientCert
+    ? { cert: material.context.cert as Buffer, key: material.context.key as Buffer }
+    : {};
+  return { ...(ca === undefined ? {} : { ca }), ...own };
 }
 
 /** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */

@@ -37,7 +37,16 @@ export function authInterceptor(o: AuthOptions): Interceptor {
         );
       return next(req);
     }
-    if (req.header.has(FORWARDED_HEADER) && fromPeer(req.header)) return next(req); // the forwarding node checked the worker's token
+    if (req.header.has(FORWARDED_HEADER)) {
+      if (fromPeer(req.header)) return next(req); // the forwarding node checked the worker's token
+      // A node of another cluster, or one given another secret: say so, rather than ask it for a token.
+      if (req.header.has(CLUSTER_SECRET_HEADER))
+        throw new RunlaterError(
+          "unauthenticated",
+          "UNAUTHENTICATED",
+          "the cluster secret this node was sent does not match its own: every node of a cluster needs the same RUNLATER_CLUSTER_SECRET (or --cluster-secret-file)",
+        );
+    }
     // Only a node may say a call was forwarded (it changes how the call is counted and released).
     req.header.delete(FORWARDED_HEADER);
     req.header.delete(FORWARDED_CALL_HEADER);

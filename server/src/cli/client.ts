@@ -7,6 +7,7 @@
  */
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { readTls } from "@runlater/sdk";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
@@ -50,8 +51,12 @@ export interface Clients {
   schedules: Client<typeof ScheduleService>;
 }
 
-/** Clients of the server at `baseUrl`; with `token`, every call carries it (RUNLATER_TOKEN). */
-export function createClients(baseUrl: string, token?: string): Clients {
+/**
+ * Clients of the server at `baseUrl`; with `token`, every call carries it (RUNLATER_TOKEN).
+ * An https:// URL trusts the CA and presents the client certificate the environment names
+ * (RUNLATER_TLS_CA, RUNLATER_TLS_CERT, RUNLATER_TLS_KEY), as every SDK does.
+ */
+export function createClients(baseUrl: string, token?: string, env: CliIo["env"] = {}): Clients {
   const withToken: Interceptor = (next) => (req) => {
     req.header.set("authorization", `Bearer ${token}`);
     return next(req);
@@ -60,6 +65,7 @@ export function createClients(baseUrl: string, token?: string): Clients {
     baseUrl,
     httpVersion: "1.1",
     interceptors: token === undefined ? [] : [withToken],
+    nodeOptions: baseUrl.startsWith("https:") ? readTls({}, env) : {},
   });
   return {
     jobs: createClient(JobService, transport),
@@ -88,7 +94,7 @@ export function clientContext(io: CliIo, cmd: Command): ClientContext {
     usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
   }
   const token = io.env.RUNLATER_TOKEN?.trim() || undefined;
-  return { io, clients: createClients(url, token), json: opts.json === true };
+  return { io, clients: createClients(url, token, io.env), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

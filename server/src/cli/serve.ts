@@ -34,6 +34,10 @@ interface ServeFlags {
   adminTokenFile?: string;
   clusterSecretFile?: string;
   insecureNoAuth?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsClientCa?: string;
+  tlsPeerCa?: string;
   instanceRetention: number;
 }
 
@@ -135,6 +139,19 @@ export function registerServe(program: Command): void {
       "allow listening on a non-loopback address without auth: anyone who reaches the port can do anything",
     )
     .option(
+      "--tls-cert <path>",
+      "PEM certificate chain to serve TLS with (with --tls-key): HTTP/1.1 and HTTP/2 by ALPN; SIGHUP reloads it",
+    )
+    .option("--tls-key <path>", "PEM private key of --tls-cert")
+    .option(
+      "--tls-client-ca <path>",
+      "PEM CA: every client must present a certificate that chains to it (mTLS); nodes then present their --tls-cert to each other",
+    )
+    .option(
+      "--tls-peer-ca <path>",
+      "PEM CA the other nodes' certificates chain to, for calls between nodes (default: the system's CAs)",
+    )
+    .option(
       "--instance-retention <duration>",
       "how long ended workflow instances are kept before they are deleted (docs/workflows.md#retention)",
       retention,
@@ -154,7 +171,16 @@ export function registerServe(program: Command): void {
           `--host ${opts.host} without auth would let anyone who reaches the port do anything: give an admin token (RUNLATER_ADMIN_TOKEN or --admin-token-file, docs/security.md), or say --insecure-no-auth`,
         );
       }
+      if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
+        usageError(cmd, "--tls-cert and --tls-key go together: give both to serve TLS");
+      if (opts.tlsCert === undefined && (opts.tlsClientCa !== undefined || opts.tlsPeerCa !== undefined))
+        usageError(cmd, "--tls-client-ca and --tls-peer-ca need TLS: give --tls-cert and --tls-key too");
       const log = createLogger(opts.logLevel);
+      if (auth && opts.tlsCert === undefined && !isLoopback(opts.host))
+        log.warn(
+          { host: opts.host },
+          "auth without TLS on a non-loopback address: tokens cross the network in clear text; give --tls-cert and --tls-key, or terminate TLS in front of the server",
+        );
       let lastReport = 0;
       const store = await openStore(opts.store, {
         // Reconnection errors repeat every few hundred ms while a store is down: log one a second.
@@ -189,6 +215,15 @@ export function registerServe(program: Command): void {
         enableTestControl: opts.enableTestControl ?? false,
         auth: auth ? { bootstrapToken } : undefined,
         clusterSecret,
+        tls:
+          opts.tlsCert === undefined || opts.tlsKey === undefined
+            ? undefined
+            : {
+                certFile: opts.tlsCert,
+                keyFile: opts.tlsKey,
+                clientCaFile: opts.tlsClientCa,
+                peerCaFile: opts.tlsPeerCa,
+              },
         instanceRetentionMs: opts.instanceRetention,
       }).catch(async (err: unknown) => {
         await store.close().catch(() => {});
@@ -212,6 +247,15 @@ export function registerServe(program: Command): void {
       // listener exists a SIGTERM kills the process outright (no graceful stop).
       process.once("SIGTERM", () => stop("SIGTERM"));
       process.once("SIGINT", () => stop("SIGINT"));
+      // SIGHUP reloads the TLS files (a renewed certificate); without TLS it is ignored, not fatal.
+      process.on("SIGHUP", () => {
+        if (opts.tlsCert === undefined) return log.info("SIGHUP ignored: the server serves no TLS");
+        try {
+          server.reloadTls();
+        } catch (err) {
+          log.error({ err: (err as Error).message }, "TLS reload failed; the current certificate stays");
+        }
+      });
       process.stdout.write(`runlater listening on ${server.url}\n`);
     });
 }

@@ -1,13 +1,15 @@
 /**
  * Calls to other runlater nodes: forwarded Dequeue (WorkerService, marked with the
  * forwarded header) and ClusterService.Notify and ReleaseForwarded, over HTTP/1.1 with keep-alive: a pool of
- * connections per peer, closed when the peer leaves the registry.
+ * connections per peer, closed when the peer leaves the registry. Over TLS when the peer
+ * advertises an https:// URL.
  *
  * Why not HTTP/2: connect-node's session manager (2.x) can raise an uncaught
  * "received GOAWAY without any open streams" error when a peer shuts down between
  * calls, which would crash this node whenever another one restarts.
  */
 import { Agent } from "node:http";
+import { Agent as TlsAgent } from "node:https";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -22,6 +24,13 @@ import { msToDuration } from "../wire/time.js";
 const FORWARD_SLACK_MS = 10_000;
 const NOTIFY_TIMEOUT_MS = 5_000;
 
+/** TLS options for calls to https:// peers (PEM). */
+export interface PeerTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 interface Peer {
   agent: Agent;
   worker: Client<typeof WorkerService>;
@@ -31,8 +40,15 @@ interface Peer {
 export class Peers {
   private readonly peers = new Map<string, Peer>();
 
-  /** @param clusterSecret sent on every call, so the other nodes know it is one of them (docs/security.md) */
-  constructor(private readonly clusterSecret?: string) {}
+  /**
+   * @param clusterSecret sent on every call, so the other nodes know it is one of them (docs/security.md)
+   * @param tls for https:// peers: the CA their certificates chain to (default Node's trusted
+   *   CAs), and this node's certificate and key when the others require client certificates
+   */
+  constructor(
+    private readonly clusterSecret?: string,
+    private readonly tls: () => PeerTls = () => ({}),
+  ) {}
 
   async dequeue(
     url: string,
@@ -79,7 +95,9 @@ export class Peers {
   private peer(url: string): Peer {
     let peer = this.peers.get(url);
     if (!peer) {
-      const agent = new Agent({ keepAlive: true });
+      const agent = url.startsWith("https:")
+        ? new TlsAgent({ keepAlive: true, ...this.tls() })
+        : new Agent({ keepAlive: true });
       const transport = createConnectTransport({
         baseUrl: url,
         httpVersion: "1.1",

@@ -13,11 +13,17 @@
  * - an idle timeout: a connection with no call in progress is closed after it (HTTP/1.1
  *   keep-alive, HTTP/2 sessions with no open stream). Calls in progress (60 s long polls,
  *   DequeueStreams open for hours) keep their connection, however quiet.
+ *
+ * With TLS (http/tls.ts), each accepted connection goes through a TLS server that never
+ * listens itself; ALPN picks HTTP/2 ("h2") or HTTP/1.1, so Connect, gRPC and gRPC-Web
+ * all work on the one port. The handshake counts against the header timeout.
  */
 import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import * as net from "node:net";
+import * as tls from "node:tls";
+import type { TlsMaterial } from "./tls.js";
 
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -43,6 +49,8 @@ export interface ConnectionEvents {
   closed?(reason: "limit" | "header_timeout"): void;
   /** accept() failed (out of file descriptors, most likely). */
   acceptFailed?(err: Error): void;
+  /** A TLS handshake failed (a client that does not trust the certificate, a missing or refused client certificate, not TLS at all). */
+  tlsFailed?(err: Error): void;
 }
 
 export interface Listener {
@@ -51,6 +59,12 @@ export interface Listener {
   readonly connections: number;
   /** Stops accepting connections; resolves when every connection has closed. */
   close(graceMs: number): Promise<void>;
+  /**
+   * New certificate, key and client CA for the connections accepted from now on (open ones
+   * keep theirs). Whether client certificates are required is fixed at start. Throws
+   * without TLS.
+   */
+  reloadTls(material: TlsMaterial): void;
 }
 
 /**
@@ -88,6 +102,7 @@ export function listen(
   port: number,
   limits: Partial<ConnectionLimits> = {},
   events: ConnectionEvents = {},
+  tlsMaterial?: TlsMaterial,
 ): Promise<Listener> {
   const maxConnections = limits.maxConnections ?? defaultMaxConnections();
   const headerTimeoutMs = limits.headerTimeoutMs ?? 10_000;
@@ -108,6 +123,8 @@ export function listen(
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
 
   const conns = new Map<net.Socket, Conn>();
+  /** The Conn of a TCP socket, or of the TLS socket over it (what HTTP/1.1 requests name). */
+  const connOf = new WeakMap<net.Socket, Conn>();
   /** Connections with no call in progress, the longest idle first (re-added when they become idle). */
   const idle = new Set<Conn>();
   let closingCount = 0;
@@ -143,7 +160,7 @@ export function listen(
     conn.headerTimer = undefined;
   };
   h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const conn = conns.get(req.socket);
+    const conn = connOf.get(req.socket);
     if (!conn) return;
     handshaken(conn);
     setBusy(conn, 1);
@@ -169,6 +186,37 @@ export function listen(
     setBusy(conn, 0); // idle until its first stream
   });
 
+  /** Hands a connection whose first bytes (or ALPN) said HTTP/2 to the HTTP/2 server. */
+  const toHttp2 = (conn: Conn, socket: net.Socket) => {
+    handshaken(conn);
+    handingOver = conn;
+    h2.emit("connection", socket);
+    handingOver = undefined;
+  };
+
+  const secure = tlsMaterial && secureServer(tlsMaterial, headerTimeoutMs);
+  /**
+   * Connections in their TLS handshake, by their peer's address and port: the TLS server
+   * hands back a new socket object, and those two are what it shares with the TCP socket.
+   */
+  const handshaking = new Map<string, Conn>();
+  secure?.on("secureConnection", (tlsSocket: tls.TLSSocket) => {
+    const key = peerKey(tlsSocket);
+    const conn = handshaking.get(key);
+    handshaking.delete(key);
+    if (!conn || conn.closing) {
+      tlsSocket.destroy();
+      return;
+    }
+    connOf.set(tlsSocket, conn);
+    if (tlsSocket.alpnProtocol === "h2") toHttp2(conn, tlsSocket);
+    else h1.emit("connection", tlsSocket); // the header timer runs on until the first request head
+  });
+  secure?.on("tlsClientError", (err, tlsSocket) => {
+    events.tlsFailed?.(err);
+    tlsSocket.destroy();
+  });
+
   const accept = (socket: net.Socket) => {
     if (conns.size - closingCount >= maxConnections) {
       const longestIdle = idle.values().next().value;
@@ -183,6 +231,7 @@ export function listen(
     }
     const conn: Conn = { socket, busy: 0, closing: false };
     conns.set(socket, conn);
+    connOf.set(socket, conn);
     idle.add(conn);
     conn.headerTimer = setTimeout(() => {
       events.closed?.("header_timeout");
@@ -194,9 +243,16 @@ export function listen(
       clearTimeout(conn.idleTimer);
       conns.delete(socket);
       idle.delete(conn);
+      if (secure) handshaking.delete(peerKey(socket));
       if (conn.closing) closingCount--;
     });
     socket.on("error", () => socket.destroy());
+    if (secure) {
+      // The TLS layer reads the socket itself (below JavaScript): nothing may be read first.
+      handshaking.set(peerKey(socket), conn);
+      secure.emit("connection", socket);
+      return;
+    }
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
@@ -209,10 +265,7 @@ export function listen(
       if (isH2) {
         // The HTTP/2 session reads what we put back from the socket's buffer itself;
         // resuming would let those bytes flow to no listener.
-        handshaken(conn);
-        handingOver = conn;
-        h2.emit("connection", socket);
-        handingOver = undefined;
+        toHttp2(conn, socket);
       } else {
         // The header timer runs on until the first request head is in ('request').
         h1.emit("connection", socket);
@@ -256,7 +309,26 @@ export function listen(
             force.unref();
           });
         },
+        reloadTls(material) {
+          if (!secure) throw new Error("this listener does not serve TLS");
+          secure.setSecureContext(material.context);
+        },
       });
     });
   });
+}
+
+/** A TLS server that never listens: the front server hands it each accepted TCP socket. */
+function secureServer(material: TlsMaterial, handshakeTimeoutMs: number): tls.Server {
+  return tls.createServer({
+    ...material.context,
+    ALPNProtocols: ["h2", "http/1.1"],
+    requestCert: material.requireClientCert,
+    rejectUnauthorized: material.requireClientCert,
+    handshakeTimeout: handshakeTimeoutMs,
+  });
+}
+
+function peerKey(socket: net.Socket): string {
+  return `${socket.remoteAddress}|${socket.remotePort}`;
 }
