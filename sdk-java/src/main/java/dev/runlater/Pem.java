@@ -25,9 +25,11 @@ import java.util.regex.Pattern;
  * than at the first call deep inside the transport.
  */
 final class Pem {
+  // Any body: legacy encrypted keys carry headers (Proc-Type, DEK-Info) and must still be
+  // recognised, to be refused with the way to convert them.
   private static final Pattern PRIVATE_KEY =
       Pattern.compile(
-          "-----BEGIN ([A-Z ]*)PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END \\1PRIVATE KEY-----");
+          "-----BEGIN ([A-Z ]*)PRIVATE KEY-----(.*?)-----END \\1PRIVATE KEY-----", Pattern.DOTALL);
 
   private Pem() {}
 
