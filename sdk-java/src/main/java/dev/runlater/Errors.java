@@ -3,7 +3,9 @@ package dev.runlater;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.netty.handler.ssl.NotSslRecordException;
 import io.grpc.protobuf.StatusProto;
+import javax.net.ssl.SSLException;
 
 /** Turns transport failures into {@link RunlaterException} and its family subclasses. */
 final class Errors {
@@ -37,9 +39,36 @@ final class Errors {
     }
     String message = status.getDescription() == null ? "" : status.getDescription();
     if (status.getCode() == Status.Code.UNAVAILABLE) {
-      message = "runlater server " + target + " unavailable: " + message;
+      String tls = tlsFailure(t);
+      message = "runlater server " + target + " unavailable: " + (tls != null ? tls : message);
     }
     return of(status.getCode(), reason, field, message, t);
+  }
+
+  /**
+   * What went wrong in TLS, if that is why the call failed; else null. gRPC describes these only as
+   * "io exception" or "ssl exception"; the root of the chain says what to fix ("unable to find
+   * valid certification path to requested target", "...CERTIFICATE_REQUIRED", ...).
+   */
+  private static String tlsFailure(Throwable t) {
+    Throwable tls = t;
+    while (tls != null && !(tls instanceof SSLException)) {
+      tls = tls.getCause();
+    }
+    if (tls == null) {
+      return null;
+    }
+    Throwable root = tls;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    if (root instanceof NotSslRecordException) {
+      // Its message is a hex dump of what came back instead (an HTTP/1.1 error, say).
+      return "TLS handshake failed: the server did not answer in TLS (is it serving plaintext?"
+          + " then use http://)";
+    }
+    return "TLS handshake failed: "
+        + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName());
   }
 
   /** The family's exception: by reason (an exhaustive switch), else by status code. */
