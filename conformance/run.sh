@@ -74,6 +74,10 @@ say "building the Java driver (mvn test-compile)"
       mvn -B -q -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null; }
 ) || say "WARNING: the Java driver did not build; java cases will fail"
 
+# ---- the server runs from its build (scripts/runlater → server/dist): bring it up to date
+say "building the server (scripts/build.mjs)"
+node scripts/build.mjs || say "WARNING: the build failed; the server may run stale or not at all"
+
 # ---- run
 # shellcheck disable=SC2086
 exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" --report "$report" ${CONFORMANCE_ARGS:-}

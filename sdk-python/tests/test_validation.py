@@ -158,6 +158,8 @@ def test_every_call_refuses_values_it_cannot_send(
 
 def test_durations_at_the_protobuf_bound_are_sent(call: Call, make_queue: QueueFactory) -> None:
     q = make_queue()
-    # The longest Duration the wire carries passes the client; the server answers it.
-    [outcome] = call("ack", q, failed=[JobFailure(f"{q}.0.x", "t", retry_delay=DURATION_MAX)])
-    assert outcome.job_id == f"{q}.0.x"
+    # The longest Duration the wire carries passes the client; the server answers it with
+    # its own bound (a retry delay of at most 365 days).
+    err = _refused(call, "ack", q, failed=[JobFailure(f"{q}.0.x", "t", retry_delay=DURATION_MAX)])
+    assert err.field == "failed[0].retry_delay"
+    assert "longest allowed is 365 days" in err.message

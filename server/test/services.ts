@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 
 const script = fileURLToPath(new URL("../../scripts/services.sh", import.meta.url));
 
-function ensure(service: "redis" | "mariadb", variable: string): string {
+function ensure(service: "redis" | "mariadb" | "chromium", variable: string): string {
   const existing = process.env[variable];
   if (existing) return existing;
   const exports = execFileSync("bash", [script, service], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -37,3 +37,5 @@ export function freePort(): Promise<number> {
     });
   });
 }
+/** Debian's Chromium, for the dashboard's browser tests (test/ui/). */
+export const chromiumPath = (): string => ensure("chromium", "RUNLATER_TEST_CHROMIUM");

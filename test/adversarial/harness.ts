@@ -4,7 +4,8 @@
  * call made the way curl makes it (so answers are seen exactly as a client sees them).
  */
 
-import { type RunningServer, startServer } from "../../server/src/server.js";
+import { pino } from "pino";
+import { type RunningServer, type ServerOptions, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
 import { openMysqlStore } from "../../server/src/store/mysql/mysql-store.js";
 import type { Store } from "../../server/src/store/store.js";
@@ -21,6 +22,10 @@ export interface Target {
   server: RunningServer;
   /** Calls made to the store so far, by method name. */
   calls: Map<string, number>;
+  /** Lines the server logged at level info or above, as parsed JSON. */
+  logged: Array<Record<string, unknown>>;
+  /** The messages of lines logged at level error (an internal error is one). */
+  readonly errors: string[];
   rpc(method: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   stop(): Promise<void>;
 }
@@ -37,27 +42,54 @@ async function openStore(kind: StoreKind): Promise<{ store: Store; cleanup(): Pr
   return { store, cleanup: () => dropDatabases() };
 }
 
-/** A store whose every method call is counted in `calls`. */
-function counted(store: Store, calls: Map<string, number>): Store {
+/** Store methods to slow down, and by how many ms each call (to widen a race). */
+export type Slowdowns = Partial<Record<keyof Store, number>>;
+
+/** A store whose every method call is counted in `calls`, and the methods named in `slow` delayed. */
+function counted(store: Store, calls: Map<string, number>, slow: Slowdowns): Store {
   return new Proxy(store, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver);
       if (typeof value !== "function") return value;
+      const delay = slow[name as keyof Store];
       return (...args: unknown[]) => {
         calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
-        return value.apply(target, args);
+        if (delay === undefined) return value.apply(target, args);
+        return new Promise((resolve) => setTimeout(resolve, delay)).then(() => value.apply(target, args));
       };
     },
   });
 }
 
-export async function serve(kind: StoreKind): Promise<Target> {
+/** A logger keeping every line at info or above, parsed, in `into`. */
+function capturing(into: Array<Record<string, unknown>>) {
+  return pino(
+    { level: "info" },
+    { write: (line: string) => void into.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+}
+
+export async function serve(
+  kind: StoreKind,
+  options: Partial<ServerOptions> & { slow?: Slowdowns } = {},
+): Promise<Target> {
+  const { slow, ...serverOptions } = options;
   const opened = await openStore(kind);
   const calls = new Map<string, number>();
-  const server = await startServer({ store: counted(opened.store, calls), port: 0 });
+  const logged: Array<Record<string, unknown>> = [];
+  const server = await startServer({
+    port: 0,
+    log: capturing(logged),
+    ...serverOptions,
+    store: counted(opened.store, calls, slow ?? {}),
+  });
   return {
     server,
     calls,
+    logged,
+    get errors() {
+      return logged.filter((l) => (l.level as number) >= 50).map((l) => String(l.msg));
+    },
     async rpc(method, body) {
       const res = await fetch(`${server.url}/runlater.v1.${method}`, {
         method: "POST",

@@ -7,7 +7,11 @@ import { registerJobs } from "./jobs.js";
 import { registerMigrate } from "./migrate.js";
 import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
+import { registerSchedule } from "./schedule.js";
 import { registerServe } from "./serve.js";
+import { registerToken } from "./token.js";
+import { registerWork } from "./work.js";
+import { registerWorkflow } from "./workflow.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -29,6 +33,10 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerJobs(program, io);
   registerMigrate(program, io);
   registerBackup(program, io);
+  registerToken(program, io);
+  registerWorkflow(program, io);
+  registerSchedule(program, io);
+  registerWork(program, io);
   return program;
 }
 

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { invalidArgument } from "../domain/errors.js";
-import { migrateUrls } from "../store/mysql/migrate.js";
 import { storeUrls } from "../store/open-store.js";
 import { DEFAULT_SQLITE_URL, oneSqliteUrl } from "../store/sqlite/sqlite-url.js";
 import type { CliIo } from "./io.js";
@@ -39,6 +38,7 @@ export function registerMigrate(program: Command, io: CliIo): void {
           "store",
           `migrate applies to sqlite: and mysql:// stores, one kind at a time, got "${other}" (memory and redis need no schema)`,
         );
+      const { migrateUrls } = await import("../store/mysql/migrate.js"); // only here: the MySQL driver
       for (const [i, r] of (await migrateUrls(urls)).entries()) io.out(report(`shard ${i} (${redact(r.url)})`, r));
     });
 }

@@ -16,7 +16,7 @@ import {
   Outcome,
   WorkerService,
 } from "@runlater/sdk/gen/worker_service_pb.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StreamOutbox } from "../../src/api/stream-outbox.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
@@ -272,5 +272,74 @@ describe("DequeueStream and shutdown", () => {
     const stopped = own.stop();
     expect(await stream.rest()).toEqual([]);
     await stopped; // well within its 10 s grace: the test would time out otherwise
+  });
+});
+
+describe("DequeueStream and a worker that grants credits but never reads", () => {
+  /**
+   * A server with 30 jobs of 1 MB (a message carries 3 of them: 3 MiB per message at
+   * most) and a stream that grants credits for all of them and never reads an answer;
+   * resolves once the number of running jobs stops changing.
+   */
+  async function stalled(o: { shutdownGraceMs?: number } = {}) {
+    const store = new MemoryStore();
+    const own = await startServer({ store, port: 0, ...o });
+    const transport = createGrpcTransport({ baseUrl: own.url });
+    const queue = "stream_stalled";
+    await createClient(QueueService, transport).createQueue({ name: queue });
+    const body = new Uint8Array(1_000_000);
+    for (let i = 0; i < 3; i++) {
+      await createClient(JobService, transport).enqueue({ jobs: Array.from({ length: 10 }, () => ({ queue, body })) });
+    }
+    const counts = async () => ({
+      running: await store.jobCount({ queue, filter: { state: "running" }, now: Date.now() }),
+      pending: await store.jobCount({ queue, filter: { state: "pending" }, now: Date.now() }),
+    });
+    const cut = new AbortController();
+    const requests = new StreamOutbox<Request>();
+    const responses = createClient(WorkerService, transport)
+      .dequeueStream(requests, { signal: cut.signal })
+      [Symbol.asyncIterator]();
+    requests.push({ queue, credit: 30 });
+    let running = -1;
+    for (let now = (await counts()).running; now !== running; now = (await counts()).running) {
+      running = now;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return { own, counts, cut, responses, running };
+  }
+
+  it("hands out no more than it may queue, and hands back what it never wrote when the client goes away", async () => {
+    const stderr = vi.spyOn(console, "error");
+    const { own, counts, cut, responses, running } = await stalled();
+    try {
+      expect(running).toBeGreaterThan(0);
+      // One message being written, and 4 MiB of hand-outs queued behind it (3 jobs a message):
+      // not the 30 its credits allow.
+      expect(running).toBeLessThanOrEqual(9);
+      cut.abort();
+      await responses.next().catch(() => undefined);
+      let left = await counts();
+      for (let tries = 0; left.running > 0 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        left = await counts();
+      }
+      expect(left).toEqual({ running: 0, pending: 30 }); // handed back at once, no claim timeout waited
+      const text = await (await fetch(`${own.url}/metrics`)).text();
+      expect(text).toMatch(/runlater_rpc_duration_seconds_count\{method="DequeueStream",code="canceled"\} 1/);
+      expect(text).not.toMatch(/method="DequeueStream",code="internal"/);
+      expect(stderr).not.toHaveBeenCalled(); // no "handler failed" for a client that left
+    } finally {
+      stderr.mockRestore();
+      await own.stop();
+    }
+  });
+
+  it("hands back at shutdown the jobs it could never write", async () => {
+    const { own, counts, cut, running } = await stalled({ shutdownGraceMs: 200 });
+    expect(running).toBeGreaterThan(0);
+    await own.stop();
+    expect(await counts()).toEqual({ running: 0, pending: 30 });
+    cut.abort();
   });
 });

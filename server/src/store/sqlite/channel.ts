@@ -41,9 +41,12 @@ export type WorkerReply =
   | { type: "answers"; answers: Answer[] }
   | { type: "closed" };
 
-/** Runs worker.ts through tsx, as the server's own thread runs (bin/runlater.js). */
+/**
+ * The worker's module beside this one: worker.js when built (server/dist), worker.ts when
+ * run from source (tests), which worker-boot.mjs then loads through tsx.
+ */
 const BOOT = new URL("./worker-boot.mjs", import.meta.url);
-const ENTRY = new URL("./worker.ts", import.meta.url).href;
+const ENTRY = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url).href;
 
 interface Pending {
   op: OpName;

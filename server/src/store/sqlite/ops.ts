@@ -12,8 +12,19 @@ import * as reads from "./job-reads.js";
 import * as leases from "./leases.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import * as tokens from "./tokens.js";
 
-export const ops = { ...brokers, ...bulk, ...handOut, ...insert, ...reads, ...leases, ...queues, ...running };
+export const ops = {
+  ...brokers,
+  ...bulk,
+  ...handOut,
+  ...insert,
+  ...reads,
+  ...leases,
+  ...queues,
+  ...running,
+  ...tokens,
+};
 
 export type Ops = typeof ops;
 export type OpName = keyof Ops;

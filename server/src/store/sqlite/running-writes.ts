@@ -6,7 +6,7 @@
  */
 import type { JobRecord } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
-import type { OutcomeResult } from "../store.js";
+import type { AckResultRecord, OutcomeResult } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import { applyPatches, type Change, loadJobs } from "./job-writes.js";
 import { JOB_COLUMNS, type JobRow, toRecord } from "./rows.js";
@@ -40,10 +40,10 @@ export function jobCheckpointMany(
 export function jobCompleteMany(
   ctx: SqliteContext,
   p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
-): OutcomeResult[] {
+): AckResultRecord[] {
   return (
     completeFast(ctx, p) ??
-    applyToRunning(ctx, p.items, (job, item) => transitions.succeed(job, item.customStatus, p.now))
+    applyToRunning(ctx, p.items, (job, item) => transitions.succeed(job, item.customStatus, p.now), "ack")
   );
 }
 
@@ -51,8 +51,8 @@ export function jobCompleteMany(
  * The usual ACK: jobs that succeeded with no custom status to add, under their hand-outs'
  * claim tokens. Then succeed() changes the same columns the same way for every job (the
  * status stays as it is), so one UPDATE per claim token writes it, its WHERE the whole
- * claim fence (checkClaim in SQL); a keyed job, whose end must promote the next, never
- * matches. If any item does not match (stale, unknown, named twice, keyed), the savepoint is
+ * claim fence (checkClaim in SQL); a keyed job, whose end must promote the next, and a
+ * workflow job, whose ACK is left to its instance (below), never match. If any item does not match (stale, unknown, named twice, keyed), the savepoint is
  * rolled back and the exact path decides every item. Saves reading the rows: a third of an
  * ACK's cost.
  */
@@ -68,7 +68,7 @@ function completeFast(
   for (const [token, ids] of byToken) {
     const done = ctx.all<{ queue: string }>(
       "UPDATE jobs SET state = 'succeeded', claim_expires_at = 0, finished_at = ?, updated_at = ? " +
-        "WHERE id IN (SELECT value FROM json_each(?)) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL " +
+        "WHERE id IN (SELECT value FROM json_each(?)) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL AND workflow IS NULL " +
         "RETURNING queue",
       p.now,
       p.now,
@@ -90,30 +90,45 @@ function completeFast(
 export function jobFailMany(
   ctx: SqliteContext,
   p: { items: Array<transitions.FailureInput & { id: string; claimToken: string }>; now: number },
-): OutcomeResult[] {
-  return applyToRunning(ctx, p.items, (job, item) => transitions.fail(job, item, p.now));
+): AckResultRecord[] {
+  return applyToRunning(ctx, p.items, (job, item) => transitions.fail(job, item, p.now), "ack");
 }
 
 /**
  * Each item in order, fenced by its claim token; a job named twice sees the first change.
  * The batch's jobs are read with one statement and written with one UPDATE per run of
- * equal patches (job-writes.ts).
+ * equal patches (job-writes.ts). An ACK (`kind` "ack") of a workflow job's run writes
+ * nothing and answers "workflow" with the job's context: Store.workflows.instanceApply
+ * applies it with its instance's transition. A checkpoint applies to it as to any job.
  */
 function applyToRunning<T extends { id: string; claimToken: string }>(
   ctx: SqliteContext,
   items: T[],
   decide: (job: JobRecord, item: T) => transitions.JobPatch,
-): OutcomeResult[] {
+): OutcomeResult[];
+function applyToRunning<T extends { id: string; claimToken: string }>(
+  ctx: SqliteContext,
+  items: T[],
+  decide: (job: JobRecord, item: T) => transitions.JobPatch,
+  kind: "ack",
+): AckResultRecord[];
+function applyToRunning<T extends { id: string; claimToken: string }>(
+  ctx: SqliteContext,
+  items: T[],
+  decide: (job: JobRecord, item: T) => transitions.JobPatch,
+  kind: "ack" | "checkpoint" = "checkpoint",
+): AckResultRecord[] {
   const jobs = loadJobs(
     ctx,
     items.map((item) => item.id),
   );
   const changes: Change[] = [];
   const changed: OutcomeResult[] = [];
-  const results = items.map((item): OutcomeResult => {
+  const results = items.map((item): AckResultRecord => {
     const job = jobs.get(item.id);
     const outcome = transitions.checkClaim(job, item.claimToken);
     if (outcome !== "acknowledged" || !job) return { outcome };
+    if (kind === "ack" && job.workflow !== undefined) return { outcome: "workflow", workflow: job.workflow };
     const patch = decide(job, item);
     const after = { ...job, ...patch };
     jobs.set(item.id, after);

@@ -49,6 +49,10 @@ const ONE_OPERATION = [
   "queueList",
   "queueStats",
   "queueUpdate",
+  "tokenDelete",
+  "tokenGet",
+  "tokenInsert",
+  "tokenList",
 ] as const satisfies ReadonlyArray<OpName & keyof Store>;
 
 type OneOperation = (typeof ONE_OPERATION)[number];

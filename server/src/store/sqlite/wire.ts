@@ -82,6 +82,7 @@ const JOB_FIELDS = [
   "orderingKey",
   "seq",
   "bodySize",
+  "workflow",
 ] as const satisfies ReadonlyArray<keyof JobRecord>;
 
 const NEW_JOB_FIELDS = [
@@ -95,6 +96,7 @@ const NEW_JOB_FIELDS = [
   "createdAt",
   "idempotencyKey",
   "orderingKey",
+  "workflow",
 ] as const satisfies ReadonlyArray<keyof NewJob>;
 
 /** Jobs, with holes where a lookup found nothing (jobGetMany). */

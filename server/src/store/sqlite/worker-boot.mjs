@@ -1,8 +1,9 @@
-// Entry of the SQLite store's worker thread (channel.ts). A worker does not inherit the
-// TypeScript loader the server's own thread registered (bin/runlater.js), so it registers
-// tsx's (importing tsx/esm does) before it loads worker.ts. workerData.start is what
-// worker.ts reads.
-import "tsx/esm";
+// Entry of the SQLite store's worker thread (channel.ts). workerData.entry is worker.js
+// when the server runs built (server/dist), or worker.ts when it runs from source (the
+// tests): a worker does not inherit the TypeScript loader of the thread that made it, so
+// then it registers tsx's first (importing tsx/esm does). workerData.start is what the
+// worker module reads.
 import { workerData } from "node:worker_threads";
 
+if (workerData.entry.endsWith(".ts")) await import("tsx/esm");
 await import(workerData.entry);

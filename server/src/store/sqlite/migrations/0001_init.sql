@@ -35,6 +35,12 @@ CREATE TABLE brokers (
   expires_at  INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
+-- API tokens (docs/security.md): the record as JSON (a secret only as its hash), by id.
+CREATE TABLE tokens (
+  id      TEXT PRIMARY KEY,
+  record  TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
 -- Small named values: next_seq, the next enqueue-order number to give (kept here so a
 -- retried job's new place in its ordering key outlives a restart), and holder, the process
 -- that owns the file (pid, host, since: for the message a second server gets).
@@ -64,6 +70,7 @@ CREATE TABLE jobs (
   idempotency_key     TEXT,                  -- NULL: none
   ordering_key        TEXT,                  -- NULL: none
   key_pos             INTEGER,               -- place in its ordering key's sequence while in one, else NULL
+  workflow            TEXT,                  -- a workflow job's run context (JSON, docs/workflows.md); NULL: none
   body                BLOB NOT NULL          -- last: reading the other columns never walks a big body
 ) STRICT;
 
