@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole conformance matrix: every scenario × every SDK driver (TypeScript, Python,
-# Java) × every wire protocol each SDK offers × every store (memory, Redis, MariaDB).
+# Java) × every wire protocol each SDK offers × every store (memory, SQLite, Redis, MariaDB).
 #
 #   conformance/run.sh [REPORT]        REPORT: JUnit XML (*.xml) or JSON (*.json) path
 #
@@ -10,7 +10,8 @@
 # (scripts/test-all.sh reports the service failure itself). The Redis store uses
 # database 15 and MariaDB the database runlater_conformance, because the runner's Reset
 # deletes every queue of the store it runs on.
-# CONFORMANCE_STORES picks stores (default "memory redis mysql").
+# The SQLite store gets a new file under .run/conformance each run.
+# CONFORMANCE_STORES picks stores (default "memory sqlite redis mysql").
 # Extra runner flags can be passed in CONFORMANCE_ARGS (e.g. "--sdk ts --scenario run-after").
 # Ends with `N passed, N failed`; exits non-zero if any case failed.
 set -uo pipefail
@@ -19,10 +20,16 @@ cd "$root"
 # shellcheck source=../scripts/node-env.sh
 source scripts/node-env.sh
 report="${1:-$root/.run/conformance/report.xml}"
-# Stores to run on: any of memory, redis, mysql (default all three).
-wanted=" ${CONFORMANCE_STORES:-memory redis mysql} "
+# Stores to run on: any of memory, sqlite, redis, mysql (default all four).
+wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql} "
 stores=()
 [[ "$wanted" == *" memory "* ]] && stores+=(--store memory)
+if [[ "$wanted" == *" sqlite "* ]]; then
+  sqlite_file="$root/.run/conformance/runlater.db"
+  mkdir -p "$(dirname "$sqlite_file")"
+  rm -f "$sqlite_file" "$sqlite_file"-*
+  stores+=(--store "sqlite:$sqlite_file")
+fi
 
 say() { echo "conformance: $*" >&2; }
 
@@ -66,6 +73,10 @@ say "building the Java driver (mvn test-compile)"
     { mvn -B -q -Dstyle.color=never -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null 2>&1 ||
       mvn -B -q -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null; }
 ) || say "WARNING: the Java driver did not build; java cases will fail"
+
+# ---- the server runs from its build (scripts/runlater → server/dist): bring it up to date
+say "building the server (scripts/build.mjs)"
+node scripts/build.mjs || say "WARNING: the build failed; the server may run stale or not at all"
 
 # ---- run
 # shellcheck disable=SC2086

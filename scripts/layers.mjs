@@ -38,7 +38,7 @@ export const layers = [
   {
     name: "store",
     path: "store/",
-    job: "the Store interface (store.ts) and its implementations (memory/, redis/, mysql/), shard routing and placement shared by the sharded stores",
+    job: "the Store interface (store.ts) and its implementations (memory/, sqlite/, redis/, mysql/), shard routing and placement shared by the sharded stores",
     imports: ["domain"],
   },
   {
@@ -56,8 +56,14 @@ export const layers = [
   {
     name: "maintenance",
     path: "maintenance/",
-    job: "the claim-timeout sweep and retention GC",
+    job: "the claim-timeout sweep, retention GC, schedule firing and workflow upkeep (the reconciler, instance retention), on the leader",
     imports: ["engine", "store", "domain"],
+  },
+  {
+    name: "auth",
+    path: "auth/",
+    job: "API tokens: what each method needs (scope, queues), checking a call's token, making and revoking tokens",
+    imports: ["store", "domain"],
   },
   {
     name: "wire",
@@ -75,21 +81,39 @@ export const layers = [
     name: "api",
     path: "api/",
     job: "Connect handlers: parse a request, call the engine, map the answer; the error and stream plumbing",
-    imports: ["cluster", "maintenance", "engine", "domain", "wire", "gen"],
+    imports: ["cluster", "maintenance", "engine", "auth", "domain", "wire", "gen"],
   },
-  { name: "http", path: "http/", job: "one port for HTTP/1.1 and h2c", imports: [] },
+  {
+    name: "http",
+    path: "http/",
+    job: "one port for HTTP/1.1 and h2c; the web dashboard's built files at /ui (static-ui.ts)",
+    imports: [],
+  },
   {
     name: "root",
     path: "*.ts",
     job: "server.ts (wires every layer into a running node), metrics.ts (Prometheus), log.ts (pino)",
-    imports: ["api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"],
+    imports: ["api", "http", "cluster", "maintenance", "engine", "auth", "broker", "store", "domain", "wire", "gen"],
     modules: ["server", "metrics", "log"],
   },
   {
     name: "cli",
     path: "cli/",
     job: "the runlater command (commander)",
-    imports: ["root", "api", "http", "cluster", "maintenance", "engine", "broker", "store", "domain", "wire", "gen"],
+    imports: [
+      "root",
+      "api",
+      "http",
+      "cluster",
+      "maintenance",
+      "engine",
+      "auth",
+      "broker",
+      "store",
+      "domain",
+      "wire",
+      "gen",
+    ],
   },
 ];
 
@@ -104,6 +128,20 @@ export const packages = [
     includes: ["sdk-ts/conformance/**"],
     forbid: ["**/runner/**", "**/server/**"],
     why: "a driver speaks the driver protocol (conformance/protocol.ts) through the SDK's public API, nothing of the runner or server",
+  },
+  {
+    includes: ["server/ui/src/**"],
+    forbid: [
+      "@runlater/sdk",
+      "!@runlater/sdk/gen/*",
+      "@connectrpc/connect-node",
+      "node:*",
+      "**/src/**",
+      "**/server/**",
+      "**/sdk-ts/**",
+      "**/test/**",
+    ],
+    why: "the dashboard is a browser client of the public API: it imports the SDK's generated runlater.v1 code and connect-web, never server code, the SDK's Node client or Node modules",
   },
   {
     includes: ["conformance/**"],

@@ -4,6 +4,8 @@
 # script is reused. Prints shell exports for the URLs, so callers do:
 #   eval "$(scripts/services.sh redis mariadb)"
 # which sets RUNLATER_TEST_REDIS_URL and RUNLATER_TEST_MYSQL_URL.
+#   scripts/services.sh chromium  installs Debian's Chromium for the dashboard's browser
+#   tests (nothing to start: playwright-core launches it) and sets RUNLATER_TEST_CHROMIUM.
 #   scripts/services.sh stop     stops what this script started.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,6 +81,14 @@ start_mariadb() {
   echo "export RUNLATER_TEST_MYSQL_URL=mysql://root@127.0.0.1:$port/runlater_test"
 }
 
+start_chromium() {
+  # Debian's package, not a browser build that playwright downloads (there is none here).
+  apt_install chromium
+  local bin=/usr/bin/chromium
+  [ -x "$bin" ] || { log "chromium is not at $bin"; return 1; }
+  echo "export RUNLATER_TEST_CHROMIUM=$bin"
+}
+
 stop_all() {
   if [ -f "$run/redis/redis.pid" ]; then kill "$(cat "$run/redis/redis.pid")" 2>/dev/null || true; rm -f "$run/redis/port"; fi
   if [ -f "$run/mariadb/mariadb.pid" ]; then kill "$(cat "$run/mariadb/mariadb.pid")" 2>/dev/null || true; rm -f "$run/mariadb/port"; fi
@@ -89,7 +99,8 @@ for service in "$@"; do
   case "$service" in
     redis) start_redis ;;
     mariadb | mysql) start_mariadb ;;
+    chromium) start_chromium ;;
     stop) stop_all ;;
-    *) log "unknown service $service (redis, mariadb, stop)"; exit 2 ;;
+    *) log "unknown service $service (redis, mariadb, chromium, stop)"; exit 2 ;;
   esac
 done

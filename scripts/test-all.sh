@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the repository, from nothing:
 #   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
-#   proto lint/format, generated-code drift, typecheck, Biome (format, lint, import
-#   boundaries), the TypeScript suites (server,
-#   stores, SDK, CLI), the Python SDK suite, the Java SDK suite.
+#   proto lint/format, generated-code drift, typecheck, the build (SDK, server, dashboard),
+#   Biome (format, lint, import boundaries), the TypeScript suites (server, stores, SDK, CLI,
+#   the dashboard in Chromium, the packed SDK), the Python SDK suite, the Java SDK suite.
 # Prints a table and a final line `N passed, N failed`; exits non-zero if anything failed.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,8 +29,8 @@ if [ "${CI:-}" = "true" ] || [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund || { echo "npm ci failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
-step "services (Redis, MariaDB on loopback)"
-if services="$(scripts/services.sh redis mariadb)"; then
+step "services (Redis, MariaDB on loopback; Chromium for the dashboard's browser tests)"
+if services="$(scripts/services.sh redis mariadb chromium)"; then
   eval "$services"
   echo "pass services" >>"$checks"
 else
@@ -41,6 +41,9 @@ check "buf lint" npx buf lint
 check "buf format" npx buf format -d --exit-code
 check "generated TypeScript is current" bash -c 'npx buf generate && test -z "$(git status --porcelain -- sdk-ts/src/gen server/src/gen)" || { git status --short -- sdk-ts/src/gen server/src/gen; false; }'
 check "typecheck" npx tsc -p tsconfig.json
+check "typecheck the dashboard (server/ui)" npx tsc -p server/ui/tsconfig.json
+check "build: sdk-ts/dist and server/dist (scripts/build.mjs)" node scripts/build.mjs
+check "dashboard builds within its size budget (npm run build:ui)" npm run --silent build:ui
 check "format, lint and import boundaries (biome ci)" npx biome ci .
 check "import boundaries match docs/architecture.md (scripts/layers.mjs)" node scripts/layers.mjs --check
 

@@ -19,9 +19,11 @@ export const drivers: DriverSpec[] = [
   {
     sdk: "ts",
     protocols: ["connect-json", "connect-binary", "grpc", "grpc-web"],
+    // The SDK's sources, not its build: the "@runlater/source" export condition.
     command: (root) => [
       process.execPath,
       join(root, "node_modules/tsx/dist/cli.mjs"),
+      "--conditions=@runlater/source",
       join(root, "sdk-ts/conformance/driver.ts"),
     ],
     startupTimeoutMs: 30_000,

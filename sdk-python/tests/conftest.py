@@ -2,6 +2,7 @@
 
 The server is started once per session from this checkout's scripts/runlater (found
 relative to this file, so any clone works), or RUNLATER_URL names one already running.
+The auth and TLS tests start servers of their own (with --auth, --tls-cert...).
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ import queue as queue_mod
 import secrets
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 from helpers import QueueFactory
@@ -31,26 +36,79 @@ def server_url() -> Iterator[str]:
     if os.environ.get("RUNLATER_URL"):
         yield os.environ["RUNLATER_URL"].rstrip("/")
         return
-    proc = subprocess.Popen(
-        [str(SERVER_SCRIPT), "serve", "--port", "0", "--host", "127.0.0.1"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # JSON logs; RUNLATER_URL + a manual server to see them
-        text=True,
-    )
-    try:
-        yield _read_listen_url(proc)
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    with serve() as url:
+        yield url
+
+
+@dataclass(frozen=True)
+class AuthServer:
+    url: str
+    admin_token: str
+
+
+@pytest.fixture(scope="session")
+def auth_server() -> Iterator[AuthServer]:
+    """A server of its own with auth on, its bootstrap admin token made here."""
+    admin = f"rl_{secrets.token_hex(6)}_{secrets.token_urlsafe(32)}"  # the server's format
+    with serve("--auth", env={"RUNLATER_ADMIN_TOKEN": admin}) as url:
+        yield AuthServer(url, admin)
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway CA with server and client certificates (scripts/test-certs.sh): ca.pem,
+    server.pem, server-key.pem (127.0.0.1, ::1, localhost), client.pem, client-key.pem."""
+    certs = tmp_path_factory.mktemp("certs")
+    subprocess.run([str(REPO_ROOT / "scripts" / "test-certs.sh"), str(certs)], check=True)
+    return certs
+
+
+def _tls_args(certs: Path) -> list[str]:
+    return ["--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server-key.pem")]
+
+
+@pytest.fixture(scope="session")
+def tls_server(tls_certs: Path) -> Iterator[str]:
+    """A server over https:// with a certificate of the test CA; yields its URL."""
+    with serve(*_tls_args(tls_certs)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def mtls_server(tls_certs: Path) -> Iterator[str]:
+    """An https:// server that takes only clients with a certificate of the test CA."""
+    with serve(*_tls_args(tls_certs), "--tls-client-ca", str(tls_certs / "ca.pem")) as url:
+        yield url
+
+
+@contextmanager
+def serve(*args: str, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """Runs `scripts/runlater serve` on a free loopback port with `args`; yields its URL."""
+    # stderr: JSON logs (RUNLATER_URL and a manual server to see them); kept in a file so
+    # that a server which exits before listening can say why.
+    with tempfile.TemporaryFile(mode="w+") as stderr:
+        proc = subprocess.Popen(
+            [str(SERVER_SCRIPT), "serve", "--store", "memory", "--port", "0", "--host", "127.0.0.1"]
+            + list(args),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        assert proc.stdout is not None
-        proc.stdout.close()
+            yield _read_listen_url(proc, stderr)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            assert proc.stdout is not None
+            proc.stdout.close()
 
 
-def _read_listen_url(proc: subprocess.Popen[str]) -> str:
+def _read_listen_url(proc: subprocess.Popen[str], stderr: IO[str]) -> str:
     """Waits for "runlater listening on URL" on the server's stdout."""
     lines: queue_mod.Queue[str] = queue_mod.Queue()
 
@@ -64,7 +122,11 @@ def _read_listen_url(proc: subprocess.Popen[str]) -> str:
     prefix = "runlater listening on "
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"runlater server exited with {proc.returncode} before listening")
+            stderr.seek(0)
+            raise RuntimeError(
+                f"runlater server exited with {proc.returncode} before listening: "
+                + stderr.read()[-2000:]
+            )
         try:
             line = lines.get(timeout=0.1)
         except queue_mod.Empty:

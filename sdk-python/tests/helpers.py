@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
 from typing import TypeVar
 
 from runlater import Worker
@@ -13,6 +16,18 @@ from runlater import Worker
 T = TypeVar("T")
 
 QueueFactory = Callable[..., str]
+
+# A poll-mode worker's long poll: short, so that stopping it does not wait out the default.
+SHORT_POLL = timedelta(milliseconds=500)
+
+# Worker apps for the runlater-worker tests (run with this as the working directory).
+APPS = Path(__file__).resolve().parent / "apps"
+
+
+def cli_command() -> list[str]:
+    """runlater-worker: the installed console script, falling back to python -m runlater."""
+    script = Path(sys.executable).with_name("runlater-worker")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "runlater"]
 
 
 def wait_for(probe: Callable[[], T | None], *, timeout: float = 10.0, interval: float = 0.02) -> T:

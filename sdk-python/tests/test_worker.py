@@ -12,7 +12,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import QueueFactory, running, wait_for
+from helpers import APPS, QueueFactory, cli_command, running, wait_for
 
 from runlater import (
     AsyncClient,
@@ -40,8 +39,6 @@ from runlater import (
     retry,
 )
 from runlater.worker import DequeueMode
-
-APPS = Path(__file__).resolve().parent / "apps"
 
 
 def _now() -> datetime:
@@ -569,7 +566,7 @@ def test_sigterm_to_runlater_worker_cli_releases_the_running_job(
         APP_STARTED_FILE=str(started),
         APP_DEQUEUE_MODE=dequeue_mode,
     )
-    cmd = _cli() + ["slow_app:app", "--log-level", "warning"]
+    cmd = cli_command() + ["slow_app:app", "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=APPS, env=env, stderr=subprocess.PIPE, text=True)
     try:
         wait_for(started.exists, timeout=20)  # the handler is running
@@ -593,7 +590,9 @@ def test_cli_worker_processes_jobs(
     q = make_queue()
     job_id = client.enqueue(q, b"quick")
     env = dict(os.environ, RUNLATER_URL=server_url, APP_QUEUE=q, APP_GRACE_MS="5000")
-    proc = subprocess.Popen(_cli() + ["slow_app:app"], cwd=APPS, env=env, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cli_command() + ["slow_app:app"], cwd=APPS, env=env, stderr=subprocess.DEVNULL
+    )
     try:
         done = wait_for(lambda: _job_in(client, job_id, JobState.SUCCEEDED), timeout=20)
         assert "quick done" in done.custom_status
@@ -603,12 +602,6 @@ def test_cli_worker_processes_jobs(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _cli() -> list[str]:
-    """The installed console script, falling back to python -m runlater."""
-    script = Path(sys.executable).with_name("runlater-worker")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "runlater"]
 
 
 def test_stop_releases_more_jobs_than_one_checkpoint_may_carry(

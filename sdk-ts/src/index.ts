@@ -23,6 +23,7 @@ export type {
 } from "./gen/runlater/v1/queue_service_pb.js";
 export type { DequeuedJob, JobOutcome } from "./gen/runlater/v1/worker_service_pb.js";
 export { Outcome } from "./gen/runlater/v1/worker_service_pb.js";
+export type { WorkflowContext, WorkflowEvent } from "./gen/runlater/v1/workflow_service_pb.js";
 export type { QueueOptions } from "./queue-options.js";
 export type { RetryPolicy } from "./retry.js";
 export { constant, exponential, linear, pinlaterDefault } from "./retry.js";
@@ -53,5 +54,6 @@ export {
   OutcomeSchema,
   WorkerService,
 } from "./gen/runlater/v1/worker_service_pb.js";
+export { readTls, type TlsMaterial, type TlsOptions } from "./tls.js";
 export type { OpenedTransport, TransportOptions } from "./transport.js";
 export { openTransport } from "./transport.js";

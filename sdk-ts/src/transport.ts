@@ -11,6 +11,7 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
+import { readTls, type TlsOptions } from "./tls.js";
 
 export type Protocol = "connect" | "grpc" | "grpc-web";
 export type HttpVersion = "1.1" | "2";
@@ -26,6 +27,17 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Interceptors run around every call (auth headers, logging, metrics, test spies). */
   interceptors?: Interceptor[];
+  /**
+   * API token sent on every call as `Authorization: Bearer <token>` (a server running with
+   * auth needs one); default: the RUNLATER_TOKEN environment variable.
+   */
+  token?: string;
+  /**
+   * For https:// URLs: the CA to trust and a client certificate, as PEM files (default: the
+   * RUNLATER_TLS_CA, RUNLATER_TLS_CERT and RUNLATER_TLS_KEY environment variables; without
+   * a CA, Node's trusted CAs).
+   */
+  tls?: TlsOptions;
 }
 
 export interface OpenedTransport {
@@ -45,13 +57,17 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   if (o.binary !== undefined && protocol !== "connect" && !o.binary) {
     throw new Error(`binary: false (JSON) is only offered for protocol "connect", not "${protocol}"`);
   }
+  const token = o.token ?? (process.env.RUNLATER_TOKEN?.trim() || undefined);
   const common = {
     baseUrl,
-    interceptors: o.interceptors ?? [],
+    interceptors: [...(token === undefined ? [] : [bearer(token)]), ...(o.interceptors ?? [])],
     defaultTimeoutMs: o.timeoutMs,
   };
+  const secure = baseUrl.startsWith("https:");
+  if (o.tls !== undefined && !secure) throw new Error(`tls options need an https:// URL, not ${baseUrl}`);
+  const tls = secure ? readTls(o.tls) : {};
   if (httpVersion === "1.1") {
-    const options = { ...common, httpVersion } as const;
+    const options = { ...common, httpVersion, nodeOptions: tls } as const;
     return {
       transport:
         protocol === "grpc-web"
@@ -63,7 +79,7 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   }
   // We own the HTTP/2 session so close() can end it; otherwise an idle session keeps
   // a short script alive until its idle timeout.
-  const sessionManager = new Http2SessionManager(baseUrl);
+  const sessionManager = new Http2SessionManager(baseUrl, undefined, tls);
   const options = { ...common, httpVersion, sessionManager } as const;
   let transport: Transport;
   switch (protocol) {
@@ -78,4 +94,13 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
       break;
   }
   return { transport, streams: protocol !== "grpc-web", close: () => sessionManager.abort() };
+}
+
+/** Puts the API token on every call. */
+function bearer(token: string): Interceptor {
+  const value = `Bearer ${token}`;
+  return (next) => (req) => {
+    req.header.set("authorization", value);
+    return next(req);
+  };
 }

@@ -227,3 +227,34 @@ describe("ordering keys", () => {
     expect(await dequeueAll(queue)).toHaveLength(0);
   });
 });
+
+describe("an API token", () => {
+  it("is sent on every call, from the option or else RUNLATER_TOKEN", async () => {
+    const { newToken } = await import("../../server/src/domain/tokens.js");
+    const { startServer } = await import("../../server/src/server.js");
+    const { MemoryStore } = await import("../../server/src/store/memory/memory-store.js");
+    const admin = newToken({ name: "a", scopes: ["admin", "read", "enqueue"], queues: [], now: 0, expiresAt: 0 }).token;
+    const secured = await startServer({ store: new MemoryStore(), port: 0, auth: { bootstrapToken: admin } });
+    try {
+      await expect(
+        createRunlaterClient(secured.url)
+          .queues.listQueues({})
+          .then((r) => r.queues),
+      ).rejects.toThrow(/token/);
+      await expect(
+        createRunlaterClient(secured.url, { token: admin })
+          .queues.listQueues({})
+          .then((r) => r.queues),
+      ).resolves.toEqual([]);
+      process.env.RUNLATER_TOKEN = admin;
+      await expect(
+        createRunlaterClient(secured.url)
+          .queues.listQueues({})
+          .then((r) => r.queues),
+      ).resolves.toEqual([]);
+    } finally {
+      delete process.env.RUNLATER_TOKEN;
+      await secured.stop();
+    }
+  });
+});

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The runlater CLI. Runs the TypeScript sources through tsx's loader, so there is no
-// build step between a checkout and a running server. On a Node older than 22 it hands
-// over to scripts/runlater, which installs a local Node 24 first (see node-env.sh).
+// The runlater CLI. Runs the JavaScript that scripts/build.mjs compiles into ../dist
+// (`npm install` builds it; `npm run build` after changing the sources). On a Node older
+// than 22 it hands over to scripts/runlater, which installs a local Node 24 first (see
+// node-env.sh).
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -39,9 +41,16 @@ if (Number(process.versions.node.split(".")[0]) < 22) {
   // with V8's default 16 MiB semi-spaces scavenges run often enough to cost ~30% of
   // throughput and add millisecond pauses (measured with npm run bench).
   (await import("node:v8")).setFlagsFromString("--max-semi-space-size=32");
+  // Compiled code cached on disk (in the OS temp dir): later starts skip parsing.
+  (await import("node:module")).enableCompileCache?.();
   stopWhenOrphaned(() => process.kill(process.pid, "SIGTERM"));
-  const { register } = await import("tsx/esm/api");
-  register();
-  const { main } = await import("../src/cli/main.ts");
+  const entry = new URL("../dist/cli/main.js", import.meta.url);
+  if (!existsSync(entry)) {
+    process.stderr.write(
+      `runlater: ${fileURLToPath(entry)} is missing: build it with \`npm run build\` (npm install runs it)\n`,
+    );
+    process.exit(1);
+  }
+  const { main } = await import(entry.href);
   await main(process.argv);
 }

@@ -50,6 +50,17 @@ export class Metrics implements JobCounters {
     registers: [this.registry],
   });
 
+  private readonly connectionsRefused = this.counter(
+    "runlater_connections_refused_total",
+    "New connections closed at once: --max-connections were open and every one was busy.",
+    [],
+  );
+  private readonly connectionsClosed = this.counter(
+    "runlater_connections_closed_total",
+    "Connections the server closed, by reason: limit (idle, closed to make room at --max-connections), header_timeout (no request head within --header-timeout), tls_handshake (a failed TLS handshake).",
+    ["reason"],
+  );
+
   constructor(buffers?: BufferGauges) {
     collectDefaultMetrics({ register: this.registry, prefix: "runlater_" });
     if (buffers) {
@@ -82,6 +93,33 @@ export class Metrics implements JobCounters {
 
   retentionDeleted(queue: string, jobs: number): void {
     this.retentionTotal.inc({ queue }, jobs);
+  }
+
+  connectionRefused(): void {
+    this.connectionsRefused.inc();
+  }
+
+  connectionClosed(reason: string): void {
+    this.connectionsClosed.inc({ reason });
+  }
+
+  /** The open connections gauge, read from the listener at scrape time. */
+  watchConnections(open: () => number): void {
+    this.gauge("runlater_connections_open", "Connections open now (bounded by --max-connections).", open);
+  }
+
+  /** The read budget's gauges (api/read-budget.ts), read at scrape time. */
+  watchReadBudget(budget: { held: number; waiting: number }): void {
+    this.gauge(
+      "runlater_request_bytes_held",
+      "Request bytes held now over every call (bounded by --max-request-bytes-total, plus one request).",
+      () => budget.held,
+    );
+    this.gauge(
+      "runlater_request_reads_waiting",
+      "Calls waiting to read more of their request because --max-request-bytes-total is reached.",
+      () => budget.waiting,
+    );
   }
 
   /** Times every call; the code is "ok" or the Connect code's name (e.g. "not_found"). */

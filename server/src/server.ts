@@ -7,24 +7,43 @@
  * owns partitions and runs maintenance.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { authInterceptor } from "./api/auth-interceptor.js";
+import { clientFaultGate } from "./api/client-faults.js";
+import { registerClusterInfo } from "./api/cluster-info.js";
 import { registerClusterService } from "./api/cluster-service.js";
 import { OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
-import { createNodeHandler } from "./api/node-handler.js";
+import { StrictBytesRouter } from "./api/json-bytes.js";
+import { connectHandler } from "./api/node-adapter.js";
+import { ReadBudget } from "./api/read-budget.js";
 import { registerServices } from "./api/services.js";
 import { registerTestControl } from "./api/test-control.js";
+import { registerTokenService } from "./api/token-service.js";
+import { ensureBootstrapToken, TokenAdmin } from "./auth/token-admin.js";
+import { TokenVerifier } from "./auth/verifier.js";
 import { Broker } from "./broker/broker.js";
 import { Membership } from "./cluster/membership.js";
-import { Peers } from "./cluster/peers.js";
+import { Peers, type PeerTls } from "./cluster/peers.js";
 import { Router } from "./cluster/router.js";
 import { type Clock, ManualClock, systemClock } from "./domain/clock.js";
 import { limits } from "./domain/limits.js";
 import { Engine } from "./engine/engine.js";
-import { type Listener, listen, type RequestHandler } from "./http/listener.js";
-import { type Logger, silentLogger } from "./log.js";
+import { allCounters, QueueTotals } from "./engine/queue-totals.js";
+import {
+  type ConnectionEvents,
+  type ConnectionLimits,
+  defaultMaxConnections,
+  type Listener,
+  listen,
+} from "./http/listener.js";
+import { withStaticUi } from "./http/static-ui.js";
+import { readTlsFiles, type TlsFiles, type TlsMaterial } from "./http/tls.js";
+import { type Logger, silentLogger, throttledLog } from "./log.js";
 import { Maintenance } from "./maintenance/maintenance.js";
 import { Metrics } from "./metrics.js";
+import { withRoutes } from "./routes.js";
 import type { Store } from "./store/store.js";
 
 export type Role = "all" | "frontend" | "broker";
@@ -41,6 +60,8 @@ export interface ServerOptions {
   log?: Logger;
   /** Largest request accepted, in bytes (default 64 MiB: a full batch of large bodies). */
   maxRequestBytes?: number;
+  /** Request bytes held at once over every call; past it, calls wait to read more (default 256 MiB; api/read-budget.ts). */
+  maxRequestBytesTotal?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
@@ -51,6 +72,10 @@ export interface ServerOptions {
   leaseTtlMs?: number;
   sweepIntervalMs?: number;
   gcIntervalMs?: number;
+  /** How often the maintenance leader looks for due schedules at least (default 1 s; it also wakes at the next due time). */
+  fireIntervalMs?: number;
+  /** How long ended workflow instances are kept (default 7 days; docs/workflows.md#retention). */
+  instanceRetentionMs?: number;
   /**
    * Gzip responses of 1 KiB or more for clients that accept it (default off: on a LAN the
    * CPU costs more than the bytes save; compressed requests are always accepted).
@@ -58,6 +83,20 @@ export interface ServerOptions {
   compressResponses?: boolean;
   /** Serve Prometheus metrics on GET /metrics (default true; docs/metrics.md). */
   metrics?: boolean;
+  /**
+   * Serve the web dashboard's built files at /ui (default true, except on a broker alone:
+   * docs/dashboard.md). It talks to the public services like any client; off, /ui and /
+   * go to Connect (404).
+   */
+  ui?: boolean;
+  /** Where the dashboard's build is (default server/ui/dist, written by `npm run build:ui`). */
+  uiDir?: string;
+  /** Most connections open at once (default: the open-files limit less 128, at most 10,000). */
+  maxConnections?: number;
+  /** Time a client has to send a request head: the HTTP/2 preface or an HTTP/1.1 request's headers (default 10 s). */
+  headerTimeoutMs?: number;
+  /** A connection with no call in progress is closed after this (default 65 s). */
+  idleTimeoutMs?: number;
   /** How long shutdown waits for in-flight calls (default 10 s). */
   shutdownGraceMs?: number;
   /**
@@ -65,6 +104,22 @@ export interface ServerOptions {
    * ManualClock (the one given, or one starting at the real time). Off: the service refuses.
    */
   enableTestControl?: boolean;
+  /**
+   * Calls need an API token (docs/security.md). `bootstrapToken` becomes an admin token if
+   * the store lacks it; at least one token must exist.
+   */
+  auth?: { bootstrapToken?: string };
+  /** Sent and checked on every call between the nodes of a cluster (needed with auth and split roles). */
+  clusterSecret?: string;
+  /**
+   * Serve TLS on the port (docs/security.md#tls): HTTP/1.1 and HTTP/2 chosen by ALPN. With
+   * `clientCaFile`, clients must present a certificate that chains to it, and this node
+   * presents its own certificate to the other nodes.
+   */
+  tls?: TlsFiles & {
+    /** PEM CA that the other nodes' certificates chain to, for calls to them (default: Node's trusted CAs). */
+    peerCaFile?: string;
+  };
 }
 
 export interface RunningServer {
@@ -77,6 +132,12 @@ export interface RunningServer {
   readonly membership: Membership;
   /** Graceful stop: refuse new calls, end long polls, finish in-flight calls, release buffered jobs. */
   stop(): Promise<void>;
+  /**
+   * Reads the TLS files again (SIGHUP): connections accepted from now on, and connections to
+   * nodes not yet called, use the new certificate. A bad file is refused (throws) and the
+   * current certificate stays. Throws without TLS.
+   */
+  reloadTls(): void;
 }
 
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
@@ -86,11 +147,27 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const log = o.log ?? silentLogger;
   const store = o.store;
   const role = o.role ?? "all";
-  if (role !== "all" && store.name === "memory") {
+  checkRole(role, store.name);
+  if (o.auth && role !== "all" && o.clusterSecret === undefined) {
     throw new Error(
-      `--role ${role} needs a shared store (redis:// or mysql://): the memory store lives inside one process`,
+      `--role ${role} with auth needs a cluster secret (RUNLATER_CLUSTER_SECRET or --cluster-secret-file): nodes call each other`,
     );
   }
+  if (o.auth) await ensureBootstrapToken(store, clock, o.auth.bootstrapToken);
+  for (const [flag, value] of [
+    ["max connections", o.maxConnections],
+    ["header timeout", o.headerTimeoutMs],
+    ["idle timeout", o.idleTimeoutMs],
+  ] as const) {
+    // Node's timers overflow past 2^31 - 1 ms (about 24.8 days).
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= 2 ** 31 - 1))
+      throw new Error(`${flag} is ${value}; use a whole number from 1 to ${2 ** 31 - 1}`);
+  }
+  if (
+    o.maxRequestBytesTotal !== undefined &&
+    !(Number.isSafeInteger(o.maxRequestBytesTotal) && o.maxRequestBytesTotal >= 1)
+  )
+    throw new Error(`max request bytes total is ${o.maxRequestBytesTotal}; use a whole number of bytes, at least 1`);
   const leaseTtlMs = o.leaseTtlMs ?? 5_000;
   if (!(leaseTtlMs >= 300))
     throw new Error(`lease TTL is ${leaseTtlMs} ms; use at least 300 (renewals happen every third of it)`);
@@ -115,17 +192,21 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
           bufferBytesTotal: o.bufferBytesTotal ?? 512 * 1024 * 1024,
           leaseTtlMs,
           ownership: membership,
-          // One process on the memory store hears every announcement; a shared store may have other writers.
-          recheckEmptyMs: store.name === "memory" ? undefined : 1000,
+          // One process on the memory or SQLite store hears every announcement; a shared store may have other writers.
+          recheckEmptyMs: isSingleProcess(store.name) ? undefined : 1000,
         });
-  const peers = new Peers();
+  let tlsMaterial = o.tls && readTlsFiles(o.tls);
+  const peerCa = o.tls?.peerCaFile === undefined ? undefined : readPeerCa(o.tls.peerCaFile);
+  const peers = new Peers(o.clusterSecret, () => peerTls(tlsMaterial, peerCa));
   const router = new Router({ membership, local: broker, peers, store, clock, log });
   membership.onChange(() => {
     peers.retain(new Set(membership.brokers().map((b) => b.url)));
     broker?.rebalance();
   });
   const metrics = o.metrics === false ? undefined : new Metrics(broker);
-  const engine = new Engine({ store, broker: router, clock, counters: metrics });
+  const totals = new QueueTotals(clock.now());
+  const counters = allCounters(metrics, totals);
+  const engine = new Engine({ store, broker: router, clock, counters });
   router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,
@@ -134,16 +215,39 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     log,
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     gcIntervalMs: o.gcIntervalMs ?? 60_000,
+    fireIntervalMs: o.fireIntervalMs,
+    instanceRetentionMs: o.instanceRetentionMs,
     chunk: 1000,
     isLeader: () => membership.leads(),
-    counters: metrics,
+    counters,
   });
   const shutdown = new AbortController();
   const streams = new OpenStreams();
-  const handler = createNodeHandler({
+  const verifier = o.auth ? new TokenVerifier(store, clock) : undefined;
+  const tokenAdmin = new TokenAdmin(store, clock, verifier ?? new TokenVerifier(store, clock));
+  const readBudget = new ReadBudget(o.maxRequestBytesTotal ?? 256 * 1024 * 1024);
+  const waitLog = throttledLog(
     log,
-    routes: (routes) => {
-      registerServices(routes, engine, { frontend: role !== "broker", streams });
+    "info",
+    "calls wait to read their requests: --max-request-bytes-total of request bytes are held",
+  );
+  readBudget.onWait = () => waitLog({ maxRequestBytesTotal: readBudget.maxBytes, waiting: readBudget.waiting + 1 });
+  metrics?.watchReadBudget(readBudget);
+  const handler = connectHandler({
+    log,
+    readBudget,
+    routes: (connectRouter) => {
+      // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
+      const routes = new StrictBytesRouter(connectRouter);
+      registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
+      if (role !== "broker") registerTokenService(routes, tokenAdmin);
+      registerClusterInfo(routes, {
+        role,
+        membership,
+        heldLeases: broker && (() => broker.heldLeases()),
+        engine,
+        clock,
+      });
       if (broker) registerClusterService(routes, router);
       registerTestControl(
         routes,
@@ -156,21 +260,56 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     binaryOptions: { readUnknownFields: false, writeUnknownFields: false },
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
-    // The metrics interceptor is outermost: it sees the code errorInterceptor settled on.
-    interceptors: [...(metrics ? [metrics.interceptor()] : []), errorInterceptor(log)],
+    requestGate: clientFaultGate,
+    // The metrics interceptor is outermost: it sees the code errorInterceptor settled on,
+    // also for calls auth refused.
+    interceptors: [
+      ...(metrics ? [metrics.interceptor()] : []),
+      errorInterceptor(log),
+      ...(verifier ? [authInterceptor({ verifier, clusterSecret: o.clusterSecret })] : []),
+    ],
   });
   const host = o.host ?? "127.0.0.1";
+  let stoppingNow = false;
+  const routed = withRoutes(handler, {
+    log,
+    metrics,
+    verifier,
+    ready: async () => !stoppingNow && (await store.brokerList({ now: clock.now() })) !== undefined,
+  });
+  const connectionLimits: ConnectionLimits = {
+    maxConnections: o.maxConnections ?? defaultMaxConnections(),
+    headerTimeoutMs: o.headerTimeoutMs ?? 10_000,
+    idleTimeoutMs: o.idleTimeoutMs ?? 65_000,
+  };
   const listener: Listener = await listen(
-    metrics ? withMetricsRoute(handler, metrics, log) : handler,
+    // A broker alone serves no QueueService or JobService, which the dashboard needs.
+    o.ui === false || role === "broker" ? routed : withStaticUi(routed, o.uiDir),
     host,
     o.port ?? 8080,
+    connectionLimits,
+    connectionEvents(log, metrics, connectionLimits),
+    tlsMaterial,
   );
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
+  metrics?.watchConnections(() => listener.connections);
+  const scheme = o.tls ? "https" : "http";
+  const url = `${scheme}://${host.includes(":") ? `[${host}]` : host}:${listener.port}`;
   // Register only once listening: other nodes forward to us as soon as they see us.
-  await membership.start(o.advertiseUrl ?? advertisedUrl(host, listener.port));
+  await membership.start(o.advertiseUrl ?? advertisedUrl(scheme, host, listener.port));
   broker?.start();
   if (broker) maintenance.start();
-  log.info({ url, role, store: store.name, broker: broker ? brokerId : undefined, limits }, "listening");
+  log.info(
+    {
+      url,
+      role,
+      store: store.name,
+      broker: broker ? brokerId : undefined,
+      limits,
+      connections: connectionLimits,
+      tls: o.tls && { cert: o.tls.certFile, clientCertificates: tlsMaterial?.requireClientCert ?? false },
+    },
+    "listening",
+  );
 
   let stopping: Promise<void> | undefined;
   return {
@@ -180,7 +319,15 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     maintenance,
     broker,
     membership,
+    reloadTls() {
+      if (!o.tls) throw new Error("the server was started without TLS: there is nothing to reload");
+      const material = readTlsFiles(o.tls);
+      listener.reloadTls(material);
+      tlsMaterial = material;
+      log.info({ cert: o.tls.certFile }, "TLS certificate reloaded");
+    },
     stop() {
+      stoppingNow = true;
       stopping ??= (async () => {
         log.info("shutting down");
         const closed = listener.close(o.shutdownGraceMs ?? 10_000);
@@ -202,28 +349,72 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   };
 }
 
-function advertisedUrl(host: string, port: number): string {
+/**
+ * Whether a kind of store belongs to one process: the memory store lives in it, a SQLite
+ * file is owned by it. Split roles need a store several processes share.
+ */
+function isSingleProcess(kind: string): boolean {
+  return kind === "memory" || kind === "sqlite";
+}
+
+/** Refuses a split role on a store of one process (`kind`: a store's name or its --store kind). */
+export function checkRole(role: Role, kind: string): void {
+  if (role === "all" || !isSingleProcess(kind)) return;
+  const why = kind === "memory" ? "the memory store lives inside one process" : "a SQLite file is owned by one process";
+  throw new Error(`--role ${role} needs a shared store (redis:// or mysql://): ${why}`);
+}
+
+/** Connection events as log lines (each kind at most one line per 10 s, with a count) and metrics. */
+function connectionEvents(log: Logger, metrics: Metrics | undefined, bounds: ConnectionLimits): ConnectionEvents {
+  const refused = throttledLog(
+    log,
+    "warn",
+    "connection refused: --max-connections are open and every one is busy; raise the limit (and the open-files limit) or add nodes",
+  );
+  const closedAtLimit = throttledLog(log, "info", "idle connection closed to make room at --max-connections");
+  const headerTimeout = throttledLog(log, "info", "connection closed: no request head within --header-timeout");
+  const acceptFailed = throttledLog(log, "error", "could not accept a connection");
+  const tlsFailed = throttledLog(log, "info", "TLS handshake failed");
+  return {
+    refused() {
+      metrics?.connectionRefused();
+      refused({ maxConnections: bounds.maxConnections });
+    },
+    closed(reason) {
+      metrics?.connectionClosed(reason);
+      if (reason === "limit") closedAtLimit({ maxConnections: bounds.maxConnections });
+      else headerTimeout({ headerTimeoutMs: bounds.headerTimeoutMs });
+    },
+    acceptFailed(err) {
+      acceptFailed({ err: err.message });
+    },
+    tlsFailed(err) {
+      metrics?.connectionClosed("tls_handshake");
+      tlsFailed({ err: err.message });
+    },
+  };
+}
+
+function advertisedUrl(scheme: string, host: string, port: number): string {
   const wildcard = host === "0.0.0.0" || host === "::" || host === "";
   const name = wildcard ? hostname() : host;
-  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
+  return `${scheme}://${name.includes(":") ? `[${name}]` : name}:${port}`;
+}
+
+function readPeerCa(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new Error(`cannot read the peer CA ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** How this node calls https:// peers: their CA, and its own certificate where nodes require client certificates. */
+function peerTls(material: TlsMaterial | undefined, ca: Buffer | undefined): PeerTls {
+  const own = material?.requireClientCert
+    ? { cert: material.context.cert as Buffer, key: material.context.key as Buffer }
+    : {};
+  return { ...(ca === undefined ? {} : { ca }), ...own };
 }
 
 /** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */
-function withMetricsRoute(handler: RequestHandler, metrics: Metrics, log: Logger): RequestHandler {
-  return (req, res) => {
-    if (req.method !== "GET" || req.url !== "/metrics") return handler(req, res);
-    metrics.render().then(
-      ({ body, contentType }) => {
-        res.statusCode = 200;
-        res.setHeader("content-type", contentType);
-        res.end(body);
-      },
-      (err: unknown) => {
-        log.warn({ err }, "could not render metrics");
-        res.statusCode = 500;
-        res.setHeader("content-type", "text/plain");
-        res.end("could not render metrics\n");
-      },
-    );
-  };
-}

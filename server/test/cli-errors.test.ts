@@ -103,16 +103,28 @@ describe("usage", () => {
         "jobs count",
         "jobs retry",
         "jobs delete",
+        "workflow apply",
+        "workflow start",
+        "workflow show",
+        "workflow list",
+        "workflow cancel",
+        "schedule create",
+        "schedule show",
+        "schedule pause",
+        "work",
       ]),
     );
     for (const path of paths) {
       const r = await h.run([...path, "--help"]);
       expect(r.code, path.join(" ")).toBe(0);
       expect(r.stdout, path.join(" ")).toContain(`Usage: runlater ${path.join(" ")}`);
-      const isGroup = path.length === 1 && (path[0] === "queue" || path[0] === "jobs");
-      const serverSide = path[0] === "serve" || path[0] === "migrate"; // they talk to stores, not to a server
+      const isGroup = path.length === 1 && ["queue", "jobs", "token", "workflow", "schedule"].includes(path[0]!);
+      // They talk to stores, or to nobody, not to a server.
+      const serverSide =
+        path[0] === "serve" || path[0] === "migrate" || path[0] === "backup" || path.join(" ") === "token generate";
       if (!serverSide && !isGroup) {
-        expect(r.stdout, path.join(" ")).toContain("--json");
+        // work prints its commands' output, not a response: it has no --json.
+        if (path[0] !== "work") expect(r.stdout, path.join(" ")).toContain("--json");
         expect(r.stdout, path.join(" ")).toContain("--url <url>");
         expect(r.stdout, path.join(" ")).toContain("$ runlater ");
       }

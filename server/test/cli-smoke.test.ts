@@ -83,7 +83,7 @@ describe("bin/runlater.js on a Node older than 22", () => {
 
   it("passes a SIGTERM on to the server it started, which shuts down and takes the wrapper with it", async () => {
     const bin = fileURLToPath(new URL("../bin/runlater.js", import.meta.url));
-    const wrapper = spawn(SYSTEM_NODE, [bin, "serve", "--port", "0", "--log-level", "warn"], {
+    const wrapper = spawn(SYSTEM_NODE, [bin, "serve", "--port", "0", "--store", "memory", "--log-level", "warn"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>

@@ -76,7 +76,7 @@ describe("import boundaries (scripts/layers.mjs → Biome)", () => {
     expect(bad.size).toBeGreaterThan(50); // most pairs are forbidden: the probes did reach the linter
   });
 
-  it("keeps the server to the SDK's public exports, and the SDK and the conformance runner to themselves", () => {
+  it("keeps the server to the SDK's public exports, the SDK and the conformance runner to themselves, and the dashboard to the public API", () => {
     const cases = [
       { file: "server/src/engine/a.ts", specifier: "@runlater/sdk/async-queue.js", refused: true },
       { file: "server/src/api/b.ts", specifier: "@runlater/sdk/gen/job_pb.js", refused: false },
@@ -86,6 +86,15 @@ describe("import boundaries (scripts/layers.mjs → Biome)", () => {
       { file: "sdk-ts/conformance/f.ts", specifier: "../../conformance/runner/main.js", refused: true },
       { file: "sdk-ts/conformance/g.ts", specifier: "../../conformance/protocol.js", refused: false },
       { file: "conformance/runner/h.ts", specifier: "@runlater/sdk", refused: true },
+      // The dashboard: a browser client of the public API only.
+      { file: "server/ui/src/i.ts", specifier: "@runlater/sdk/gen/job_pb.js", refused: false },
+      { file: "server/ui/src/j.ts", specifier: "@connectrpc/connect-web", refused: false },
+      { file: "server/ui/src/pages/k.ts", specifier: "../api.js", refused: false },
+      { file: "server/ui/src/l.ts", specifier: "@runlater/sdk", refused: true },
+      { file: "server/ui/src/m.ts", specifier: "../../src/engine/engine.js", refused: true },
+      { file: "server/ui/src/pages/n.ts", specifier: "../../../../sdk-ts/src/client.js", refused: true },
+      { file: "server/ui/src/o.ts", specifier: "@connectrpc/connect-node", refused: true },
+      { file: "server/ui/src/p.ts", specifier: "node:fs", refused: true },
     ];
     const bad = refused(
       cases.map((c) => ({ file: c.file, source: `import { x } from "${c.specifier}";\nexport const y = x;\n` })),

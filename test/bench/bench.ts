@@ -6,11 +6,14 @@
  * time per job of each process (cpu.ts).
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
+ *                    (--store: default memory; sqlite:PATH for the SQLite store, best on a new file)
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
  *                    [--dequeue-mode stream|poll]  (the Workers': one DequeueStream each (default), or
  *                                          Dequeue calls with piggy-backed acks)
  *                    [--buffer-size N]    (the server's; default: the store's default)
- *                    [--compare-bullmq]   (with a redis:// store: BullMQ on the same Redis, same settings)
+ *                    [--compare-bullmq]   (BullMQ, same settings, on the redis:// store's Redis, or with another
+ *                                          store on --bullmq-redis URL / $RUNLATER_TEST_REDIS_URL)
+ *                    [--compare-memory]   (the same workload on a second server with the memory store)
  *                    [--rounds N]         (with --compare-bullmq: N alternating rounds of both, each on a
  *                                          fresh queue, and the ratios' median: this machine's figures
  *                                          swing too much for one pair to mean much)
@@ -51,6 +54,8 @@ const { values: args } = parseArgs({
     "dequeue-mode": { type: "string", default: "stream" },
     "buffer-size": { type: "string" }, // default: the server's (the store's defaultBufferSize)
     "compare-bullmq": { type: "boolean", default: false },
+    "bullmq-redis": { type: "string" },
+    "compare-memory": { type: "boolean", default: false },
     rounds: { type: "string", default: "1" },
     "compare-skip-locked": { type: "boolean", default: false },
     brokers: { type: "string" },
@@ -72,10 +77,14 @@ const dequeueMode = args["dequeue-mode"] as "stream" | "poll";
 if (dequeueMode !== "stream" && dequeueMode !== "poll")
   throw new Error(`--dequeue-mode is stream or poll, not ${String(dequeueMode)}`);
 const claimTimeoutMs = Number(args["claim-timeout"]);
+/** The memory store unless --store says otherwise (the server's own default is a SQLite file in its working directory). */
+const stores = (args.store as string[]).length > 0 ? (args.store as string[]) : ["memory"];
 
-async function startServerProcess(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
+async function startServerProcess(
+  storeUrls = stores,
+): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
-  const storeArgs = (args.store as string[]).flatMap((s) => ["--store", s]);
+  const storeArgs = storeUrls.flatMap((s) => ["--store", s]);
   const bufferArgs = args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]];
   const child = spawn(
     process.execPath,
@@ -205,8 +214,10 @@ async function main(): Promise<void> {
   const queue = `bench_${Date.now()}`;
   try {
     await admin.createQueue(queue, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
-    const storeUrl = (args.store as string[])[0];
-    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: await storePid(storeUrl) });
+    const storeUrl = stores[0];
+    // Only a store server of its own (Redis, MariaDB) has a process to measure; memory and SQLite live in the server's.
+    const storeProcess = storeUrl?.includes("://") ? await storePid(storeUrl) : undefined;
+    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: storeProcess });
     meter.start();
     const enqueueMs = await enqueueAll(admin, queue);
     const enqueueCpu = meter.stop(jobs);
@@ -232,7 +243,7 @@ async function main(): Promise<void> {
       `machine: ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
     );
     console.log(
-      `settings: store=${(args.store as string[]).join(",") || "memory"} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
+      `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
         `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
@@ -255,8 +266,12 @@ async function main(): Promise<void> {
     console.log(`cpu, enqueue:   ${enqueueCpu}`);
     console.log(`cpu, processed: ${processCpu}`);
     if (args["compare-bullmq"]) {
-      const redisUrl = (args.store as string[]).find((u) => u.startsWith("redis://"));
-      if (!redisUrl) throw new Error("--compare-bullmq needs a --store redis://… (BullMQ runs on the same Redis)");
+      const redisUrl =
+        stores.find((u) => u.startsWith("redis://")) ?? args["bullmq-redis"] ?? process.env.RUNLATER_TEST_REDIS_URL;
+      if (!redisUrl)
+        throw new Error(
+          "--compare-bullmq needs a Redis: a --store redis://… (BullMQ runs on the same one), --bullmq-redis URL or $RUNLATER_TEST_REDIS_URL",
+        );
       const bullmq = () =>
         runBullmq({
           redisUrl,
@@ -271,7 +286,7 @@ async function main(): Promise<void> {
       const ours = (jobs / run.ms) * 1000;
       const theirs = (jobs / bull.processMs) * 1000;
       console.log(
-        `bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (same Redis, ${workers} workers × concurrency ${concurrency})`,
+        `bullmq:    enqueue ${fmt((jobs / bull.enqueueMs) * 1000)} jobs/s, processed ${fmt(theirs)} jobs/s end to end (${redisUrl}, ${workers} workers × concurrency ${concurrency})`,
       );
       console.log(
         `ratio:     runlater / bullmq = ${(ours / theirs).toFixed(2)}× processed, ${(jobs / enqueueMs / (jobs / bull.enqueueMs)).toFixed(2)}× enqueue`,
@@ -300,6 +315,18 @@ async function main(): Promise<void> {
         );
       }
     }
+    if (args["compare-memory"]) {
+      const memory = await runOnMemory();
+      const ours = (jobs / run.ms) * 1000;
+      const under =
+        memory.dequeueMs.length > 0
+          ? `; dequeue under load p50 ${percentile(memory.dequeueMs, 50).toFixed(2)} ms, p99 ${percentile(memory.dequeueMs, 99).toFixed(2)} ms`
+          : "";
+      console.log(
+        `memory:    enqueue ${fmt((jobs / memory.enqueueMs) * 1000)} jobs/s, processed ${fmt(memory.processedPerS)} jobs/s end to end${under} (a second server, same settings)`,
+      );
+      console.log(`ratio:     ${stores.join(",")} / memory = ${(ours / memory.processedPerS).toFixed(2)}× processed`);
+    }
     if (args["compare-skip-locked"]) {
       const mysqlUrl = (args.store as string[]).find((u) => u.startsWith("mysql://"));
       if (!mysqlUrl) throw new Error("--compare-skip-locked needs a --store mysql://… (it runs on the same database)");
@@ -322,6 +349,22 @@ async function main(): Promise<void> {
     // Leave the store as we found it (a shared Redis or MariaDB keeps what we wrote).
     await admin.queues.deleteQueue({ name: queue }).catch(() => {});
     await admin.queues.deleteQueue({ name: `${queue}_latency` }).catch(() => {});
+    admin.close();
+    await server.stop();
+  }
+}
+
+/** The same enqueue and process phases on a second server with the memory store, for --compare-memory. */
+async function runOnMemory(): Promise<{ enqueueMs: number; processedPerS: number; dequeueMs: number[] }> {
+  const server = await startServerProcess(["memory"]);
+  const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
+  try {
+    const queue = `bench_memory_${Date.now()}`;
+    await admin.createQueue(queue, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
+    const enqueueMs = await enqueueAll(admin, queue);
+    const run = await processAll(server.url, queue);
+    return { enqueueMs, processedPerS: (jobs / run.ms) * 1000, dequeueMs: run.dequeueMs };
+  } finally {
     admin.close();
     await server.stop();
   }

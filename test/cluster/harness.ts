@@ -34,6 +34,8 @@ export interface NodeOptions {
   name: string;
   /** Store URL(s) (`--store`, repeated). */
   store: string | string[];
+  /** `--port`; default 0 (a free one). A fixed port lets clients find a restarted server again. */
+  port?: number;
   /** `--role`; omitted from the command line when unset (the server's default is all). */
   role?: Role;
   /** `--lease-ttl` in ms; omitted when unset. */
@@ -224,7 +226,7 @@ export async function startNode(o: NodeOptions): Promise<NodeProcess> {
     bin,
     "serve",
     "--port",
-    "0",
+    String(o.port ?? 0),
     "--log-level",
     o.logLevel ?? "info",
     ...stores.flatMap((s) => ["--store", s]),

@@ -6,6 +6,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { createRunlaterClient } from "@runlater/sdk";
+import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { startServer } from "@runlater/server/src/server.js";
 import { MemoryStore } from "@runlater/server/src/store/memory/memory-store.js";
 import { describe, expect, it } from "vitest";
@@ -48,6 +49,26 @@ describe("TestControlService", () => {
       expect((await control.reset({})).deletedQueues).toBe(1);
       expect((await client.queues.listQueues({})).queues).toEqual([]);
       await expect(control.advanceClock({ duration: { seconds: -1n, nanos: 0 } })).rejects.toThrow(/negative/);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("fires a due schedule within AdvanceClock, and Reset deletes schedules too", async () => {
+    const { server, control, client } = await setup(true);
+    const schedules = createClient(
+      ScheduleService,
+      createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" }),
+    );
+    try {
+      await client.createQueue("ticks");
+      await schedules.createSchedule({
+        schedule: { name: "tick", cron: "*/10 * * * * *", target: { case: "job", value: { queue: "ticks" } } },
+      });
+      await control.advanceClock({ duration: { seconds: 10n, nanos: 0 } });
+      expect((await schedules.getSchedule({ name: "tick" })).schedule!.fires).toBe(1n);
+      await control.reset({});
+      expect((await schedules.listSchedules({})).schedules).toEqual([]);
     } finally {
       await server.stop();
     }

@@ -1,11 +1,13 @@
 /**
- * The README's five-minute tour, executed literally: the shell block between the
- * tour markers runs in bash against a real server (RUNLATER points at it).
+ * The README's five-minute tour and its CLI version, executed literally: the shell block
+ * between each pair of markers runs in bash against a real server (RUNLATER_URL points at
+ * it).
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../server/src/server.js";
@@ -17,10 +19,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.stop());
 
-function tourScript(): string {
+function tourScript(marker = "tour"): string {
   const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const section = /<!-- tour:start -->\s*```sh\n([\s\S]*?)```\s*<!-- tour:end -->/.exec(readme);
-  if (!section) throw new Error("README.md has no tour block between the tour markers");
+  const section = new RegExp(
+    `<!-- ${marker}:start -->\\s*\`\`\`sh\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${marker}:end -->`,
+  ).exec(readme);
+  if (!section) throw new Error(`README.md has no block between the ${marker} markers`);
   return section[1]!;
 }
 
@@ -29,7 +33,7 @@ it("runs the README's curl tour end to end", async () => {
   // Async: the server runs in this process and must keep answering while bash runs.
   const { stdout: output } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", tourScript()], {
     cwd,
-    env: { ...process.env, RUNLATER: server.url },
+    env: { ...process.env, RUNLATER_URL: server.url },
     encoding: "utf8",
   });
   const lines = output
@@ -47,4 +51,51 @@ it("runs the README's curl tour end to end", async () => {
     body: "aGVsbG8gd29ybGQ=",
   });
   expect(queue.queue.stats.succeeded).toBe("1");
+});
+
+it("runs the README's workflow tour end to end", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "runlater-workflow-tour-"));
+  const { stdout: output } = await promisify(execFile)(
+    "bash",
+    ["-euo", "pipefail", "-c", tourScript("workflow-tour")],
+    {
+      cwd,
+      env: { ...process.env, RUNLATER_URL: server.url },
+      encoding: "utf8",
+    },
+  );
+  const docs = output
+    .trim()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l));
+  const [, , applied, ackedExtract, ackedLoad, instance, schedule, shown] = docs;
+  expect(applied).toMatchObject({ workflow: { name: "etl", version: 1 }, created: true });
+  expect(ackedExtract.results[0].outcome).toBe("OUTCOME_ACKNOWLEDGED");
+  expect(ackedLoad.results[0].outcome).toBe("OUTCOME_ACKNOWLEDGED");
+  const load = JSON.parse(readFileSync(join(cwd, "load.json"), "utf8"));
+  expect(load.jobs[0].workflow.triggeredBy[0]).toMatchObject({ fromJob: "extract", result: "cm93cz0z" });
+  expect(instance.instance.state).toBe("INSTANCE_STATE_SUCCEEDED");
+  expect(instance.instance.jobs.map((j: { runs: Array<{ outcome: string }> }) => j.runs[0]!.outcome)).toEqual([
+    "RUN_OUTCOME_SUCCEEDED",
+    "RUN_OUTCOME_SUCCEEDED",
+  ]);
+  expect(schedule).toMatchObject({ created: true, schedule: { name: "nightly_etl", timeZone: "Europe/Berlin" } });
+  expect(shown.schedule.upcoming).toHaveLength(3);
+});
+
+it("runs the README's CLI tour end to end, a runlater work worker included", async () => {
+  // From the repository's root, where npx finds the runlater bin (npm install linked it).
+  const { stdout, stderr } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", tourScript("cli-tour")], {
+    cwd: fileURLToPath(new URL("../..", import.meta.url)),
+    env: { ...process.env, RUNLATER_URL: server.url },
+    encoding: "utf8",
+  });
+  // After the curl tour, as a reader goes: the queue is there already, with its job done.
+  expect(stdout).toContain("queue emails already exists; nothing changed");
+  expect(stdout).toContain("sent: hello world\n"); // the command's output, copied through
+  expect(stdout).toMatch(/state:\s+SUCCEEDED/);
+  expect(stdout).toMatch(/custom_status:\s+sent: hello world/);
+  expect(stdout).toMatch(/succeeded:\s+2\n/);
+  expect(stderr).toContain("runlater work: stopped");
 });

@@ -7,6 +7,7 @@ request building (shared in _convert) and one awaited call.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -17,7 +18,7 @@ from connectrpc.errors import ConnectError
 from . import _convert as cv
 from ._errors import translate
 from ._gen.v1 import worker_service_pb2
-from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, async_stubs
+from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, async_stubs, make_options
 from ._types import (
     DequeueResult,
     GetJobsResult,
@@ -42,6 +43,9 @@ class AsyncClient:
 
     >>> async with AsyncClient("http://127.0.0.1:8080") as client:
     ...     job_id = await client.enqueue("emails", b"hello")
+
+    Takes the same arguments as Client (token, TLS files and their environment variables
+    included).
     """
 
     def __init__(
@@ -52,11 +56,32 @@ class AsyncClient:
         timeout: timedelta | None = DEFAULT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
         http_version: HttpVersion | None = None,
+        token: str | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.options = Options(
-            url.rstrip("/"), protocol, timeout, dict(headers or {}), http_version
+        self.options = make_options(
+            url,
+            protocol=protocol,
+            timeout=timeout,
+            headers=headers,
+            http_version=http_version,
+            token=token,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
         )
         self._stubs = async_stubs(self.options)
+
+    @classmethod
+    def _from_options(cls, options: Options) -> AsyncClient:
+        """A client with settings already resolved (the Worker's own, made from a Client's
+        or a URL's): the environment is not read again, nor are the TLS files."""
+        client = cls.__new__(cls)
+        client.options = options
+        client._stubs = async_stubs(options)
+        return client
 
     async def close(self) -> None:
         await self._stubs.close()
@@ -87,7 +112,7 @@ class AsyncClient:
         try:
             return await method(
                 request,
-                headers=self.options.headers or None,
+                headers=self.options.call_headers or None,
                 timeout_ms=self.options.timeout_ms(extra_timeout),
             )
         except ConnectError as err:
@@ -102,7 +127,9 @@ class AsyncClient:
     ) -> AsyncIterator[worker_service_pb2.DequeueStreamResponse]:
         """WorkerService.DequeueStream, for the Worker: protobuf messages both ways, no
         deadline (the stream lives as long as the worker), errors as RunlaterError."""
-        stream = self._stubs.worker.dequeue_stream(requests, headers=self.options.headers or None)
+        stream = self._stubs.worker.dequeue_stream(
+            requests, headers=self.options.call_headers or None
+        )
         try:
             async for response in stream:
                 yield response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -11,7 +12,7 @@ from connectrpc.errors import ConnectError
 
 from . import _convert as cv
 from ._errors import translate
-from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, sync_stubs
+from ._transport import DEFAULT_TIMEOUT, HttpVersion, Protocol, make_options, sync_stubs
 from ._types import (
     DequeueResult,
     GetJobsResult,
@@ -36,6 +37,23 @@ class Client:
 
     >>> with Client("http://127.0.0.1:8080") as client:
     ...     job_id = client.enqueue("emails", b"hello")
+
+    Args:
+        url: the server, "http://host:port" or "https://host:port".
+        protocol, http_version: the wire protocol and HTTP version (see the README).
+        timeout: deadline of each call; long-poll dequeues get their wait added on top.
+        headers: sent with every call.
+        token: API token, sent as "authorization: Bearer <token>" with every call (a
+            server running with auth needs one). None: $RUNLATER_TOKEN; "": none.
+        tls_ca: https:// only: PEM file of the CA that signs the server's certificate, the
+            only one trusted then. None: $RUNLATER_TLS_CA, else the system trust store.
+        tls_cert, tls_key: https:// only: PEM files of a client certificate and its
+            unencrypted key, for a server that asks for one (mutual TLS). None:
+            $RUNLATER_TLS_CERT and $RUNLATER_TLS_KEY.
+
+    A TLS file that cannot be read or holds no PEM certificate (or key) raises ValueError
+    here, naming it. A server that cannot be reached, whose certificate is not trusted or
+    that refuses ours fails each call with UnavailableError, the TLS reason in its message.
     """
 
     def __init__(
@@ -46,9 +64,21 @@ class Client:
         timeout: timedelta | None = DEFAULT_TIMEOUT,
         headers: Mapping[str, str] | None = None,
         http_version: HttpVersion | None = None,
+        token: str | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.options = Options(
-            url.rstrip("/"), protocol, timeout, dict(headers or {}), http_version
+        self.options = make_options(
+            url,
+            protocol=protocol,
+            timeout=timeout,
+            headers=headers,
+            http_version=http_version,
+            token=token,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
         )
         self._stubs = sync_stubs(self.options)
 
@@ -80,7 +110,7 @@ class Client:
         try:
             return method(
                 request,
-                headers=self.options.headers or None,
+                headers=self.options.call_headers or None,
                 timeout_ms=self.options.timeout_ms(extra_timeout),
             )
         except ConnectError as err:

@@ -21,7 +21,11 @@ import {
 } from "../gen/runlater/v1/worker_service_pb.js";
 import { deliver } from "./deliver.js";
 import { timerDelay } from "./timer-delay.js";
+
 import type { WorkerErrorHandler } from "./types.js";
+
+/** Shared by every success without a result (none is changed once made). */
+const NO_RESULT = new Uint8Array();
 
 export interface AckBatcherOptions {
   queue: string;
@@ -60,6 +64,8 @@ export class AckBatcher {
       jobId: s.jobId ?? "",
       claimToken: s.claimToken ?? "",
       customStatus: s.customStatus ?? "",
+      result: s.result ?? NO_RESULT,
+      noEvents: s.noEvents ?? false,
     };
     this.succeeded.push(success);
     this.schedule();

@@ -3,6 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { decodeJson, decodeText } from "../body.js";
 import type { Snooze } from "../control.js";
 import type { DequeuedJob } from "../gen/runlater/v1/worker_service_pb.js";
+import type { WorkflowContext } from "../gen/runlater/v1/workflow_service_pb.js";
 
 export interface WorkerJob {
   /** The job's id. */
@@ -23,6 +24,8 @@ export interface WorkerJob {
   readonly createdAt: Date;
   /** The job's custom status so far. */
   readonly customStatus: string;
+  /** Set when the job is a run of a workflow job: which run, and the events that triggered it. */
+  readonly workflow: WorkflowContext | undefined;
   /**
    * Aborts when the worker stops caring about the result: the shutdown grace period ran
    * out, or the claim was lost (the job may already be running elsewhere). Pass it to
@@ -70,6 +73,10 @@ class DequeuedWorkerJob implements WorkerJob {
 
   get customStatus(): string {
     return this.job.customStatus;
+  }
+
+  get workflow(): WorkflowContext | undefined {
+    return this.job.workflow;
   }
 
   text(): string {

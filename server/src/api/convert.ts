@@ -5,6 +5,7 @@ import {
   type Queue,
   type QueueConfig,
   QueueConfigSchema,
+  QueueCountersSchema,
   QueueSchema,
   QueueStatsSchema,
   RetryPolicySchema,
@@ -17,6 +18,7 @@ import { visibleOrderingKey } from "../domain/ordering.js";
 import type { QueueConfigInput } from "../domain/queue-config.js";
 import { visibleState } from "../domain/transitions.js";
 import type { AckInput, JobOutcome as DomainOutcome, QueueView } from "../engine/inputs.js";
+import type { QueueTotal } from "../engine/queue-totals.js";
 import type { EveryField } from "../wire/every-field.js";
 import { durationToMs, msToDuration, msToTimestamp } from "../wire/time.js";
 
@@ -103,7 +105,8 @@ export function queueConfigFromProto(c: QueueConfig | undefined): QueueConfigInp
   };
 }
 
-export function queueToProto(view: QueueView): Queue {
+/** `counters`: this node's totals for the queue (QueueStats.counters), counted since `since` (epoch ms). */
+export function queueToProto(view: QueueView, counters?: QueueTotal, since?: number): Queue {
   const c = view.queue.config;
   const s = view.stats;
   return create(QueueSchema, {
@@ -132,6 +135,14 @@ export function queueToProto(view: QueueView): Queue {
       succeeded: BigInt(s.succeeded),
       failed: BigInt(s.failed),
       oldestPendingAge: msToDuration(s.oldestPendingAgeMs),
+      counters: counters
+        ? create(QueueCountersSchema, {
+            enqueued: BigInt(counters.enqueued),
+            succeeded: BigInt(counters.succeeded),
+            failed: BigInt(counters.failed),
+            countingSince: since === undefined ? undefined : msToTimestamp(since),
+          })
+        : undefined,
     }),
   });
 }
@@ -140,7 +151,13 @@ export function queueToProto(view: QueueView): Queue {
 export function ackFromProto(req: AckRequest): AckInput {
   return {
     queue: req.queue,
-    succeeded: req.succeeded.map((s) => ({ jobId: s.jobId, claimToken: s.claimToken, customStatus: s.customStatus })),
+    succeeded: req.succeeded.map((s) => ({
+      jobId: s.jobId,
+      claimToken: s.claimToken,
+      customStatus: s.customStatus,
+      result: s.result,
+      noEvents: s.noEvents,
+    })),
     failed: req.failed.map((f, i) => ({
       jobId: f.jobId,
       claimToken: f.claimToken,

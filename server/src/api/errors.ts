@@ -9,6 +9,7 @@ import { ErrorInfoSchema, ErrorReason } from "@runlater/sdk/gen/errors_pb.js";
 import type { Logger } from "pino";
 import { type ErrorCode, RunlaterError } from "../domain/errors.js";
 import { onCallEnd } from "./call-end.js";
+import { asClientFault } from "./client-faults.js";
 
 const codes: Record<ErrorCode, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -17,16 +18,21 @@ const codes: Record<ErrorCode, Code> = {
   failed_precondition: Code.FailedPrecondition,
   unavailable: Code.Unavailable,
   deadline_exceeded: Code.DeadlineExceeded,
+  unauthenticated: Code.Unauthenticated,
+  permission_denied: Code.PermissionDenied,
 };
 
+/** The Connect error a RunlaterError reaches clients as: its code, and an ErrorInfo detail. */
+export function runlaterToConnectError(err: RunlaterError): ConnectError {
+  const detail = {
+    desc: ErrorInfoSchema,
+    value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }),
+  };
+  return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
+}
+
 export function toConnectError(err: unknown, log: Logger, procedure: string): ConnectError {
-  if (err instanceof RunlaterError) {
-    const detail = {
-      desc: ErrorInfoSchema,
-      value: create(ErrorInfoSchema, { reason: ErrorReason[err.reason], field: err.field }),
-    };
-    return new ConnectError(err.message, codes[err.code], undefined, [detail], err);
-  }
+  if (err instanceof RunlaterError) return runlaterToConnectError(err);
   if (err instanceof ConnectError) return err;
   if (isStoreUnreachable(err)) {
     log.warn({ err, procedure }, "store unreachable");
@@ -73,7 +79,10 @@ export function errorInterceptor(log: Logger): Interceptor {
           log.debug({ procedure: req.method.name, ms: performance.now() - started }, "call");
         return undefined;
       }
-      const connectError = toConnectError(err, log, req.method.name);
+      const mapped = toConnectError(err, log, req.method.name);
+      // A streaming call's malformed message reaches interceptors (a unary call's does not:
+      // clientFaultGate handles those); correct it here so metrics count the right code.
+      const connectError = asClientFault(mapped, req) ?? mapped;
       log.debug(
         {
           procedure: req.method.name,

@@ -8,6 +8,8 @@ import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
 import type { Engine } from "../engine/engine.js";
+import type { QueueView } from "../engine/inputs.js";
+import type { QueueTotals } from "../engine/queue-totals.js";
 import { dequeuedToProto } from "../wire/dequeued-job.js";
 import { FORWARDED_CALL_HEADER, FORWARDED_HEADER } from "../wire/forwarding.js";
 import { durationToMs, timestampToMs } from "../wire/time.js";
@@ -20,6 +22,8 @@ import {
   stateFromProto,
 } from "./convert.js";
 import { dequeueStream, type OpenStreams } from "./dequeue-stream.js";
+import { registerScheduleService } from "./schedule-service.js";
+import { registerWorkflowService } from "./workflow-service.js";
 
 /** Leave this much of the caller's deadline for the response to travel back. */
 const DEADLINE_MARGIN_MS = 50;
@@ -29,13 +33,19 @@ export interface ServedApis {
   frontend: boolean;
   /** Where DequeueStreams register until they have written everything (for shutdown). */
   streams: OpenStreams;
+  /** What QueueStats.counters report: this node's totals since it started. */
+  totals: QueueTotals;
 }
 
 /** Longest call id accepted (the router's are 12 characters); a longer one is ignored. */
 const CALL_ID_MAX_LENGTH = 64;
 
 export function registerServices(router: ConnectRouter, engine: Engine, served: ServedApis): ConnectRouter {
-  if (served.frontend) registerFrontend(router, engine);
+  if (served.frontend) {
+    registerFrontend(router, engine, served.totals);
+    registerWorkflowService(router, engine);
+    registerScheduleService(router, engine);
+  }
   return router.service(WorkerService, {
     async dequeue(req, ctx) {
       const result = await engine.dequeue({
@@ -79,7 +89,8 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
   });
 }
 
-function registerFrontend(router: ConnectRouter, engine: Engine): void {
+function registerFrontend(router: ConnectRouter, engine: Engine, totals: QueueTotals): void {
+  const counted = (view: QueueView) => queueToProto(view, totals.of(view.queue.name), totals.since);
   router
     .service(JobService, {
       async enqueue(req) {
@@ -153,20 +164,22 @@ function registerFrontend(router: ConnectRouter, engine: Engine): void {
     .service(QueueService, {
       async createQueue(req) {
         const { view, created } = await engine.createQueue(req.name, queueConfigFromProto(req.config));
-        return { queue: queueToProto(view), created };
+        return { queue: counted(view), created };
       },
       async updateQueue(req) {
         const view = await engine.updateQueue(req.name, queueConfigFromProto(req.config), req.updateMask?.paths ?? []);
-        return { queue: queueToProto(view) };
+        return { queue: counted(view) };
       },
       async deleteQueue(req) {
-        return { deleted: await engine.deleteQueue(req.name) };
+        const deleted = await engine.deleteQueue(req.name);
+        totals.forget(req.name);
+        return { deleted };
       },
       async listQueues() {
-        return { queues: (await engine.listQueues()).map(queueToProto) };
+        return { queues: (await engine.listQueues()).map(counted) };
       },
       async getQueue(req) {
-        return { queue: queueToProto(await engine.getQueue(req.name)) };
+        return { queue: counted(await engine.getQueue(req.name)) };
       },
     });
 }

@@ -1,6 +1,6 @@
 /**
  * runlater.testing.v1.TestControlService: lets a test harness (the conformance suite)
- * move the server's manual clock and wipe its queues. Served for real only when the
+ * move the server's manual clock and wipe its queues (and schedules). Served for real only when the
  * server was started with --enable-test-control; otherwise every method is refused with
  * `unimplemented` and a message saying how to enable it.
  */
@@ -52,14 +52,24 @@ export function registerTestControl(router: ConnectRouter, deps: TestControlDeps
         const next = Math.min(target, nextExpiryAt !== undefined && nextExpiryAt > now ? nextExpiryAt : target);
         await clock.advance(next - now);
       }
-      // Likewise retention: whatever has passed its retention by now is gone on return.
+      // Likewise schedules and retention: whatever is due by now has fired on return, and
+      // whatever has passed its retention is gone.
+      await maintenance.fireSchedules();
       await maintenance.collectGarbage();
+      await maintenance.maintainWorkflows();
       await settle();
       return { now: timestampFromMs(clock.now()) };
     },
     async reset() {
       const queues = await engine.listQueues();
       for (const q of queues) await engine.deleteQueue(q.queue.name);
+      // Schedules too: one left from an earlier scenario would fire into the next.
+      if (engine.schedules.kept()) {
+        for (let page = await engine.schedules.list({ limit: 1000 }); page.length > 0; ) {
+          for (const s of page) await engine.schedules.delete(s.name);
+          page = await engine.schedules.list({ limit: 1000 });
+        }
+      }
       await settle();
       return { deletedQueues: queues.length };
     },

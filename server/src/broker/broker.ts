@@ -29,6 +29,7 @@ import { PartitionBuffer } from "./partition-buffer.js";
 import { PartitionLeases } from "./partition-leases.js";
 import type { QueueState } from "./queue-state.js";
 import { RateLimiter } from "./rate-limiter.js";
+import { Refills } from "./refills.js";
 import { Waiters } from "./waiters.js";
 
 export interface BrokerOptions {
@@ -84,8 +85,11 @@ export class Broker {
   private readonly ownership: Ownership;
   private readonly memory: BufferMemory;
   private readonly leases: PartitionLeases;
+  private readonly refills: Refills;
   /** Claim queries made and those that came back empty (docs/benchmarks.md reports the share). */
-  readonly claimStats = { queries: 0, empty: 0 };
+  get claimStats(): { queries: number; empty: number } {
+    return this.refills.claimStats;
+  }
 
   constructor(private readonly o: BrokerOptions) {
     this.ownership = o.ownership ?? everything;
@@ -94,8 +98,9 @@ export class Broker {
       ...o,
       owns: (q, b) => this.owns(q, b),
       stopped: () => this.stopped,
-      retry: (q, b) => this.markDue(q, b, 0, true),
+      retry: (q, b) => this.refills.markDue(q, b, 0, true),
     });
+    this.refills = new Refills({ ...o, memory: this.memory, leases: this.leases, owns: (q, b) => this.owns(q, b) });
   }
 
   start(): void {
@@ -146,8 +151,8 @@ export class Broker {
       (q) => {
         const buffer = q.partitions[partition];
         if (!buffer) return;
-        if (dueAt <= this.o.clock.now()) this.markDue(q, buffer, priority ?? 0);
-        else this.armDueTimer(q, buffer, dueAt);
+        if (dueAt <= this.o.clock.now()) this.refills.markDue(q, buffer, priority ?? 0);
+        else this.refills.armDueTimer(q, buffer, dueAt);
       },
       () => {},
     );
@@ -200,7 +205,7 @@ export class Broker {
     this.applyRate(q);
     for (const b of q.partitions) {
       if (this.owns(q, b)) {
-        if (b.epoch === undefined) this.markDue(q, b, 0);
+        if (b.epoch === undefined) this.refills.markDue(q, b, 0);
       } else if (b.epoch !== undefined) {
         await this.leases
           .giveUp(b)
@@ -272,6 +277,19 @@ export class Broker {
     return state ? state.then((q) => q.partitions.reduce((n, b) => n + b.size, 0)) : Promise.resolve(0);
   }
 
+  /** The partition leases this broker holds now, with their epochs (for ClusterInfoService). */
+  async heldLeases(): Promise<Array<{ queue: string; partition: number; epoch: number; expiresAt: number }>> {
+    const held: Array<{ queue: string; partition: number; epoch: number; expiresAt: number }> = [];
+    for (const state of this.queues.values()) {
+      const q = await state.catch(() => undefined);
+      if (!q || q.retired) continue;
+      for (const b of q.partitions)
+        if (b.epoch !== undefined)
+          held.push({ queue: b.queue, partition: b.partition, epoch: b.epoch, expiresAt: b.leaseExpiresAt });
+    }
+    return held;
+  }
+
   // ---- internals
 
   private queue(name: string): Promise<QueueState> {
@@ -329,10 +347,10 @@ export class Broker {
         owned.map((b) => {
           // Refill first when this partition alone cannot fill the request and the store may have more,
           // or when a better priority than the buffered ones was announced.
-          const needsJobs = b.size < wanted && !this.knownEmpty(b);
+          const needsJobs = b.size < wanted && !this.refills.knownEmpty(b);
           const betterArrived =
             b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
-          return needsJobs || betterArrived ? this.refillCurrent(q, b) : undefined;
+          return needsJobs || betterArrived ? this.refills.refillCurrent(q, b) : undefined;
         }),
       );
       const before = total;
@@ -355,8 +373,8 @@ export class Broker {
       if (total === before) break;
     }
     for (const b of owned) {
-      if (b.size < this.o.bufferSize / 4 && !this.knownEmpty(b))
-        void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
+      if (b.size < this.o.bufferSize / 4 && !this.refills.knownEmpty(b))
+        void this.refills.refill(q, b).catch((err) => this.o.log.warn({ err, queue }, "refill failed"));
     }
     const started = await Promise.all([...picked].map(([b, jobs]) => this.startJobs(q, b, jobs)));
     return started.flat().sort(compareForDequeue);
@@ -393,116 +411,6 @@ export class Broker {
     }
     // The store applied handOut; apply the same transition to our copies for the reply.
     return jobs.flatMap((job, i) => (started.has(job.id) ? [{ ...job, ...handOut(job, plans[i]!, now) }] : []));
-  }
-
-  /**
-   * A refill whose claim began after everything announced so far. Joining a refill that
-   * is already running is not enough when a job was announced while it ran (its claim
-   * may have read the store before that job was there: a priority-1 job would then wait
-   * behind the priority-2 and -3 jobs it read): claim once more.
-   */
-  private async refillCurrent(q: QueueState, b: PartitionBuffer): Promise<void> {
-    const joined = b.refilling !== undefined;
-    await this.refill(q, b);
-    if (joined && b.dirtyPriority !== Number.POSITIVE_INFINITY) await this.refill(q, b);
-  }
-
-  private refill(q: QueueState, b: PartitionBuffer): Promise<void> {
-    if (!b.refilling) {
-      b.refilling = this.doRefill(q, b).finally(() => {
-        b.refilling = undefined;
-      });
-    }
-    return b.refilling;
-  }
-
-  private async doRefill(q: QueueState, b: PartitionBuffer): Promise<void> {
-    const now = this.o.clock.now();
-    if (!this.owns(q, b)) return;
-    if (!(await this.leases.ensure(q, b, now))) return;
-    const dirty = b.dirtyPriority;
-    b.dirtyPriority = Number.POSITIVE_INFINITY;
-    const full =
-      b.size >= this.o.bufferSize ||
-      (this.o.bufferBytes !== undefined && b.bytes >= this.o.bufferBytes) ||
-      this.memory.room() === 0;
-    if (full && dirty < b.worstPriority()) {
-      // Full (in jobs or in bytes, its own or the broker's) of worse jobs while better ones wait in the store: make room for them.
-      await this.leases.release(b, b.removeWorseThan(dirty));
-    }
-    // A refill claims at most a quarter of the buffer at a time (more only when the buffer
-    // is empty): one big claim would hold the event loop for milliseconds, and every
-    // Dequeue waiting behind it would see that in its latency.
-    const room = Math.min(
-      this.o.bufferSize - b.size,
-      b.size === 0 ? this.o.bufferSize : Math.max(1, Math.ceil(this.o.bufferSize / 4)),
-    );
-    if (room <= 0) return;
-    // Bytes: the partition's own room and the broker's, reserved while the claim runs.
-    const roomBytes = this.memory.reserve(
-      this.o.bufferBytes === undefined ? undefined : Math.max(0, this.o.bufferBytes - b.bytes),
-    );
-    let claimed: JobRecord[];
-    try {
-      if (roomBytes === 0 && b.size > 0) return;
-      claimed = await this.o.store.jobClaimMany({
-        queue: b.queue,
-        partition: b.partition,
-        epoch: b.epoch!,
-        limit: room,
-        maxBytes: roomBytes,
-        now,
-      });
-      if (!q.retired) b.add(claimed);
-    } finally {
-      this.memory.release(roomBytes);
-    }
-    this.claimStats.queries++;
-    if (claimed.length === 0) this.claimStats.empty++;
-    if (q.retired) {
-      await this.leases.release(b, claimed);
-      return;
-    }
-    // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
-    // short: then only an empty claim says so. A job announced while the claim ran
-    // (dirtyPriority set again) may have been inserted after it read: not exhausted then.
-    b.exhausted =
-      claimed.length < room &&
-      (roomBytes === undefined || claimed.length === 0) &&
-      b.dirtyPriority === Number.POSITIVE_INFINITY;
-    b.exhaustedAt = now;
-    // A job announced while the claim ran may have been inserted after it read: let the
-    // waiters look again (their take() refills, seeing dirtyPriority set).
-    if (claimed.length > 0 || b.dirtyPriority !== Number.POSITIVE_INFINITY) q.waiters.wakeAll();
-    if (b.exhausted) {
-      const next = await this.o.store.jobNextDueAt({ queue: b.queue, partition: b.partition });
-      if (next !== undefined) this.armDueTimer(q, b, next);
-    }
-  }
-
-  /** The store had nothing more for this partition at the last look, and that look is recent enough to trust. */
-  private knownEmpty(b: PartitionBuffer): boolean {
-    if (!b.exhausted) return false;
-    return this.o.recheckEmptyMs === undefined || this.o.clock.now() - b.exhaustedAt < this.o.recheckEmptyMs;
-  }
-
-  private markDue(q: QueueState, b: PartitionBuffer, priority: number, evenWithoutWaiters = false): void {
-    b.exhausted = false;
-    b.dirtyPriority = Math.min(b.dirtyPriority, priority);
-    q.announced++;
-    if (q.waiters.size > 0 || evenWithoutWaiters)
-      void this.refill(q, b).catch((err) => this.o.log.warn({ err, queue: b.queue }, "refill failed"));
-  }
-
-  private armDueTimer(q: QueueState, b: PartitionBuffer, at: number): void {
-    if (at >= b.dueTimerAt) return;
-    b.cancelDueTimer?.();
-    b.dueTimerAt = at;
-    b.cancelDueTimer = this.o.clock.setTimer(at - this.o.clock.now(), () => {
-      b.dueTimerAt = Number.POSITIVE_INFINITY;
-      b.cancelDueTimer = undefined;
-      this.markDue(q, b, 0);
-    });
   }
 
   private async renewLeases(): Promise<void> {

@@ -5,10 +5,14 @@
  * Deliberately built on @connectrpc/connect directly rather than the SDK's hand-written
  * layer, so the CLI depends only on the generated contract.
  */
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import { readTls } from "@runlater/sdk";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
+import { TokenService } from "@runlater/sdk/gen/token_service_pb.js";
+import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { type Command, InvalidArgumentError } from "commander";
 import { usageError } from "./exits.js";
 import type { CliIo } from "./io.js";
@@ -42,16 +46,41 @@ export function resolveUrl(flag: string | undefined, env: CliIo["env"]): string 
 export interface Clients {
   jobs: Client<typeof JobService>;
   queues: Client<typeof QueueService>;
+  tokens: Client<typeof TokenService>;
+  workflows: Client<typeof WorkflowService>;
+  schedules: Client<typeof ScheduleService>;
 }
 
-export function createClients(baseUrl: string): Clients {
-  const transport = createConnectTransport({ baseUrl, httpVersion: "1.1" });
-  return { jobs: createClient(JobService, transport), queues: createClient(QueueService, transport) };
+/**
+ * Clients of the server at `baseUrl`; with `token`, every call carries it (RUNLATER_TOKEN).
+ * An https:// URL trusts the CA and presents the client certificate the environment names
+ * (RUNLATER_TLS_CA, RUNLATER_TLS_CERT, RUNLATER_TLS_KEY), as every SDK does.
+ */
+export function createClients(baseUrl: string, token?: string, env: CliIo["env"] = {}): Clients {
+  const withToken: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${token}`);
+    return next(req);
+  };
+  const transport = createConnectTransport({
+    baseUrl,
+    httpVersion: "1.1",
+    interceptors: token === undefined ? [] : [withToken],
+    nodeOptions: baseUrl.startsWith("https:") ? readTls({}, env) : {},
+  });
+  return {
+    jobs: createClient(JobService, transport),
+    queues: createClient(QueueService, transport),
+    tokens: createClient(TokenService, transport),
+    workflows: createClient(WorkflowService, transport),
+    schedules: createClient(ScheduleService, transport),
+  };
 }
 
 /** What a client command's action needs. */
 export interface ClientContext {
   io: CliIo;
+  /** The server's URL: --url, else RUNLATER_URL, else the default. */
+  url: string;
   clients: Clients;
   /** --json: print proto3 JSON instead of tables. */
   json: boolean;
@@ -66,7 +95,8 @@ export function clientContext(io: CliIo, cmd: Command): ClientContext {
     // Only RUNLATER_URL can fail here (--url was checked while parsing); say so.
     usageError(cmd, `RUNLATER_URL: ${(err as Error).message}`);
   }
-  return { io, clients: createClients(url), json: opts.json === true };
+  const token = io.env.RUNLATER_TOKEN?.trim() || undefined;
+  return { io, url, clients: createClients(url, token, io.env), json: opts.json === true };
 }
 
 /** Every client command takes --json. */

@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { registerBackup } from "./backup.js";
 import { addUrlOption } from "./client.js";
 import { registerEnqueue } from "./enqueue.js";
 import { type CliIo, processIo } from "./io.js";
@@ -6,7 +7,11 @@ import { registerJobs } from "./jobs.js";
 import { registerMigrate } from "./migrate.js";
 import { registerQueue } from "./queue.js";
 import { runCli } from "./run.js";
+import { registerSchedule } from "./schedule.js";
 import { registerServe } from "./serve.js";
+import { registerToken } from "./token.js";
+import { registerWork } from "./work.js";
+import { registerWorkflow } from "./workflow.js";
 
 /**
  * The whole command tree. `io` carries stdout, stderr, stdin and the environment, so tests
@@ -27,6 +32,11 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerEnqueue(program, io);
   registerJobs(program, io);
   registerMigrate(program, io);
+  registerBackup(program, io);
+  registerToken(program, io);
+  registerWorkflow(program, io);
+  registerSchedule(program, io);
+  registerWork(program, io);
   return program;
 }
 

@@ -89,6 +89,11 @@ export class Membership {
     return this.self !== undefined && this.ids[0] === this.self.id;
   }
 
+  /** The id of the broker that runs cluster-wide upkeep (see leads()); undefined when none is live. */
+  leaderId(): string | undefined {
+    return this.ids[0];
+  }
+
   /** Whether this node's broker should own the partition (asked on every Dequeue: cached until the set changes). */
   owns(queue: string, partition: number, count: number): boolean {
     return this.self !== undefined && this.owners(queue, count)[partition] === this.self.id;

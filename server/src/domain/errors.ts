@@ -9,9 +9,12 @@ export type ErrorCode =
   | "resource_exhausted"
   | "failed_precondition"
   | "unavailable"
-  | "deadline_exceeded";
+  | "deadline_exceeded"
+  | "unauthenticated"
+  | "permission_denied";
 
 export type ErrorReasonName =
+  | "UNSPECIFIED"
   | "QUEUE_NOT_FOUND"
   | "INVALID_QUEUE_NAME"
   | "INVALID_PRIORITY"
@@ -19,7 +22,14 @@ export type ErrorReasonName =
   | "BATCH_TOO_LARGE"
   | "INVALID_ARGUMENT"
   | "SHUTTING_DOWN"
-  | "NO_BROKER";
+  | "NO_BROKER"
+  | "WORKFLOW_NOT_FOUND"
+  | "INSTANCE_NOT_FOUND"
+  | "WORKFLOW_RULE"
+  | "CONFLICT"
+  | "UNSUPPORTED"
+  | "UNAUTHENTICATED"
+  | "PERMISSION_DENIED";
 
 export class RunlaterError extends Error {
   constructor(

@@ -5,6 +5,7 @@
  * restarts or nodes (PinLater's AUTO_INCREMENT reuse is impossible here).
  */
 import { randomBytes, randomFillSync } from "node:crypto";
+import { limits } from "./limits.js";
 
 const node = randomBytes(3).toString("hex");
 let counter = 0;
@@ -32,6 +33,15 @@ export function parseJobId(id: string): ParsedJobId | undefined {
   const match = /^([A-Za-z0-9_]{1,64})\.(\d{1,3})\.[0-9a-z]{8,40}$/.exec(id);
   if (!match) return undefined;
   return { queue: match[1]!, partition: Number(match[2]) };
+}
+
+/**
+ * Whether a claim token sent back by a worker has the shape of one a server issues:
+ * printable ASCII (MySQL's column refuses to compare anything else) that fits the stores'
+ * fixed-width slot. Any other is stale without asking the store.
+ */
+export function couldBeClaimToken(token: string): boolean {
+  return token.length <= limits.claimTokenMaxBytes && /^[\x21-\x7e]*$/.test(token);
 }
 
 /**

@@ -40,6 +40,12 @@ export interface JobRecord {
   /** Enqueue order within the store: the tie-break after priority and run_after. */
   seq: number;
   /**
+   * Set for a run of a workflow job: its context (workflow-codec.ts encodeJobContext),
+   * which stores keep verbatim. Its ACK and final failure go through the workflow step
+   * (Store.instanceApply), never the plain one.
+   */
+  workflow?: string;
+  /**
    * The body's length in bytes, set on records read without their body (`bodies: false`,
    * where `body` is empty): what an answer that wants the bodies will have to carry.
    */
@@ -65,10 +71,18 @@ export type NewJob = Pick<
   | "createdAt"
   | "idempotencyKey"
   | "orderingKey"
+  | "workflow"
 >;
 
 /** Per-job result of an ack or checkpoint (proto Outcome). */
 export type Outcome = "acknowledged" | "stale_claim" | "not_found";
+
+/**
+ * What a store answers for one item of an ACK: an Outcome, or "workflow": the claim holds,
+ * but the job is a run of a workflow job, so nothing was changed; its ACK must go through
+ * the workflow step (Store.instanceApply) with the instance's transition.
+ */
+export type AckOutcome = Outcome | "workflow";
 
 /** ScanJobs order: newest run_after first, ties by id descending (the page cursor's order). */
 export function compareForScan(a: JobRecord, b: JobRecord): number {

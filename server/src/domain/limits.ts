@@ -1,6 +1,6 @@
 const DAY_MS = 86_400_000;
 
-/** Hard limits enforced at the edge. Documented in docs/configuration.md and docs/limits.md. */
+/** Hard limits enforced at the edge. Documented in docs/configuration.md (values) and docs/limits.md (what a client gets). */
 export const limits = {
   queueNameMaxLength: 64,
   enqueueBatchMax: 1000,
@@ -45,6 +45,46 @@ export const limits = {
   /** Longest retention of finished jobs (succeeded_retention, failed_retention). */
   retentionMaxMs: 10 * 365 * DAY_MS,
   maxBodyBytesMax: 16 * 1024 * 1024,
+  /** API tokens (docs/security.md): a token's name, its queue patterns, and how many a store keeps. */
+  tokenNameMaxLength: 100,
+  tokenQueuePatternsMax: 20,
+  tokensMax: 1000,
+  /** Workflow and external input names, job names of a workflow. */
+  workflowNameMaxLength: 64,
+  workflowJobsMax: 100,
+  workflowInputsMax: 10,
+  /** The result payload a workflow job's handler may return (it travels in every event it posts). */
+  workflowResultBytesMax: 4096,
+  /** Events an input holds unconsumed; one more drops the oldest (counted as dropped). */
+  workflowEventsPerInputMax: 20,
+  /** Runs kept in an instance's history per job (older ones are forgotten; their queue jobs remain until retention). */
+  workflowRunsKept: 20,
+  /** Runs of one job in one instance: a cycle that never stops ends there. */
+  workflowRunsPerJobMax: 10_000,
+  /** A schedule's cron expression, in characters. */
+  scheduleCronMaxLength: 100,
+  /** A schedule's IANA time zone name, in characters. */
+  scheduleTimeZoneMaxLength: 64,
+  /** Schedules one server (one store) keeps: the quota CreateSchedule enforces. */
+  schedulesMax: 1000,
+  /** External events a schedule posts to each instance it starts. */
+  scheduleEventsMax: 10,
+  /**
+   * How late a fire may be and still count as on time (a leader failover takes a few
+   * seconds); later, the time counts as missed and only catch_up "latest" fires it.
+   */
+  scheduleOnTimeMs: 60_000,
+  /** catch_up_window of catch_up "latest": default, least and most. */
+  scheduleCatchUpWindowDefaultMs: 3_600_000,
+  scheduleCatchUpWindowMinMs: 60_000,
+  scheduleCatchUpWindowMaxMs: 7 * DAY_MS,
+  /** Next fire times a GetSchedule answer lists: default and most. */
+  scheduleUpcomingDefault: 5,
+  scheduleUpcomingMax: 100,
+  /** Fires kept in a schedule's history (older ones are forgotten). */
+  scheduleHistoryKept: 10,
+  /** Ended workflow instances are deleted this long after they end (serve --instance-retention). */
+  instanceRetentionDefaultMs: 7 * DAY_MS,
   /** Claim tokens are stored in a fixed-width slot (Redis) or column (MySQL CHAR(64)); the broker's are 16 characters. */
   claimTokenMaxBytes: 64,
 } as const;

@@ -3,7 +3,7 @@
  * The API layer calls it with domain values; it knows nothing about Connect.
  */
 import type { Clock } from "../domain/clock.js";
-import { answerTooLarge, batchTooLarge, invalidArgument, queueNotFound } from "../domain/errors.js";
+import { batchTooLarge, invalidArgument, queueNotFound } from "../domain/errors.js";
 import { newJobId } from "../domain/job-id.js";
 import type { JobRecord, NewJob } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
@@ -19,9 +19,9 @@ import type { QueueRecord, Store } from "../store/store.js";
 import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
 import { announceExpired, announceInserted, announceOutcomes } from "./due-announcements.js";
-import type { AckInput, CheckpointItemInput, FilterInput, JobOutcome, JobSpecInput, QueueView } from "./inputs.js";
+import type { AckInput, CheckpointItemInput, JobOutcome, JobSpecInput, QueueView } from "./inputs.js";
+import { JobAdmin } from "./job-admin.js";
 import { ownIds } from "./own-ids.js";
-import { decodeCursor, encodeCursor } from "./page-token.js";
 import { PartitionPicker } from "./partition-picker.js";
 import { QueueCache } from "./queue-cache.js";
 import {
@@ -32,9 +32,10 @@ import {
   checkPriority,
   checkRunAfter,
   fitting,
-  toFilter,
   truncateStatus,
 } from "./request-checks.js";
+import { Schedules } from "./schedules.js";
+import { Workflows } from "./workflows.js";
 
 export interface EngineOptions {
   store: Store;
@@ -45,6 +46,8 @@ export interface EngineOptions {
   counters?: JobCounters;
 }
 
+const NO_RESULT = new Uint8Array();
+
 export class Engine {
   private readonly store: Store;
   private readonly broker: Dispatch;
@@ -52,6 +55,11 @@ export class Engine {
   private readonly counters: JobCounters;
   private readonly partitions = new PartitionPicker();
   private readonly queues: QueueCache;
+  private readonly admin: JobAdmin;
+  /** Workflow definitions and instances (docs/workflows.md). */
+  readonly workflows: Workflows;
+  /** Schedules (docs/workflows.md#schedules). */
+  readonly schedules: Schedules;
   /** Hand-backs of undelivered jobs still being written (releaseUndelivered). */
   private readonly handingBack = new Set<Promise<void>>();
 
@@ -61,6 +69,22 @@ export class Engine {
     this.clock = o.clock;
     this.counters = o.counters ?? noCounters;
     this.queues = new QueueCache(o.store, o.clock);
+    this.admin = new JobAdmin({ store: o.store, clock: o.clock, broker: o.broker, queues: this.queues });
+    this.workflows = new Workflows({
+      store: o.store,
+      clock: o.clock,
+      broker: o.broker,
+      queues: this.queues,
+      partitions: this.partitions,
+    });
+    this.schedules = new Schedules({
+      store: o.store,
+      clock: o.clock,
+      broker: o.broker,
+      queues: this.queues,
+      partitions: this.partitions,
+      workflows: this.workflows,
+    });
   }
 
   // ---- queues
@@ -99,6 +123,11 @@ export class Engine {
     return Promise.all(queues.map((q) => this.view(q)));
   }
 
+  /** Every queue's name and config, without stats (cheap: for the cluster view's partition counts). */
+  listQueueRecords(): Promise<QueueRecord[]> {
+    return this.store.queueList();
+  }
+
   async getQueue(name: string): Promise<QueueView> {
     return this.view(await this.queues.get(name, "name", true));
   }
@@ -129,116 +158,24 @@ export class Engine {
     return ids;
   }
 
-  /**
-   * Without `includeBody` the bodies are not read (they come back empty); with it they
-   * must fit one answer (limits.answerBodyBytesMax) unless one job is asked for. When the
-   * largest bodies any queue accepts could pass that, their sizes are read first, so a
-   * lookup refused for its size never reads the bodies: the server's memory per call stays
-   * within the bound. (A single job, or a few, is one read.)
-   */
-  async getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
-    if (ids.length > limits.getJobsMax) throw batchTooLarge("job_ids", ids.length, limits.getJobsMax);
-    if (includeBody && ids.length * limits.maxBodyBytesMax > limits.answerBodyBytesMax) {
-      const sized = await this.store.jobGetMany({ ids, bodies: false });
-      const bytes = sized.reduce((n, job) => n + (job?.bodySize ?? 0), 0);
-      if (bytes > limits.answerBodyBytesMax) throw answerTooLarge("job_ids", bytes, limits.answerBodyBytesMax);
-    }
-    return this.store.jobGetMany({ ids, bodies: includeBody });
+  getJobs(ids: string[], includeBody = true): Promise<Array<JobRecord | undefined>> {
+    return this.admin.getJobs(ids, includeBody);
   }
 
-  /**
-   * With `includeBody`, a page ends early where its bodies would pass
-   * limits.answerBodyBytesMax (it holds at least one job). The page is scanned without
-   * bodies and cut by their sizes; then only the page's bodies are read.
-   */
-  async scanJobs(p: {
-    queue: string;
-    filter: FilterInput;
-    limit: number;
-    pageToken: string;
-    includeBody?: boolean;
-  }): Promise<{ jobs: JobRecord[]; nextPageToken: string }> {
-    await this.queues.get(p.queue, "queue");
-    const limit = boundedLimit(p.limit, limits.scanLimitDefault, limits.scanLimitMax, "limit");
-    const cursor = p.pageToken === "" ? undefined : decodeCursor(p.pageToken);
-    const jobs = await this.store.jobScan({
-      queue: p.queue,
-      filter: toFilter(p.filter),
-      limit: limit + 1,
-      cursor,
-      bodies: false,
-      now: this.clock.now(),
-    });
-    const end = Math.min(
-      limit,
-      p.includeBody
-        ? fitting(
-            jobs.map((job) => job.bodySize ?? 0),
-            limits.answerBodyBytesMax,
-          )
-        : jobs.length,
-    );
-    const page = jobs.slice(0, end);
-    const last = page[page.length - 1];
-    const nextPageToken = jobs.length > end && last ? encodeCursor({ runAfter: last.runAfter, id: last.id }) : "";
-    return { jobs: p.includeBody ? await this.withBodies(page) : page, nextPageToken };
+  scanJobs(p: Parameters<JobAdmin["scanJobs"]>[0]): ReturnType<JobAdmin["scanJobs"]> {
+    return this.admin.scanJobs(p);
   }
 
-  /** The jobs with their bodies read; a job deleted since it was scanned leaves the page. */
-  private async withBodies(jobs: JobRecord[]): Promise<JobRecord[]> {
-    if (jobs.length === 0) return jobs;
-    const whole = await this.store.jobGetMany({ ids: jobs.map((job) => job.id), bodies: true });
-    return jobs.flatMap((job, i) => {
-      const found = whole[i];
-      if (!found) return [];
-      const { bodySize: _, ...scanned } = job;
-      return [{ ...scanned, body: found.body }];
-    });
+  countJobs(p: Parameters<JobAdmin["countJobs"]>[0]): Promise<number> {
+    return this.admin.countJobs(p);
   }
 
-  async countJobs(p: { queue: string; filter: FilterInput }): Promise<number> {
-    await this.queues.get(p.queue, "queue");
-    return this.store.jobCount({ queue: p.queue, filter: toFilter(p.filter), now: this.clock.now() });
+  retryFailedJobs(p: Parameters<JobAdmin["retryFailedJobs"]>[0]): Promise<number> {
+    return this.admin.retryFailedJobs(p);
   }
 
-  async retryFailedJobs(p: {
-    queue: string;
-    priority: number;
-    attemptsAllowed: number;
-    runAfter?: number;
-    limit: number;
-  }): Promise<number> {
-    const { config } = await this.queues.get(p.queue, "queue");
-    checkPriority(p.priority, config, "priority", true);
-    checkAttempts(p.attemptsAllowed, "attempts_allowed");
-    const now = this.clock.now();
-    checkRunAfter(p.runAfter, now, "run_after");
-    const runAfter = Math.max(now, p.runAfter ?? now);
-    const count = await this.store.jobRetryFailed({
-      queue: p.queue,
-      priority: p.priority || undefined,
-      attemptsAllowed: p.attemptsAllowed || config.defaultAttemptsAllowed,
-      runAfter,
-      limit: boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit"),
-      now,
-    });
-    if (count > 0) for (let i = 0; i < config.partitions; i++) this.broker.notify(p.queue, i, runAfter);
-    return count;
-  }
-
-  async deleteJobs(p: { queue: string; filter: FilterInput; limit: number }): Promise<number> {
-    const { config } = await this.queues.get(p.queue, "queue");
-    if (!p.filter.state)
-      throw invalidArgument(
-        "state",
-        "state is required (PENDING, RUNNING, SUCCEEDED or FAILED); to delete everything use DeleteQueue",
-      );
-    const limit = boundedLimit(p.limit, limits.bulkLimitDefault, limits.bulkLimitMax, "limit");
-    const now = this.clock.now();
-    const count = await this.store.jobDeleteMany({ queue: p.queue, filter: toFilter(p.filter), limit, now });
-    // A deleted job may have been the head of its ordering key: the next one is claimable now.
-    if (count > 0) for (let i = 0; i < config.partitions; i++) this.broker.notify(p.queue, i, now);
-    return count;
+  deleteJobs(p: Parameters<JobAdmin["deleteJobs"]>[0]): Promise<number> {
+    return this.admin.deleteJobs(p);
   }
 
   // ---- worker side
@@ -313,29 +250,46 @@ export class Engine {
     if (total > limits.ackBatchMax) throw batchTooLarge("succeeded+failed", total, limits.ackBatchMax);
     for (const [i, f] of p.failed.entries())
       checkDuration(f.retryDelayMs, limits.retryDelayMaxMs, `failed[${i}].retry_delay`);
+    for (const [i, s] of p.succeeded.entries()) {
+      if (s.result && s.result.length > limits.workflowResultBytesMax) {
+        throw invalidArgument(
+          `succeeded[${i}].result`,
+          `result is ${s.result.length} bytes; at most ${limits.workflowResultBytesMax}`,
+        );
+      }
+    }
     await this.queues.get(p.queue, "queue");
     const now = this.clock.now();
     const succeeded = ownIds(p.queue, p.succeeded);
     const failed = ownIds(p.queue, p.failed);
+    const completes = succeeded.mine.map((s) => ({
+      id: s.jobId,
+      claimToken: s.claimToken,
+      customStatus: truncateStatus(s.customStatus),
+    }));
+    const fails = failed.mine.map((f) => ({
+      id: f.jobId,
+      claimToken: f.claimToken,
+      customStatus: truncateStatus(f.customStatus),
+      retryDelayMs: f.retryDelayMs,
+      noRetry: f.noRetry,
+    }));
+    const [completed, failedResults] = await Promise.all([
+      this.store.jobCompleteMany({ items: completes, now }),
+      this.store.jobFailMany({ items: fails, now }),
+    ]);
+    // Runs of workflow jobs were left alone by those calls: they go through the workflow step.
     const [okResults, failResults] = await Promise.all([
-      this.store.jobCompleteMany({
-        items: succeeded.mine.map((s) => ({
-          id: s.jobId,
-          claimToken: s.claimToken,
-          customStatus: truncateStatus(s.customStatus),
-        })),
-        now,
-      }),
-      this.store.jobFailMany({
-        items: failed.mine.map((f) => ({
-          id: f.jobId,
-          claimToken: f.claimToken,
-          customStatus: truncateStatus(f.customStatus),
-          retryDelayMs: f.retryDelayMs,
-          noRetry: f.noRetry,
-        })),
-        now,
-      }),
+      this.workflows.settleAcks(completed, (k) => ({
+        ack: { kind: "complete", ...completes[k]! },
+        output: { customStatus: completes[k]!.customStatus, result: succeeded.mine[k]!.result ?? NO_RESULT },
+        postEvents: succeeded.mine[k]!.noEvents !== true,
+      })),
+      this.workflows.settleAcks(failedResults, (k) => ({
+        ack: { kind: "fail", ...fails[k]! },
+        output: { customStatus: fails[k]!.customStatus, result: NO_RESULT },
+        postEvents: false,
+      })),
     ]);
     announceOutcomes(
       this.broker,

@@ -30,7 +30,15 @@ export interface FilterInput {
 
 export interface AckInput {
   queue: string;
-  succeeded: Array<{ jobId: string; claimToken: string; customStatus: string }>;
+  succeeded: Array<{
+    jobId: string;
+    claimToken: string;
+    customStatus: string;
+    /** A workflow job's result payload (docs/workflows.md); ignored for other jobs. */
+    result?: Uint8Array;
+    /** A workflow job's run that posts no events downstream. */
+    noEvents?: boolean;
+  }>;
   failed: Array<{ jobId: string; claimToken: string; customStatus: string; retryDelayMs?: number; noRetry: boolean }>;
 }
 

@@ -35,6 +35,11 @@ export class QueueCache {
     return record;
   }
 
+  /** The cached record, if any, without reading the store (fresh or not). */
+  peek(name: string): QueueRecord | undefined {
+    return this.entries.get(name)?.record;
+  }
+
   forget(name: string): void {
     this.entries.delete(name);
   }

@@ -9,7 +9,7 @@
 import type { Store } from "./store.js";
 
 /** The Store methods a module function implements: all but close, which each store writes. */
-type Delegated = Exclude<keyof Store, "name" | "defaultBufferSize" | "close">;
+type Delegated = Exclude<keyof Store, "name" | "defaultBufferSize" | "close" | "workflows" | "schedules">;
 
 /** The module function behind each Store method: the method's parameters, after the store's context. */
 export type StoreFunctions<C> = { [K in Delegated]: (ctx: C, ...p: Parameters<Store[K]>) => ReturnType<Store[K]> };
@@ -34,6 +34,24 @@ export abstract class DelegatingStore<C> implements Store {
 
   brokerLeave(p: Parameters<Store["brokerLeave"]>[0]): ReturnType<Store["brokerLeave"]> {
     return this.functions.brokerLeave(this.ctx, p);
+  }
+
+  // ---- API tokens
+
+  tokenDelete(p: Parameters<Store["tokenDelete"]>[0]): ReturnType<Store["tokenDelete"]> {
+    return this.functions.tokenDelete(this.ctx, p);
+  }
+
+  tokenGet(p: Parameters<Store["tokenGet"]>[0]): ReturnType<Store["tokenGet"]> {
+    return this.functions.tokenGet(this.ctx, p);
+  }
+
+  tokenInsert(p: Parameters<Store["tokenInsert"]>[0]): ReturnType<Store["tokenInsert"]> {
+    return this.functions.tokenInsert(this.ctx, p);
+  }
+
+  tokenList(): ReturnType<Store["tokenList"]> {
+    return this.functions.tokenList(this.ctx);
   }
 
   // ---- leases

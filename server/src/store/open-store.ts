@@ -3,6 +3,8 @@ import { invalidArgument } from "../domain/errors.js";
 import { MemoryStore } from "./memory/memory-store.js";
 import { openMysqlStore } from "./mysql/mysql-store.js";
 import { openRedisStore } from "./redis/redis-store.js";
+import { openSqliteStore } from "./sqlite/sqlite-store.js";
+import { DEFAULT_SQLITE_URL, oneSqliteUrl } from "./sqlite/sqlite-url.js";
 import type { Store } from "./store.js";
 
 export interface OpenStoreOptions {
@@ -10,21 +12,32 @@ export interface OpenStoreOptions {
   onConnectionError?: (err: Error, shard: number) => void;
 }
 
-export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promise<Store> {
-  const list = urls.length === 0 ? ["memory"] : urls;
-  const scheme = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]);
-  const kinds = new Set(list.map(scheme));
+/** The --store URLs to use: the ones given, or the default SQLite file. */
+export function storeUrls(urls: string[]): string[] {
+  return urls.length === 0 ? [DEFAULT_SQLITE_URL] : urls;
+}
+
+/** The kind of store URLs name (memory, sqlite, redis, mysql …): every --store must be of one kind. */
+export function storeKind(urls: string[]): string {
+  const scheme = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]!.replace(/^rediss$/, "redis"));
+  const kinds = new Set(storeUrls(urls).map(scheme));
   if (kinds.size > 1) throw invalidArgument("store", `every --store must be of one kind, got ${[...kinds].join(", ")}`);
-  const kind = [...kinds][0];
+  return [...kinds][0]!;
+}
+
+export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promise<Store> {
+  const list = storeUrls(urls);
+  const kind = storeKind(list);
   if (kind === "memory") {
     if (list.length > 1)
       throw invalidArgument("store", "the memory store has a single shard: give --store memory once");
     return new MemoryStore();
   }
-  if (kind === "redis" || kind === "rediss") return openRedisStore({ urls: list, onError: o.onConnectionError });
+  if (kind === "sqlite") return openSqliteStore(oneSqliteUrl(list));
+  if (kind === "redis") return openRedisStore({ urls: list, onError: o.onConnectionError });
   if (kind === "mysql") return openMysqlStore(list, { onConnectionError: o.onConnectionError });
   throw invalidArgument(
     "store",
-    `unknown store "${list[0]}": use memory, redis://host:port[/db] or mysql://user:password@host:port/database`,
+    `unknown store "${list[0]}": use sqlite:PATH (the default: ${DEFAULT_SQLITE_URL}), memory, redis://host:port[/db] or mysql://user:password@host:port/database`,
   );
 }

@@ -20,9 +20,13 @@
  *   next one in the same atomic step. Jobs without a key pay nothing for this.
  */
 import type { JobFilter, ScanCursor } from "../domain/job-filter.js";
-import type { JobRecord, NewJob, Outcome } from "../domain/job-record.js";
+import type { AckOutcome, JobRecord, NewJob, Outcome } from "../domain/job-record.js";
 import type { QueueConfig } from "../domain/queue-config.js";
+import type { Schedule } from "../domain/schedule.js";
+import type { TokenRecord } from "../domain/tokens.js";
 import type { CheckpointInput, FailureInput, HandOutPlan } from "../domain/transitions.js";
+import type { WorkflowDef } from "../domain/workflow-definition.js";
+import type { InstanceState, WorkflowInstance } from "../domain/workflow-transitions.js";
 
 export interface QueueRecord {
   name: string;
@@ -49,6 +53,112 @@ export interface OutcomeResult {
    * key claimable: that job's run_after (it is in the same partition).
    */
   promotedAt?: number;
+}
+
+/** The result of one item of an ACK (jobCompleteMany, jobFailMany). */
+export interface AckResultRecord extends Omit<OutcomeResult, "outcome"> {
+  outcome: AckOutcome;
+  /** With outcome "workflow": the job's stored workflow context (JobRecord.workflow). */
+  workflow?: string;
+}
+
+/** A workflow version as stored. */
+export interface StoredWorkflow {
+  def: WorkflowDef;
+  createdAt: number;
+}
+
+/** The ACK of a workflow job's run, applied in the same step as its instance's transition. */
+export type WorkflowAck =
+  | { kind: "complete"; id: string; claimToken: string; customStatus: string }
+  | ({ kind: "fail"; id: string; claimToken: string } & FailureInput);
+
+/**
+ * Workflows (docs/workflows.md), for stores that keep them (Store.workflows). Definitions
+ * are kept by name and version; an instance is one record with its revision, and every
+ * change to it goes through instanceApply, atomically with the queue jobs it enqueues and
+ * cancels and, for a run's outcome, with the ACK of that run's queue job.
+ */
+export interface WorkflowStore {
+  /** Inserts a version; false (nothing written) if that name and version exist. */
+  workflowInsert(p: { def: WorkflowDef; now: number }): Promise<boolean>;
+  /** A version of a workflow (the latest when `version` is absent). */
+  workflowGet(p: { name: string; version?: number }): Promise<StoredWorkflow | undefined>;
+  /** The latest version of every workflow, by name. */
+  workflowList(): Promise<StoredWorkflow[]>;
+  /** Inserts an instance and the queue jobs of its first runs; false (nothing written) if the id exists. */
+  instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean>;
+  instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined>;
+  /** Instances, newest first (created_at, then id, descending), after the cursor. */
+  instanceList(p: {
+    workflow?: string;
+    state?: InstanceState;
+    limit: number;
+    after?: { createdAt: number; id: string };
+  }): Promise<WorkflowInstance[]>;
+  /**
+   * In one atomic step: if `ack` is given, its job must hold that claim token and be a
+   * workflow job (else nothing is written: `ack` says stale_claim or not_found); the stored
+   * instance must be at revision `rev` (else nothing is written: applied false, a conflict
+   * the caller decides again); then the ACK's transition on its job, the instance replaced
+   * by `instance`, `jobs` inserted, and the jobs named in `cancel` deleted if they are not
+   * running or finished. With `rev` 0 and no `instance`, the instance must not exist (it
+   * was deleted after its retention): the ACK alone is applied.
+   */
+  instanceApply(p: {
+    id: string;
+    rev: number;
+    instance?: WorkflowInstance;
+    jobs: NewJob[];
+    cancel: string[];
+    ack?: WorkflowAck;
+    now: number;
+  }): Promise<{ applied: boolean; ack?: OutcomeResult }>;
+  /** Deletes ended instances that ended before `endedBefore`, oldest first. */
+  instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
+}
+
+/** What a schedule's fire starts: an instance with the queue jobs of its first runs, or a plain job. */
+export type FireStart = { instance: WorkflowInstance; jobs: NewJob[] } | { job: NewJob };
+
+/**
+ * Schedules (docs/workflows.md#schedules), for stores that keep them (Store.schedules). A
+ * schedule is one record, by name, with its revision: every change is written only over
+ * the revision it was decided on, and a fire is recorded in the same atomic step as what
+ * it starts (scheduleFire). Stores index nextFireAt (0: never due) for scheduleDue; the
+ * domain (schedule-transitions.ts) decides every field.
+ */
+export interface ScheduleStore {
+  /** Inserts a schedule, unless one of its name exists ("exists") or `max` schedules exist already ("full"). */
+  scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full">;
+  scheduleGet(p: { name: string }): Promise<Schedule | undefined>;
+  /** Schedules by name (ascending), strictly after `after`. */
+  scheduleList(p: { limit: number; after?: string }): Promise<Schedule[]>;
+  /** Replaces the schedule if the stored one is at revision `rev`; false (nothing written) otherwise, or if it is gone. */
+  scheduleReplace(p: { schedule: Schedule; rev: number }): Promise<boolean>;
+  scheduleDelete(p: { name: string }): Promise<boolean>;
+  /**
+   * Up to `limit` schedules due at `now` (0 < nextFireAt ≤ now), earliest nextFireAt first
+   * (ties by name), and the earliest nextFireAt after `now` (when to look again), if any.
+   */
+  scheduleDue(p: { now: number; limit: number }): Promise<{ due: Schedule[]; nextDueAt?: number }>;
+  /**
+   * A fire, in one atomic step: the stored schedule must be at revision `rev` (else nothing
+   * is written: applied false, a conflict the caller decides again); it is replaced by
+   * `schedule`; `start` is inserted unless a record with its id (the instance's, or the
+   * job's) exists already (then nothing of it is written and `existed` is true: an earlier
+   * try of this fire started it); the jobs named in `cancel` are deleted if no worker holds
+   * them and they have not ended. A store that cannot make this one step (a schedule and an
+   * instance on different shards) inserts `start` first and then replaces the schedule
+   * over `rev`: the derived id makes a retry after a crash in between find what it started.
+   */
+  scheduleFire(p: {
+    rev: number;
+    schedule: Schedule;
+    start?: FireStart;
+    cancel: string[];
+    now: number;
+  }): Promise<{ applied: boolean; existed: boolean }>;
 }
 
 export interface Lease {
@@ -78,6 +188,10 @@ export interface Store {
    * every other call's latency down.
    */
   readonly defaultBufferSize: number;
+  /** Present when the store keeps workflows (docs/workflows.md). */
+  readonly workflows?: WorkflowStore;
+  /** Present when the store keeps schedules (docs/workflows.md#schedules). */
+  readonly schedules?: ScheduleStore;
 
   // Broker registry (shard 0): who is alive, and where.
   /** Registers or refreshes `id` until now + ttlMs. */
@@ -86,6 +200,15 @@ export interface Store {
   brokerList(p: { now: number }): Promise<BrokerEntry[]>;
   /** Removes `id` at once (graceful shutdown), so others take its partitions without waiting for expiry. */
   brokerLeave(p: { id: string }): Promise<void>;
+
+  // API tokens (shard 0): records by id; a secret is kept only as its hash (domain/tokens.ts).
+  /** Inserts a token; false (nothing written) if its id exists. */
+  tokenInsert(p: { token: TokenRecord }): Promise<boolean>;
+  tokenGet(p: { id: string }): Promise<TokenRecord | undefined>;
+  /** Every token, by id. */
+  tokenList(): Promise<TokenRecord[]>;
+  /** Deletes a token (revocation); false if there was none. */
+  tokenDelete(p: { id: string }): Promise<boolean>;
 
   // Leases (partition ownership with fencing epochs).
   /** Takes or renews the lease if free, expired, or already `owner`'s; a new owner gets a higher epoch. */
@@ -130,7 +253,7 @@ export interface Store {
   jobCompleteMany(p: {
     items: Array<{ id: string; claimToken: string; customStatus: string }>;
     now: number;
-  }): Promise<OutcomeResult[]>;
+  }): Promise<AckResultRecord[]>;
   jobCount(p: { queue: string; filter: JobFilter; now: number }): Promise<number>;
   /** Deletes finished jobs of `queue` whose retention has passed, oldest first. */
   jobDeleteFinished(p: {
@@ -143,7 +266,7 @@ export interface Store {
   jobFailMany(p: {
     items: Array<FailureInput & { id: string; claimToken: string }>;
     now: number;
-  }): Promise<OutcomeResult[]>;
+  }): Promise<AckResultRecord[]>;
   /** Looks jobs up by id; undefined where absent. With `bodies` false every body is empty (not read) and `bodySize` says its length. */
   jobGetMany(p: { ids: string[]; bodies?: boolean }): Promise<Array<JobRecord | undefined>>;
   /**

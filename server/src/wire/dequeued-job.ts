@@ -7,6 +7,7 @@ import { parseJobId } from "../domain/job-id.js";
 import type { JobRecord } from "../domain/job-record.js";
 import type { EveryField } from "./every-field.js";
 import { msToTimestamp, timestampToMs } from "./time.js";
+import { jobContextFromProto, jobContextToProto } from "./workflow.js";
 
 /**
  * The message as a literal, not through create(): it runs for every job handed out, and
@@ -24,6 +25,7 @@ export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
     claimExpiresAt: dryRun ? undefined : msToTimestamp(job.claimExpiresAt),
     createdAt: msToTimestamp(job.createdAt),
     customStatus: job.customStatus,
+    workflow: jobContextToProto(job.workflow),
   } satisfies EveryField<DequeuedJob>;
   return message;
 }
@@ -56,5 +58,6 @@ export function dequeuedFromProto(d: DequeuedJob): JobRecord {
     idempotencyKey: "",
     orderingKey: "",
     seq: 0,
+    ...(d.workflow ? { workflow: jobContextFromProto(d.workflow) } : {}),
   };
 }

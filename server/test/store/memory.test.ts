@@ -1,4 +1,6 @@
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
-import { exerciseStore } from "../storetest/index.js";
+import { exerciseScheduleStore, exerciseStore, exerciseWorkflowStore } from "../storetest/index.js";
 
 exerciseStore("memory", async () => new MemoryStore());
+exerciseWorkflowStore("memory", async () => new MemoryStore());
+exerciseScheduleStore("memory", async () => new MemoryStore());

@@ -3,7 +3,7 @@
  * (services.ts), named after the file and this process, dropped again when it ends.
  */
 import { createConnection } from "mysql2/promise";
-import { parseMysqlUrl } from "../../src/store/mysql/shard.js";
+import { parseMysqlUrl, type Shard, select } from "../../src/store/mysql/shard.js";
 import { mysqlUrl } from "../services.js";
 
 let counter = 0;
@@ -29,4 +29,16 @@ export async function dropDatabases(...opened: Array<{ close(): Promise<void> } 
   } finally {
     await conn.end();
   }
+}
+
+/** The columns of an EXPLAIN row the plan tests look at. */
+export interface PlanRow {
+  type: string | null;
+  key: string | null;
+  Extra: string | null;
+}
+
+/** EXPLAIN of a statement with its parameters, on `shard`. */
+export async function explain(shard: Shard, statement: string, params: unknown[]): Promise<PlanRow[]> {
+  return shard.session((c) => select<PlanRow>(c, `EXPLAIN ${statement}`, params as never));
 }

@@ -10,9 +10,9 @@ import { addClaimChecks } from "../../src/store/mysql/claim-checks.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
 import * as sql from "../../src/store/mysql/queries.js";
 import { keyBytes } from "../../src/store/mysql/rows.js";
-import { Shard, select } from "../../src/store/mysql/shard.js";
+import { Shard } from "../../src/store/mysql/shard.js";
 import { newJob, T0 } from "../storetest/fixtures.js";
-import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
+import { dropDatabases, explain as explainOn, freshDatabaseUrl } from "./mysql-harness.js";
 
 const url = freshDatabaseUrl("plans");
 let store: MysqlStore;
@@ -21,15 +21,7 @@ let shard: Shard;
 let started: JobRecord[];
 const queue = "plans_q";
 
-interface PlanRow {
-  type: string | null;
-  key: string | null;
-  Extra: string | null;
-}
-
-async function explain(statement: string, params: unknown[]): Promise<PlanRow[]> {
-  return shard.session((c) => select<PlanRow>(c, `EXPLAIN ${statement}`, params as never));
-}
+const explain = (statement: string, params: unknown[]) => explainOn(shard, statement, params);
 
 beforeAll(async () => {
   store = await openMysqlStore([url], { connectionLimit: 4 });

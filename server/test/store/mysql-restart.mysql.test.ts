@@ -6,7 +6,6 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { mysqlUrl } from "../services.js";
+import { freePort, mysqlUrl } from "../services.js";
 import { newJob } from "../storetest/fixtures.js";
 
 const user = execFileSync("id", ["-un"], { encoding: "utf8" }).trim();
@@ -23,17 +22,6 @@ const dir = mkdtempSync(join(tmpdir(), "runlater-mariadb-"));
 let port = 0;
 let server: ChildProcess | undefined;
 let connectionErrors = 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 async function startMariadb(): Promise<void> {
   server = spawn(

@@ -7,14 +7,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { openRedisStore } from "../../src/store/redis/redis-store.js";
-import { redisUrl } from "../services.js";
+import { freePort, redisUrl } from "../services.js";
 import { handOut, insert, T0 } from "../storetest/fixtures.js";
 
 const dirs: string[] = [];
@@ -24,17 +23,6 @@ afterAll(() => {
   for (const server of servers) if (server.exitCode === null) server.kill("SIGKILL");
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts redis-server in the foreground (so this process holds its pid) and waits for PING. */
 async function startRedis(dir: string, port: number, extra: string[] = []): Promise<ChildProcess> {

@@ -4,7 +4,9 @@
  * both must hold the same jobs and have answered the same. Limits are large where stores
  * may break ties differently (seq is global in memory, per shard or partition elsewhere).
  * `other` must be empty: the claim-timeout sweep is global. Generalised from
- * server/test/store/redis-differential.redis.test.ts so every store can run it.
+ * server/test/store/redis-differential.redis.test.ts so every store can run it. Some jobs
+ * are workflow jobs' runs (their ACKs answer "workflow"); with `workflows`, the sequence
+ * also takes workflow steps (differential-workflows.ts) on a store that keeps workflows.
  */
 import { expect } from "vitest";
 import { newJobId } from "../../src/domain/job-id.js";
@@ -12,6 +14,7 @@ import type { JobRecord, NewJob } from "../../src/domain/job-record.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import type { Store } from "../../src/store/store.js";
+import { jobContext, workflowSteps } from "./differential-workflows.js";
 import { T0 } from "./fixtures.js";
 
 /** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
@@ -24,11 +27,16 @@ function prng(seed: number): () => number {
   };
 }
 
-/** A job without the fields the stores may legitimately number differently. */
-const comparable = (job: JobRecord | undefined) => (job ? { ...job, seq: 0, body: Array.from(job.body) } : undefined);
+/**
+ * A job without the fields the stores may legitimately number differently: seq, and the
+ * epoch it was buffered under (its partition's one lease in a sequence: Redis numbers
+ * epochs per shard, so with both partitions on one shard its second lease is epoch 2).
+ */
+const comparable = (job: JobRecord | undefined) =>
+  job ? { ...job, seq: 0, bufferEpoch: Math.sign(job.bufferEpoch), body: Array.from(job.body) } : undefined;
 const byId = (jobs: JobRecord[]) => jobs.map(comparable).sort((a, b) => (a!.id < b!.id ? -1 : 1));
 
-export async function runDifferential(seed: number, other: Store): Promise<void> {
+export async function runDifferential(seed: number, other: Store, o: { workflows?: boolean } = {}): Promise<void> {
   const rand = prng(seed);
   const pick = <T>(items: T[]): T => items[Math.floor(rand() * items.length)]!;
   const stores: Store[] = [new MemoryStore(), other];
@@ -45,10 +53,23 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     expect(compare(b!)).toEqual(compare(a!));
     return a!;
   };
-  const leaseOf = async (partition: number) =>
-    (await both((s) => s.leaseAcquire({ queue, partition, owner: "o", ttlMs: 600_000, now })))!.epoch;
+  // Each store's epoch for the partition: a store numbers epochs per shard (so one shard
+  // holding both partitions counts on where the memory store starts again), not per partition.
+  const leaseOf = async (partition: number) => {
+    const epochs = new Map<Store, number>();
+    await both(
+      async (s) => {
+        const lease = (await s.leaseAcquire({ queue, partition, owner: "o", ttlMs: 600_000, now }))!;
+        epochs.set(s, lease.epoch);
+        return lease;
+      },
+      ({ epoch: _, ...lease }) => lease,
+    );
+    return (s: Store) => epochs.get(s)!;
+  };
   const running = async () =>
     (await stores[0]!.jobGetMany({ ids })).filter((j): j is JobRecord => j?.state === "running");
+  const workflows = workflowSteps({ rand, pick }, seed, queue, partitions);
 
   for (let step = 0; step < 60; step++) {
     now += Math.floor(rand() * 400);
@@ -65,6 +86,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
       "retry",
       "gc",
       "delete",
+      ...(o.workflows ? (["wfstart", "wfstep", "wfstep", "wfgc"] as const) : []),
     ]);
     if (op === "insert") {
       const jobs: NewJob[] = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => {
@@ -87,6 +109,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
           createdAt: now,
           idempotencyKey: key < 0 ? "" : order >= 0 ? `k${key}o${order}` : `k${key}`,
           orderingKey: order >= 0 ? `o${order}` : "",
+          ...(rand() < 0.2 ? { workflow: jobContext({ rand, pick }, `i${seed}_none`) } : {}),
         };
       });
       ids.push(...(await both((s) => s.jobInsertMany({ jobs, now }))));
@@ -94,7 +117,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
       const partition = Math.floor(rand() * partitions);
       const epoch = await leaseOf(partition);
       const limit = 1 + Math.floor(rand() * 5);
-      const claimed = await both((s) => s.jobClaimMany({ queue, partition, epoch, limit, now }), byId);
+      const claimed = await both((s) => s.jobClaimMany({ queue, partition, epoch: epoch(s), limit, now }), byId);
       const plans = claimed
         .filter(() => rand() < 0.8)
         .map((j) => ({
@@ -103,7 +126,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
           claimExpiresAt: now + pick([100, 1000, 5000]),
           retryDelayMs: pick([0, 250, 1000]),
         }));
-      await both((s) => s.jobStartMany({ queue, partition, epoch, plans, now }));
+      await both((s) => s.jobStartMany({ queue, partition, epoch: epoch(s), plans, now }));
     } else if (op === "complete" || op === "fail" || op === "checkpoint") {
       const targets = (await running()).filter(() => rand() < 0.6);
       const token = (j: JobRecord) => (rand() < 0.1 ? "stale" : j.claimToken);
@@ -144,7 +167,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     } else if (op === "release") {
       const partition = Math.floor(rand() * partitions);
       const epoch = await leaseOf(partition);
-      await both((s) => s.jobReleaseBuffered({ queue, partition, belowEpoch: epoch + 1 }));
+      await both((s) => s.jobReleaseBuffered({ queue, partition, belowEpoch: epoch(s) + 1 }));
     } else if (op === "retry") {
       const priority = pick([undefined, 1, 2]);
       await both((s) =>
@@ -154,6 +177,8 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
       await both((s) =>
         s.jobDeleteFinished({ queue, succeededBefore: now - 500, failedBefore: now - 1500, limit: 1000 }),
       );
+    } else if (op === "wfstart" || op === "wfstep" || op === "wfgc") {
+      await workflows.step(op, { now, memory: stores[0]!, running: await running(), ids, both });
     } else {
       const filter = {
         state: pick(["pending", "running", "succeeded", "failed"] as const),
@@ -170,6 +195,7 @@ export async function runDifferential(seed: number, other: Store): Promise<void>
     await both((s) => s.queueStats({ name: queue, now }));
     for (let partition = 0; partition < partitions; partition++)
       await both((s) => s.jobNextDueAt({ queue, partition }));
+    if (o.workflows) await workflows.compare(both);
   }
   await both(
     (s) => s.jobScan({ queue, filter: {}, limit: 1000, now }),

@@ -15,8 +15,32 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
+import { exerciseSchedules } from "./schedules.js";
+import { exerciseTokens } from "./tokens.js";
+import { exerciseWorkflows, exerciseWorkflowsRefused } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
+
+/**
+ * The workflow cases (Store.workflows) for the stores that keep workflows; each store's
+ * entry test calls it beside exerciseStore once it offers them (docs/workflows.md).
+ */
+export function exerciseWorkflowStore(name: string, open: OpenStore): void {
+  describe(`workflow store suite: ${name}`, () => exerciseWorkflows(open));
+}
+
+/**
+ * The schedule cases (Store.schedules) for the stores that keep schedules; each store's
+ * entry test calls it beside exerciseWorkflowStore once it offers them (docs/workflows.md#schedules).
+ */
+export function exerciseScheduleStore(name: string, open: OpenStore): void {
+  describe(`schedule store suite: ${name}`, () => exerciseSchedules(open));
+}
+
+/** Stores opened with several shards, which refuse workflows until instances can be placed (docs/workflows.md). */
+export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
+  describe(`workflow store suite, several shards: ${name}`, () => exerciseWorkflowsRefused(open));
+}
 
 export function exerciseStore(name: string, open: OpenStore): void {
   describe(`store suite: ${name}`, () => {
@@ -31,5 +55,6 @@ export function exerciseStore(name: string, open: OpenStore): void {
     exerciseJobBulk(open);
     exerciseJobOrdering(open);
     exerciseRegistry(open);
+    exerciseTokens(open);
   });
 }

@@ -16,7 +16,7 @@ from typing import Literal, TypeVar
 
 from .._convert import utcnow
 from .._errors import RunlaterError
-from .._transport import Options
+from .._transport import Options, make_options
 from ..async_client import AsyncClient
 from ..client import Client
 from ..retry import RetryPolicy
@@ -60,6 +60,8 @@ class Worker:
             expiries against and computes snooze due times with; default the system's.
             Renewals are timed on the event loop's monotonic clock whatever it says.
             Tests against a server on a manual clock pass that clock here.
+        token, tls_ca, tls_cert, tls_key: for a worker given a URL, as for Client (with the
+            same environment defaults); a Client or AsyncClient brings its own.
 
     The defaults are the same in the TypeScript and Java SDKs (docs/workers.md).
     """
@@ -77,6 +79,10 @@ class Worker:
         worker_id: str | None = None,
         dequeue_mode: DequeueMode | None = None,
         clock: Callable[[], datetime] = utcnow,
+        token: str | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        tls_cert: str | os.PathLike[str] | None = None,
+        tls_key: str | os.PathLike[str] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -85,7 +91,17 @@ class Worker:
         if dequeue_mode not in (None, "stream", "poll"):
             raise ValueError(f'dequeue_mode must be "stream", "poll" or None, not {dequeue_mode!r}')
         self._client_arg = client
-        self._options, self._owns_client = _connection(client, dequeue_mode)
+        if not isinstance(client, str) and (token, tls_ca, tls_cert, tls_key) != (None,) * 4:
+            raise ValueError(
+                "token, tls_ca, tls_cert and tls_key are for a Worker given a URL; "
+                f"pass them to the {type(client).__name__} instead"
+            )
+        target = (
+            make_options(client, token=token, tls_ca=tls_ca, tls_cert=tls_cert, tls_key=tls_key)
+            if isinstance(client, str)
+            else client
+        )
+        self._options, self._owns_client = _connection(target, dequeue_mode)
         streams = self._options.streams
         if dequeue_mode == "stream" and not streams:
             o = self._options
@@ -247,15 +263,7 @@ class Worker:
         if not self._owns_client:
             assert isinstance(self._client_arg, AsyncClient)
             return self._client_arg, False
-        o = self._options
-        client = AsyncClient(
-            o.url,
-            protocol=o.protocol,
-            timeout=o.timeout,
-            headers=o.headers,
-            http_version=o.http_version,
-        )
-        return client, True
+        return AsyncClient._from_options(self._options), True
 
     async def _drain(self, runners: list[QueueRunner]) -> None:
         """Lets in-flight jobs finish within the grace, releases the rest, flushes acks."""
@@ -270,17 +278,17 @@ class Worker:
 
 
 def _connection(
-    client: Client | AsyncClient | str, mode: DequeueMode | None
+    client: Client | AsyncClient | Options, mode: DequeueMode | None
 ) -> tuple[Options, bool]:
     """The settings the worker's calls go out with, and whether it makes its own AsyncClient
-    with them (from a Client or a URL) rather than use the AsyncClient given.
+    with them (from a Client or a URL's options) rather than use the AsyncClient given.
 
     Its own connection is the worker's alone, and the runlater server speaks HTTP/2 (h2c on
     http://) on its one port: unless told otherwise, it takes HTTP/2 so that it can stream.
     """
     if isinstance(client, AsyncClient):
         return client.options, False
-    options = client.options if isinstance(client, Client) else Options(client.rstrip("/"))
+    options = client.options if isinstance(client, Client) else client
     if options.http_version is None and options.protocol != "grpc-web" and mode != "poll":
         options = replace(options, http_version="2")
     return options, True

@@ -10,6 +10,11 @@ import type { MemoryState } from "./memory-state.js";
 import type { Slot } from "./queue-data.js";
 
 export async function jobInsertMany(state: MemoryState, p: { jobs: NewJob[]; now: number }): Promise<string[]> {
+  return insertJobs(state, p);
+}
+
+/** The insert as one synchronous step (workflows.ts makes it part of a larger one). */
+export function insertJobs(state: MemoryState, p: { jobs: NewJob[]; now: number }): string[] {
   // Check every queue first: a batch is all or nothing.
   for (const job of p.jobs) if (!state.queues.has(job.queue)) throw queueNotFound(job.queue);
   return p.jobs.map((spec) => {

@@ -7,6 +7,7 @@
  */
 
 import { type JobFilter, matchesFilter } from "../../domain/job-filter.js";
+import type { TokenRecord } from "../../domain/tokens.js";
 
 /** Jobs a matching walk examines, and body bytes it tests, before it lets other work run. */
 const MATCH_YIELD_JOBS = 1000;
@@ -27,6 +28,7 @@ export class MemoryState {
   readonly leases = new Map<string, Lease>();
   readonly epochs = new Map<string, number>();
   readonly brokers = new Map<string, BrokerEntry>();
+  readonly tokens = new Map<string, TokenRecord>();
   seq = 0;
 
   /**

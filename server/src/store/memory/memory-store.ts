@@ -29,6 +29,9 @@ import * as leases from "./leases.js";
 import { MemoryState } from "./memory-state.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import { MemorySchedules } from "./schedules.js";
+import * as tokens from "./tokens.js";
+import { MemoryWorkflows } from "./workflows.js";
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
 const functions: StoreFunctions<MemoryState> = {
@@ -40,6 +43,7 @@ const functions: StoreFunctions<MemoryState> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class MemoryStore extends DelegatingStore<MemoryState> {
@@ -47,6 +51,8 @@ export class MemoryStore extends DelegatingStore<MemoryState> {
   readonly defaultBufferSize = 1000;
   /** The jobs, queues, leases and brokers, shared by the modules this class delegates to. */
   protected readonly ctx = new MemoryState();
+  readonly workflows = new MemoryWorkflows(this.ctx);
+  readonly schedules = new MemorySchedules(this.ctx, this.workflows);
 
   constructor() {
     super(functions);

@@ -6,7 +6,7 @@
 import type { JobRecord } from "../../domain/job-record.js";
 import type { JobPatch } from "../../domain/transitions.js";
 import * as transitions from "../../domain/transitions.js";
-import type { OutcomeResult } from "../store.js";
+import type { AckResultRecord, OutcomeResult } from "../store.js";
 import type { MemoryState } from "./memory-state.js";
 
 export async function jobClaimExpire(
@@ -42,22 +42,31 @@ export async function jobCheckpointMany(
 export async function jobCompleteMany(
   state: MemoryState,
   p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
-): Promise<OutcomeResult[]> {
-  return p.items.map((item) =>
-    applyToRunning(state, item.id, item.claimToken, (job) => transitions.succeed(job, item.customStatus, p.now)),
-  );
+): Promise<AckResultRecord[]> {
+  return p.items.map((item) => ackRunning(state, item, (job) => transitions.succeed(job, item.customStatus, p.now)));
 }
 
 export async function jobFailMany(
   state: MemoryState,
   p: { items: Array<transitions.FailureInput & { id: string; claimToken: string }>; now: number },
-): Promise<OutcomeResult[]> {
-  return p.items.map((item) =>
-    applyToRunning(state, item.id, item.claimToken, (job) => transitions.fail(job, item, p.now)),
-  );
+): Promise<AckResultRecord[]> {
+  return p.items.map((item) => ackRunning(state, item, (job) => transitions.fail(job, item, p.now)));
 }
 
-function applyToRunning(
+/** An ACK item: applied, unless its job is a run of a workflow job (then left for Store.workflows.instanceApply). */
+function ackRunning(
+  state: MemoryState,
+  item: { id: string; claimToken: string },
+  decide: (job: JobRecord) => JobPatch,
+): AckResultRecord {
+  const job = state.jobs.get(item.id)?.job;
+  if (job?.workflow !== undefined && transitions.checkClaim(job, item.claimToken) === "acknowledged") {
+    return { outcome: "workflow", workflow: job.workflow };
+  }
+  return applyToRunning(state, item.id, item.claimToken, decide);
+}
+
+export function applyToRunning(
   state: MemoryState,
   id: string,
   claimToken: string,

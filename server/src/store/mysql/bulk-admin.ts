@@ -118,9 +118,10 @@ export async function jobRetryFailed(
 
 /**
  * One DeleteJobs chunk where some job may head an ordering key: lock the rows still
- * matching, delete them, and promote the next job of each key whose head went.
+ * matching, delete them, and promote the next job of each key whose head went. Also the
+ * cancels of a workflow step (workflows.ts), inside its transaction.
  */
-async function deleteWithKeys(
+export async function deleteWithKeys(
   c: Conn,
   ids: string[],
   where: { sql: string; params: Param[] },

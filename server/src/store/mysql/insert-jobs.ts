@@ -44,12 +44,7 @@ async function insertOnce(ctx: MysqlContext, jobs: NewJob[], now: number, replay
   // Shard 0 holds the queue rows: lock them (shared) until every shard has committed.
   await shard0.transaction(
     async (c0, attempt) => {
-      const names = [...new Set(jobs.map((j) => j.queue))];
-      const present = new Set(
-        (await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name),
-      );
-      const missing = jobs.find((j) => !present.has(j.queue));
-      if (missing) throw queueNotFound(missing.queue);
+      await lockQueues(c0, jobs);
       await Promise.all(
         [...byShard].map(async ([shard, items]) => {
           const write = (c: Conn, retry: number) => insertOnShard(c, items, now, replay || attempt > 0 || retry > 0);
@@ -63,6 +58,21 @@ async function insertOnce(ctx: MysqlContext, jobs: NewJob[], now: number, replay
     { retryAmbiguousCommit: true },
   );
   return ids;
+}
+
+/**
+ * Takes a shared lock on the jobs' queue rows (shard 0), so a concurrent DeleteQueue waits
+ * until the caller's transaction commits (and then deletes its jobs too); not_found for a
+ * queue that does not exist.
+ */
+export async function lockQueues(c0: Conn, jobs: NewJob[]): Promise<void> {
+  const names = [...new Set(jobs.map((j) => j.queue))];
+  if (names.length === 0) return;
+  const present = new Set(
+    (await select<{ name: string }>(c0, sql.queuesLockShared(names.length), names)).map((r) => r.name),
+  );
+  const missing = jobs.find((j) => !present.has(j.queue));
+  if (missing) throw queueNotFound(missing.queue);
 }
 
 /**

@@ -32,7 +32,7 @@
  * it to a module function (../delegating-store.ts), one module per concern: broker-registry.ts,
  * leases.ts, queue-admin.ts, insert-jobs.ts (enqueue), hand-out.ts (claim, start, release),
  * running-writes.ts (ACK, checkpoint, claim expiry), bulk-admin.ts (GC, delete, retry) and
- * job-reads.ts.
+ * job-reads.ts. Store.workflows is workflows.ts (with instance-apply.ts).
  */
 import { DelegatingStore, type StoreFunctions } from "../delegating-store.js";
 import { ShardRouter } from "../shard-router.js";
@@ -49,6 +49,8 @@ import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
 import { Shard } from "./shard.js";
 import { checkShards } from "./shard-map.js";
+import * as tokens from "./tokens.js";
+import { MysqlWorkflows } from "./workflows.js";
 
 export interface MysqlStoreOptions {
   /** How long a statement keeps retrying transient errors (deadlock, lost connection, restart). */
@@ -90,6 +92,7 @@ const functions: StoreFunctions<MysqlContext> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class MysqlStore extends DelegatingStore<MysqlContext> {
@@ -99,6 +102,8 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
 
   /** The shards, their routing and the held jobs, shared by the modules this class delegates to. */
   protected readonly ctx: MysqlContext;
+  /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
+  readonly workflows: MysqlWorkflows;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(shards: Shard[], legacyShards: number = shards.length) {
@@ -108,6 +113,7 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
       router: new ShardRouter(shards, (names) => queues.loadPlacement(this.ctx, names), legacyShards),
       held: new HeldJobs(),
     };
+    this.workflows = new MysqlWorkflows(this.ctx);
   }
 
   async close(): Promise<void> {

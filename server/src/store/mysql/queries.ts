@@ -124,11 +124,12 @@ export const startGroup = (set: string, n: number) =>
 
 /**
  * ACK, fast path: jobs of one claim token without an ordering key (nothing to promote),
- * with a patch every one of them gets (succeed without a custom status). Rows matched =
- * rows acknowledged; the caller rolls back when that is not the whole group.
+ * with a patch every one of them gets (succeed without a custom status), and no workflow
+ * job's run among them (its ACK goes through Store.workflows, never this one). Rows
+ * matched = rows acknowledged; the caller rolls back when that is not the whole group.
  */
 export const ackGroup = (set: string, n: number) =>
-  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL`;
+  `UPDATE jobs SET ${set} WHERE id IN (${list(n)}) AND state = 'running' AND claim_token = ? AND ordering_key IS NULL AND workflow IS NULL`;
 
 /** Rows marked buffered by an earlier runlater (its claim wrote the state), found by a new lease owner after an upgrade. */
 export const releaseBufferedBelow = (set: string) =>
@@ -229,6 +230,45 @@ export const promoteIds = (set: string, n: number) =>
 /** RetryFailedJobs, for jobs with a key: lock them (still failed) before they rejoin their sequences. */
 export const lockFailedKeyed = (n: number) =>
   `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
+
+// ---- workflows (workflows.ts; docs/mysql.md, "Workflows"): on shard 0, the instances' shard
+
+export const WORKFLOW_INSERT =
+  "INSERT INTO workflow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)";
+/** One version, or the latest (the last entry of the name's primary-key range). */
+export const workflowSelect = (byVersion: boolean) =>
+  `SELECT definition, created_at FROM workflow_versions WHERE name = ?${byVersion ? " AND version = ?" : ""} ORDER BY version DESC LIMIT 1`;
+export const WORKFLOW_LATEST_ALL =
+  "SELECT v.definition, v.created_at FROM workflow_versions v JOIN " +
+  "(SELECT name, MAX(version) AS version FROM workflow_versions GROUP BY name) latest " +
+  "ON latest.name = v.name AND latest.version = v.version ORDER BY v.name";
+export const INSTANCE_SELECT = "SELECT instance FROM workflow_instances WHERE id = ?";
+/** The revision fence of a workflow step: the instance's row locked until the step commits. */
+export const INSTANCE_REV_LOCK = "SELECT rev FROM workflow_instances WHERE id = ? FOR UPDATE";
+const INSTANCE_COLUMNS = "id, workflow, state, rev, created_at, ended_at, instance";
+export const INSTANCE_INSERT = `INSERT INTO workflow_instances (${INSTANCE_COLUMNS}) VALUES (${list(7)})`;
+export const INSTANCE_UPSERT =
+  `${INSTANCE_INSERT} ON DUPLICATE KEY UPDATE workflow = VALUES(workflow), state = VALUES(state), rev = VALUES(rev), ` +
+  "created_at = VALUES(created_at), ended_at = VALUES(ended_at), instance = VALUES(instance)";
+/**
+ * Instances newest first (created_at, then id, descending) after a keyset cursor, with
+ * the filters given: each combination has its index (migration 0008), read backwards and
+ * stopped by LIMIT. Without a filter the index is forced: MariaDB would rather read the
+ * whole table and sort it than read the first LIMIT entries of instances_created.
+ */
+export const instanceList = (workflow: boolean, state: boolean, after: boolean) => {
+  const where = [
+    ...(workflow ? ["workflow = ?"] : []),
+    ...(state ? ["state = ?"] : []),
+    ...(after ? ["(created_at < ? OR (created_at = ? AND id < ?))"] : []),
+  ];
+  const from = workflow || state ? "workflow_instances" : "workflow_instances FORCE INDEX (instances_created)";
+  return `SELECT instance FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
+};
+/** Retention: ended instances (ended_at is NULL while running), oldest end first; then deleted by id. */
+export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
+export const instancesDelete = (n: number) =>
+  `DELETE FROM workflow_instances WHERE id IN (${list(n)}) AND ended_at < ?`;
 
 export const PEEK =
   `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (queued_state = 'buffered' OR (queued_state = 'pending' AND run_after <= ?)) ` +

@@ -32,6 +32,7 @@ const COLUMN: Record<Field, string> = {
   seq: "seq",
   state: "state",
   updatedAt: "updated_at",
+  workflow: "workflow",
 };
 
 /** Every column but the body: what fences and decisions need. */
@@ -67,10 +68,12 @@ export interface JobRow {
   /** VARBINARY: UTF-8 bytes, compared byte for byte (no collation pads or folds them). */
   ordering_key: Buffer | null;
   seq: number | string;
+  /** The workflow context of a workflow job's run (migration 0008); NULL for any other job. */
+  workflow: string | null;
 }
 
 export function toRecord(row: JobRow): JobRecord {
-  return {
+  const job: JobRecord = {
     id: row.id,
     queue: row.queue,
     partition: Number(row.part),
@@ -95,12 +98,15 @@ export function toRecord(row: JobRow): JobRecord {
     // Only a record read without its body says how big the body is (JobRecord.bodySize).
     ...(row.body === undefined && row.body_bytes != null ? { bodySize: Number(row.body_bytes) } : {}),
   };
+  if (row.workflow != null) job.workflow = row.workflow;
+  return job;
 }
 
 /** A field's value as stored: no key is NULL (so it never collides), bodies are bytes. */
 export function toParam(field: keyof JobRecord, value: JobRecord[keyof JobRecord]): Param {
   if (field === "idempotencyKey") return value === "" ? null : (value as string);
   if (field === "orderingKey") return value === "" ? null : keyBytes(value as string);
+  if (value === undefined) return null; // (workflow: none)
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return value as Param;
 }
@@ -113,8 +119,8 @@ export function keyBytes(key: string): Buffer {
 /** The INSERT columns and one row's values, for a new job (pending, or waiting behind its ordering key). */
 export const INSERT_COLUMNS =
   "id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
-  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, ordering_key, body";
-export const INSERT_ROW = `(${placeholders(20)})`;
+  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, ordering_key, workflow, body";
+export const INSERT_ROW = `(${placeholders(21)})`;
 
 export function insertValues(job: NewJob, state: "pending" | "waiting", now: number): Param[] {
   return [
@@ -137,6 +143,7 @@ export function insertValues(job: NewJob, state: "pending" | "waiting", now: num
     0,
     toParam("idempotencyKey", job.idempotencyKey),
     toParam("orderingKey", job.orderingKey),
+    job.workflow ?? null,
     toParam("body", job.body),
   ];
 }

@@ -4,6 +4,9 @@
  * jobs, decides them with domain/transitions.ts and writes them in one transaction, in which
  * a job with an ordering key that ends also promotes the next (ordering.ts); an ACK without
  * custom status takes the fast path (applyByToken), which writes without reading first.
+ * An ACK of a workflow job's run writes nothing and answers "workflow" with the job's
+ * context (Store.workflows.instanceApply applies it, workflows.ts); the fast path never
+ * matches such a job, so the exact path tells it apart.
  * Jobs these writes put back to pending, or promote, are noted in the held jobs (held-jobs.ts):
  * they may sit behind a claim's cursor.
  */
@@ -11,7 +14,7 @@ import type { JobRecord } from "../../domain/job-record.js";
 import type { CheckpointInput, FailureInput, JobPatch } from "../../domain/transitions.js";
 import * as transitions from "../../domain/transitions.js";
 import { type Located, partitionOfId } from "../shard-router.js";
-import type { OutcomeResult } from "../store.js";
+import type { AckResultRecord, OutcomeResult } from "../store.js";
 import { addClaimChecks, nextClaimCheck, takeDueChecks } from "./claim-checks.js";
 import type { MysqlContext } from "./mysql-context.js";
 import { leaveSequences } from "./ordering.js";
@@ -58,40 +61,45 @@ export async function jobCheckpointMany(
   ctx: MysqlContext,
   p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number },
 ): Promise<OutcomeResult[]> {
-  return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.checkpoint(job, item, p.now));
+  // A checkpoint applies to a workflow job's run as to any job: it never answers "workflow".
+  const decide = (job: JobRecord, item: CheckpointInput) => transitions.checkpoint(job, item, p.now);
+  return applyToRunning(ctx, p.items, p.now, decide, "checkpoint") as Promise<OutcomeResult[]>;
 }
 
 export async function jobCompleteMany(
   ctx: MysqlContext,
   p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
-): Promise<OutcomeResult[]> {
+): Promise<AckResultRecord[]> {
   // Without a custom status, succeed sets the same fields on every job (the status stays):
   // the fast path can write it by claim token without reading the rows first.
   const { customStatus: _, ...same } = transitions.succeed(NO_JOB, "", p.now);
   const fast = (item: { customStatus: string }) => (item.customStatus === "" ? same : undefined);
-  return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.succeed(job, item.customStatus, p.now), fast);
+  const decide = (job: JobRecord, item: { customStatus: string }) => transitions.succeed(job, item.customStatus, p.now);
+  return applyToRunning(ctx, p.items, p.now, decide, "ack", fast);
 }
 
 export async function jobFailMany(
   ctx: MysqlContext,
   p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number },
-): Promise<OutcomeResult[]> {
-  return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.fail(job, item, p.now));
+): Promise<AckResultRecord[]> {
+  return applyToRunning(ctx, p.items, p.now, (job, item) => transitions.fail(job, item, p.now), "ack");
 }
 
 /**
  * ACK and checkpoint: lock the jobs, decide each with transitions.ts behind the claim
  * fence (checkClaim), write every acknowledged change with one UPDATE per shard.
  * Items are decided in order, so a job named twice in a batch sees the first change.
+ * An ACK (`kind` "ack") of a workflow job's run is answered "workflow" and not decided.
  */
 async function applyToRunning<T extends { id: string; claimToken: string }>(
   ctx: MysqlContext,
   items: T[],
   now: number,
   decide: (job: JobRecord, item: T) => JobPatch,
+  kind: "ack" | "checkpoint",
   fast?: (item: T) => JobPatch | undefined,
-): Promise<OutcomeResult[]> {
-  const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
+): Promise<AckResultRecord[]> {
+  const results: AckResultRecord[] = items.map(() => ({ outcome: "not_found" }));
   await Promise.all(
     [...(await ctx.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, keyed]) => {
       if (fast && (await applyByToken(shard, keyed, fast))) {
@@ -110,6 +118,10 @@ async function applyToRunning<T extends { id: string; claimToken: string }>(
           const outcome = transitions.checkClaim(job, item.claimToken);
           if (outcome !== "acknowledged" || !job) {
             results[index] = { outcome };
+            continue;
+          }
+          if (kind === "ack" && job.workflow !== undefined) {
+            results[index] = { outcome: "workflow", workflow: job.workflow };
             continue;
           }
           const patch = decide(job, item);

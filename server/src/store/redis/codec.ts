@@ -3,13 +3,14 @@
  * lua/include/job_record.lua): its id, a space, then the stored job: the packed attributes (META
  * there: the state as one byte, a little-endian double, a 4-byte counter, three doubles,
  * the claim token as a 1-byte length and TOKEN_WIDTH bytes, eight doubles, three texts
- * each a 4-byte length and its bytes), then the body. The claim sends ids and stored
- * strings apart.
+ * each a 4-byte length and its bytes; for a run of a workflow job, WORKFLOW_FLAG added to
+ * the token's length and its context as a fourth text), then the body. The claim sends
+ * ids and stored strings apart.
  */
 import { parseJobId } from "../../domain/job-id.js";
 import type { JobRecord, NewJob, Outcome, StoredState } from "../../domain/job-record.js";
 import { limits } from "../../domain/limits.js";
-import type { OutcomeResult } from "../store.js";
+import type { AckResultRecord, OutcomeResult } from "../store.js";
 
 const states: Record<string, StoredState> = {
   p: "pending",
@@ -23,6 +24,8 @@ const SPACE = 0x20;
 const PENDING = 0x70; // "p"
 /** TOKEN_WIDTH of lua/include/job_record.lua: the claim token's fixed width in the packed attributes. */
 export const TOKEN_WIDTH = limits.claimTokenMaxBytes;
+/** WORKFLOW_FLAG of lua/include/job_record.lua: added to the token's length byte of a workflow job's run. */
+const WORKFLOW_FLAG = 0x80;
 
 /** With `withoutBody` the record is one recordWithoutBody made (lua/include/job_record.lua): the body's length instead of the body. */
 export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
@@ -55,7 +58,8 @@ const TEXTS = SQ + 8;
  * unless the caller knows it. No closures: this runs for every job a claim returns.
  */
 export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false, where = parseJobId(id)): JobRecord {
-  const tokenLength = b[start + TOKEN]!;
+  const lengthByte = b[start + TOKEN]!;
+  const tokenLength = lengthByte & ~WORKFLOW_FLAG;
   let at = start + TEXTS;
   const orderingKey = readText(b, at);
   at += 4 + b.readUInt32LE(at);
@@ -63,7 +67,12 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
   at += 4 + b.readUInt32LE(at);
   const customStatus = readText(b, at);
   at += 4 + b.readUInt32LE(at);
-  return {
+  let workflow: string | undefined;
+  if (lengthByte & WORKFLOW_FLAG) {
+    workflow = b.toString("utf8", at + 4, at + 4 + b.readUInt32LE(at));
+    at += 4 + b.readUInt32LE(at);
+  }
+  const job: JobRecord = {
     id,
     queue: where?.queue ?? "",
     partition: where?.partition ?? 0,
@@ -88,6 +97,8 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
       ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) }
       : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
   };
+  if (workflow !== undefined) job.workflow = workflow;
+  return job;
 }
 
 /** A text at `at`: a 4-byte little-endian length, then UTF-8 (most are empty: no decoding then). */
@@ -105,10 +116,13 @@ function readText(b: Buffer, at: number): string {
  */
 export function encodeNewJob(j: NewJob, now: number): Buffer {
   const texts = [j.orderingKey, j.idempotencyKey, j.customStatus];
+  // A workflow job's run: its context is a fourth text, flagged in the token's length byte.
+  if (j.workflow !== undefined) texts.push(j.workflow);
   let size = TEXTS + 4 * texts.length;
   for (const t of texts) size += Buffer.byteLength(t, "utf8");
   const out = Buffer.alloc(size); // zeroed: buffer epoch and batch, claim, token, finished_at, attempt, retry delay, seq
   out[0] = PENDING;
+  if (j.workflow !== undefined) out[TOKEN] = WORKFLOW_FLAG;
   out.writeDoubleLE(now, UA);
   out.writeDoubleLE(j.attemptsAllowed, AR);
   out.writeDoubleLE(j.priority, PR);
@@ -134,13 +148,28 @@ export function decodeJobs(reply: unknown, withoutBody = false): JobRecord[] {
 const outcomes: Record<string, Outcome> = { a: "acknowledged", s: "stale_claim", n: "not_found" };
 
 /** The outcomes an ACK script returns, joined by spaces (one reply element, not one per job). */
-export function decodeOutcomes(reply: Buffer): OutcomeResult[] {
-  const text = reply.toString("latin1");
+export function decodeOutcomes(reply: unknown): OutcomeResult[] {
+  const text = (reply as Buffer).toString("latin1");
   return text === "" ? [] : text.split(" ").map(decodeOutcome);
 }
 
+/**
+ * What job_complete_many.lua and job_fail_many.lua return: the outcomes (decodeOutcomes),
+ * or, when some job is a workflow job ("w"), { outcomes, context, … } with each such job's
+ * workflow context in order.
+ */
+export function decodeAckOutcomes(reply: unknown): AckResultRecord[] {
+  if (Buffer.isBuffer(reply)) return decodeOutcomes(reply);
+  const [text, ...contexts] = reply as Buffer[];
+  let next = 0;
+  return text!
+    .toString("latin1")
+    .split(" ")
+    .map((t) => (t === "w" ? { outcome: "workflow", workflow: contexts[next++]!.toString("utf8") } : decodeOutcome(t)));
+}
+
 /** "a", "a:<pendingAt>", "a+<promotedAt>" (it let its ordering key's next job go), "s" or "n". */
-function decodeOutcome(text: string): OutcomeResult {
+export function decodeOutcome(text: string): OutcomeResult {
   const result: OutcomeResult = { outcome: outcomes[text[0]!] ?? "not_found" };
   if (text[1] === ":") result.pendingAt = Number(text.slice(2));
   else if (text[1] === "+") result.promotedAt = Number(text.slice(2));

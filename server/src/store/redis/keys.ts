@@ -34,6 +34,11 @@ export class Keys {
   }
 
   /** Shard 0: hash broker id → JSON {url, expiresAt} (the broker registry). */
+  /** API tokens (shard 0): token id → JSON record. */
+  tokens(): string {
+    return `${this.prefix}:{meta}:tokens`;
+  }
+
   brokers(): string {
     return `${this.prefix}:{meta}:brokers`;
   }
@@ -96,5 +101,30 @@ export class Keys {
   /** Per shard: its index in the --store list. */
   shardIndex(): string {
     return `${this.prefix}:{meta}:shard`;
+  }
+
+  /** Shard 0: hash workflow name → its latest version (workflows.ts). */
+  workflows(): string {
+    return `${this.prefix}:{meta}:workflows`;
+  }
+
+  /** Shard 0: hash version → "<created_at> <definition>" of one workflow. */
+  workflowVersions(name: string): string {
+    return `${this.prefix}:{meta}:workflow:${name}`;
+  }
+
+  /** The instances' shard (0): one instance's hash (lua/include/workflows.lua lists the rest). */
+  instance(id: string): string {
+    return `${this.prefix}:{wf}:i:${id}`;
+  }
+
+  /** The instances' shard (0): ended instances by ended_at, for retention. */
+  instancesEnded(): string {
+    return `${this.prefix}:{wf}:ended`;
+  }
+
+  /** The instances' shard (0): the list of every instance (instance_list.lua reads the one its filters name). */
+  instanceList(): string {
+    return `${this.prefix}:{wf}:list`;
   }
 }

@@ -21,7 +21,7 @@
  * it to a module function (../delegating-store.ts), one module per concern: broker-registry.ts,
  * leases.ts, queue-admin.ts, insert-jobs.ts (enqueue), hand-out.ts (claim, start, release),
  * running-writes.ts (ACK, checkpoint, claim expiry), bulk-admin.ts (GC, delete, retry) and
- * job-reads.ts.
+ * job-reads.ts. Store.workflows is workflows.ts.
  */
 import { Redis } from "ioredis";
 import { DelegatingStore, type StoreFunctions } from "../delegating-store.js";
@@ -38,6 +38,8 @@ import { type RedisContext, runOnPartition } from "./redis-context.js";
 import * as running from "./running-writes.js";
 import { defineScripts } from "./scripts.js";
 import { checkShards, connect } from "./shard-check.js";
+import * as tokens from "./tokens.js";
+import { RedisWorkflows } from "./workflows.js";
 
 export interface RedisStoreOptions {
   /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. */
@@ -88,6 +90,7 @@ const functions: StoreFunctions<RedisContext> = {
   ...queues,
   ...reads,
   ...running,
+  ...tokens,
 };
 
 export class RedisStore extends DelegatingStore<RedisContext> {
@@ -96,6 +99,8 @@ export class RedisStore extends DelegatingStore<RedisContext> {
 
   /** The shards, keys and routing, shared by the modules this class delegates to. */
   protected readonly ctx: RedisContext;
+  /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
+  readonly workflows: RedisWorkflows;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(
@@ -112,6 +117,7 @@ export class RedisStore extends DelegatingStore<RedisContext> {
         runOnPartition(this.ctx, queue, partition, name, [this.keys.all(queue, partition)], args),
       sweepStart: 0,
     };
+    this.workflows = new RedisWorkflows(this.ctx);
   }
 
   async close(): Promise<void> {

@@ -3,14 +3,15 @@
  * script call per shard each, every item fenced by its claim token inside the script; and
  * the claim-timeout sweep (jobClaimExpire), which reads each shard's claim checks.
  * jobCompleteMany is the hottest call of all: its items travel in runs that share a token
- * and a status (batch-args.ts).
+ * and a status (batch-args.ts). An ACK of a workflow job's run changes nothing and answers
+ * "workflow" with the job's context (Store.workflows.instanceApply applies it: workflows.ts).
  */
 import type { JobRecord } from "../../domain/job-record.js";
 import type { CheckpointInput, FailureInput } from "../../domain/transitions.js";
 import { partitionOfId } from "../shard-router.js";
-import type { OutcomeResult } from "../store.js";
+import type { AckResultRecord, OutcomeResult } from "../store.js";
 import { joinable, runsOf } from "./batch-args.js";
-import { decodeJobs, decodeOutcomes, text } from "./codec.js";
+import { decodeAckOutcomes, decodeJobs, decodeOutcomes, text } from "./codec.js";
 import type { RedisContext } from "./redis-context.js";
 import { runScript, type ScriptArg, type ScriptName } from "./scripts.js";
 
@@ -41,7 +42,7 @@ export async function jobCheckpointMany(
   ctx: RedisContext,
   p: { items: Array<CheckpointInput & { id: string; claimToken: string }>; now: number },
 ): Promise<OutcomeResult[]> {
-  return acknowledge(ctx, "job_checkpoint_many", p.items, p.now, (items) =>
+  return acknowledge(ctx, "job_checkpoint_many", p.items, p.now, decodeOutcomes, (items) =>
     items.flatMap((c) => [
       c.id,
       c.claimToken,
@@ -59,9 +60,9 @@ export async function jobCheckpointMany(
 export async function jobCompleteMany(
   ctx: RedisContext,
   p: { items: Array<{ id: string; claimToken: string; customStatus: string }>; now: number },
-): Promise<OutcomeResult[]> {
+): Promise<AckResultRecord[]> {
   // The hot ACK: per run of items sharing a token and status, those two and the ids joined.
-  return acknowledge(ctx, "job_complete_many", p.items, p.now, (items) =>
+  return acknowledge(ctx, "job_complete_many", p.items, p.now, decodeAckOutcomes, (items) =>
     runsOf(items, (a, b) => a.claimToken === b.claimToken && a.customStatus === b.customStatus).flatMap((run) => [
       run[0]!.claimToken,
       run[0]!.customStatus,
@@ -73,31 +74,32 @@ export async function jobCompleteMany(
 export async function jobFailMany(
   ctx: RedisContext,
   p: { items: Array<FailureInput & { id: string; claimToken: string }>; now: number },
-): Promise<OutcomeResult[]> {
-  return acknowledge(ctx, "job_fail_many", p.items, p.now, (items) =>
+): Promise<AckResultRecord[]> {
+  return acknowledge(ctx, "job_fail_many", p.items, p.now, decodeAckOutcomes, (items) =>
     items.flatMap((f) => [f.id, f.claimToken, f.customStatus, f.retryDelayMs ?? "", f.noRetry ? "1" : "0"]),
   );
 }
 
 /**
  * ACK-style batches: one script call per shard, its items encoded by `encode` (after the
- * prefix and `now`), one outcome back per item. Ids that name no partition, or that
- * cannot travel in a space-joined list, are not_found without being sent.
+ * prefix and `now`), one outcome back per item (`decode` reads the reply). Ids that name
+ * no partition, or that cannot travel in a space-joined list, are not_found without being sent.
  */
-async function acknowledge<T extends { id: string }>(
+async function acknowledge<T extends { id: string }, R extends AckResultRecord>(
   ctx: RedisContext,
   name: ScriptName,
   items: T[],
   now: number,
+  decode: (reply: unknown) => R[],
   encode: (items: T[]) => ScriptArg[],
-): Promise<OutcomeResult[]> {
-  const results: OutcomeResult[] = items.map(() => ({ outcome: "not_found" }));
+): Promise<R[]> {
+  const results = items.map(() => ({ outcome: "not_found" }) as R);
   await Promise.all(
     [...(await ctx.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, located]) => {
       const sent = located.filter(({ item }) => joinable(item.id));
       if (sent.length === 0) return;
       const args: ScriptArg[] = [ctx.keys.prefix, now, ...encode(sent.map(({ item }) => item))];
-      const outcomes = decodeOutcomes((await runScript(shard, name, [ctx.keys.claimChecks()], args)) as Buffer);
+      const outcomes = decode(await runScript(shard, name, [ctx.keys.claimChecks()], args));
       for (const [k, outcome] of outcomes.entries()) results[sent[k]!.index] = outcome;
     }),
   );

@@ -16,6 +16,10 @@ import { limits } from "../../domain/limits.js";
 const dir = new URL("./lua/", import.meta.url);
 
 export type ScriptName =
+  | "instance_apply"
+  | "instance_delete_ended"
+  | "instance_insert"
+  | "instance_list"
   | "job_checkpoint_many"
   | "job_claim_expire"
   | "job_claim_many"
@@ -36,7 +40,8 @@ export type ScriptName =
   | "queue_create"
   | "queue_purge"
   | "queue_stats"
-  | "queue_update";
+  | "queue_update"
+  | "workflow_insert";
 
 export type ScriptArg = string | number | Buffer | Uint8Array;
 

@@ -16,6 +16,13 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_INVALID_ARGUMENT: _ClassVar[ErrorReason]
     ERROR_REASON_SHUTTING_DOWN: _ClassVar[ErrorReason]
     ERROR_REASON_NO_BROKER: _ClassVar[ErrorReason]
+    ERROR_REASON_WORKFLOW_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_INSTANCE_NOT_FOUND: _ClassVar[ErrorReason]
+    ERROR_REASON_WORKFLOW_RULE: _ClassVar[ErrorReason]
+    ERROR_REASON_CONFLICT: _ClassVar[ErrorReason]
+    ERROR_REASON_UNSUPPORTED: _ClassVar[ErrorReason]
+    ERROR_REASON_UNAUTHENTICATED: _ClassVar[ErrorReason]
+    ERROR_REASON_PERMISSION_DENIED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 ERROR_REASON_QUEUE_NOT_FOUND: ErrorReason
 ERROR_REASON_INVALID_QUEUE_NAME: ErrorReason
@@ -25,6 +32,13 @@ ERROR_REASON_BATCH_TOO_LARGE: ErrorReason
 ERROR_REASON_INVALID_ARGUMENT: ErrorReason
 ERROR_REASON_SHUTTING_DOWN: ErrorReason
 ERROR_REASON_NO_BROKER: ErrorReason
+ERROR_REASON_WORKFLOW_NOT_FOUND: ErrorReason
+ERROR_REASON_INSTANCE_NOT_FOUND: ErrorReason
+ERROR_REASON_WORKFLOW_RULE: ErrorReason
+ERROR_REASON_CONFLICT: ErrorReason
+ERROR_REASON_UNSUPPORTED: ErrorReason
+ERROR_REASON_UNAUTHENTICATED: ErrorReason
+ERROR_REASON_PERMISSION_DENIED: ErrorReason
 
 class ErrorInfo(_message.Message):
     __slots__ = ("reason", "field")

@@ -24,9 +24,10 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$runlater/_gen/v1/queue_service.proto\x12\x0brunlater.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\"\x83\x01\n\x0bRetryPolicy\x12\x30\n\rinitial_delay\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0clinear_steps\x18\x02 \x01(\r\x12,\n\tmax_delay\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xfc\x02\n\x0bQueueConfig\x12\x12\n\npriorities\x18\x01 \x01(\r\x12\x30\n\rclaim_timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12.\n\x0cretry_policy\x18\x03 \x01(\x0b\x32\x18.runlater.v1.RetryPolicy\x12 \n\x18\x64\x65\x66\x61ult_attempts_allowed\x18\x04 \x01(\r\x12\x1e\n\x16max_dequeue_per_second\x18\x05 \x01(\x01\x12\x0e\n\x06paused\x18\x06 \x01(\x08\x12\x36\n\x13succeeded_retention\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x33\n\x10\x66\x61iled_retention\x18\x08 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0c\n\x04\x66ifo\x18\t \x01(\x08\x12\x12\n\npartitions\x18\n \x01(\r\x12\x16\n\x0emax_body_bytes\x18\x0b \x01(\r\"\x9b\x01\n\nQueueStats\x12\x0f\n\x07pending\x18\x01 \x01(\x04\x12\x11\n\tscheduled\x18\x02 \x01(\x04\x12\x0f\n\x07running\x18\x03 \x01(\x04\x12\x11\n\tsucceeded\x18\x04 \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x05 \x01(\x04\x12\x35\n\x12oldest_pending_age\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"g\n\x05Queue\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\x12&\n\x05stats\x18\x03 \x01(\x0b\x32\x17.runlater.v1.QueueStats\"L\n\x12\x43reateQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\"I\n\x13\x43reateQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"}\n\x12UpdateQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"8\n\x13UpdateQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue\"\"\n\x12\x44\x65leteQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"&\n\x13\x44\x65leteQueueResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.runlater.v1.Queue\"\x1f\n\x0fGetQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"5\n\x10GetQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue2\xa6\x03\n\x0cQueueService\x12P\n\x0b\x43reateQueue\x12\x1f.runlater.v1.CreateQueueRequest\x1a .runlater.v1.CreateQueueResponse\x12P\n\x0bUpdateQueue\x12\x1f.runlater.v1.UpdateQueueRequest\x1a .runlater.v1.UpdateQueueResponse\x12P\n\x0b\x44\x65leteQueue\x12\x1f.runlater.v1.DeleteQueueRequest\x1a .runlater.v1.DeleteQueueResponse\x12R\n\nListQueues\x12\x1e.runlater.v1.ListQueuesRequest\x1a\x1f.runlater.v1.ListQueuesResponse\"\x03\x90\x02\x01\x12L\n\x08GetQueue\x12\x1c.runlater.v1.GetQueueRequest\x1a\x1d.runlater.v1.GetQueueResponse\"\x03\x90\x02\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$runlater/_gen/v1/queue_service.proto\x12\x0brunlater.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x01\n\x0bRetryPolicy\x12\x30\n\rinitial_delay\x18\x01 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x14\n\x0clinear_steps\x18\x02 \x01(\r\x12,\n\tmax_delay\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xfc\x02\n\x0bQueueConfig\x12\x12\n\npriorities\x18\x01 \x01(\r\x12\x30\n\rclaim_timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12.\n\x0cretry_policy\x18\x03 \x01(\x0b\x32\x18.runlater.v1.RetryPolicy\x12 \n\x18\x64\x65\x66\x61ult_attempts_allowed\x18\x04 \x01(\r\x12\x1e\n\x16max_dequeue_per_second\x18\x05 \x01(\x01\x12\x0e\n\x06paused\x18\x06 \x01(\x08\x12\x36\n\x13succeeded_retention\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x33\n\x10\x66\x61iled_retention\x18\x08 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0c\n\x04\x66ifo\x18\t \x01(\x08\x12\x12\n\npartitions\x18\n \x01(\r\x12\x16\n\x0emax_body_bytes\x18\x0b \x01(\r\"\xc9\x01\n\nQueueStats\x12\x0f\n\x07pending\x18\x01 \x01(\x04\x12\x11\n\tscheduled\x18\x02 \x01(\x04\x12\x0f\n\x07running\x18\x03 \x01(\x04\x12\x11\n\tsucceeded\x18\x04 \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x05 \x01(\x04\x12\x35\n\x12oldest_pending_age\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12,\n\x08\x63ounters\x18\x07 \x01(\x0b\x32\x1a.runlater.v1.QueueCounters\"x\n\rQueueCounters\x12\x10\n\x08\x65nqueued\x18\x01 \x01(\x04\x12\x11\n\tsucceeded\x18\x02 \x01(\x04\x12\x0e\n\x06\x66\x61iled\x18\x03 \x01(\x04\x12\x32\n\x0e\x63ounting_since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"g\n\x05Queue\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\x12&\n\x05stats\x18\x03 \x01(\x0b\x32\x17.runlater.v1.QueueStats\"L\n\x12\x43reateQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\"I\n\x13\x43reateQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"}\n\x12UpdateQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12(\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x18.runlater.v1.QueueConfig\x12/\n\x0bupdate_mask\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.FieldMask\"8\n\x13UpdateQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue\"\"\n\x12\x44\x65leteQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"&\n\x13\x44\x65leteQueueResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\x13\n\x11ListQueuesRequest\"8\n\x12ListQueuesResponse\x12\"\n\x06queues\x18\x01 \x03(\x0b\x32\x12.runlater.v1.Queue\"\x1f\n\x0fGetQueueRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"5\n\x10GetQueueResponse\x12!\n\x05queue\x18\x01 \x01(\x0b\x32\x12.runlater.v1.Queue2\xa6\x03\n\x0cQueueService\x12P\n\x0b\x43reateQueue\x12\x1f.runlater.v1.CreateQueueRequest\x1a .runlater.v1.CreateQueueResponse\x12P\n\x0bUpdateQueue\x12\x1f.runlater.v1.UpdateQueueRequest\x1a .runlater.v1.UpdateQueueResponse\x12P\n\x0b\x44\x65leteQueue\x12\x1f.runlater.v1.DeleteQueueRequest\x1a .runlater.v1.DeleteQueueResponse\x12R\n\nListQueues\x12\x1e.runlater.v1.ListQueuesRequest\x1a\x1f.runlater.v1.ListQueuesResponse\"\x03\x90\x02\x01\x12L\n\x08GetQueue\x12\x1c.runlater.v1.GetQueueRequest\x1a\x1d.runlater.v1.GetQueueResponse\"\x03\x90\x02\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,34 +38,36 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_QUEUESERVICE'].methods_by_name['ListQueues']._serialized_options = b'\220\002\001'
   _globals['_QUEUESERVICE'].methods_by_name['GetQueue']._loaded_options = None
   _globals['_QUEUESERVICE'].methods_by_name['GetQueue']._serialized_options = b'\220\002\001'
-  _globals['_RETRYPOLICY']._serialized_start=120
-  _globals['_RETRYPOLICY']._serialized_end=251
-  _globals['_QUEUECONFIG']._serialized_start=254
-  _globals['_QUEUECONFIG']._serialized_end=634
-  _globals['_QUEUESTATS']._serialized_start=637
-  _globals['_QUEUESTATS']._serialized_end=792
-  _globals['_QUEUE']._serialized_start=794
-  _globals['_QUEUE']._serialized_end=897
-  _globals['_CREATEQUEUEREQUEST']._serialized_start=899
-  _globals['_CREATEQUEUEREQUEST']._serialized_end=975
-  _globals['_CREATEQUEUERESPONSE']._serialized_start=977
-  _globals['_CREATEQUEUERESPONSE']._serialized_end=1050
-  _globals['_UPDATEQUEUEREQUEST']._serialized_start=1052
-  _globals['_UPDATEQUEUEREQUEST']._serialized_end=1177
-  _globals['_UPDATEQUEUERESPONSE']._serialized_start=1179
-  _globals['_UPDATEQUEUERESPONSE']._serialized_end=1235
-  _globals['_DELETEQUEUEREQUEST']._serialized_start=1237
-  _globals['_DELETEQUEUEREQUEST']._serialized_end=1271
-  _globals['_DELETEQUEUERESPONSE']._serialized_start=1273
-  _globals['_DELETEQUEUERESPONSE']._serialized_end=1311
-  _globals['_LISTQUEUESREQUEST']._serialized_start=1313
-  _globals['_LISTQUEUESREQUEST']._serialized_end=1332
-  _globals['_LISTQUEUESRESPONSE']._serialized_start=1334
-  _globals['_LISTQUEUESRESPONSE']._serialized_end=1390
-  _globals['_GETQUEUEREQUEST']._serialized_start=1392
-  _globals['_GETQUEUEREQUEST']._serialized_end=1423
-  _globals['_GETQUEUERESPONSE']._serialized_start=1425
-  _globals['_GETQUEUERESPONSE']._serialized_end=1478
-  _globals['_QUEUESERVICE']._serialized_start=1481
-  _globals['_QUEUESERVICE']._serialized_end=1903
+  _globals['_RETRYPOLICY']._serialized_start=153
+  _globals['_RETRYPOLICY']._serialized_end=284
+  _globals['_QUEUECONFIG']._serialized_start=287
+  _globals['_QUEUECONFIG']._serialized_end=667
+  _globals['_QUEUESTATS']._serialized_start=670
+  _globals['_QUEUESTATS']._serialized_end=871
+  _globals['_QUEUECOUNTERS']._serialized_start=873
+  _globals['_QUEUECOUNTERS']._serialized_end=993
+  _globals['_QUEUE']._serialized_start=995
+  _globals['_QUEUE']._serialized_end=1098
+  _globals['_CREATEQUEUEREQUEST']._serialized_start=1100
+  _globals['_CREATEQUEUEREQUEST']._serialized_end=1176
+  _globals['_CREATEQUEUERESPONSE']._serialized_start=1178
+  _globals['_CREATEQUEUERESPONSE']._serialized_end=1251
+  _globals['_UPDATEQUEUEREQUEST']._serialized_start=1253
+  _globals['_UPDATEQUEUEREQUEST']._serialized_end=1378
+  _globals['_UPDATEQUEUERESPONSE']._serialized_start=1380
+  _globals['_UPDATEQUEUERESPONSE']._serialized_end=1436
+  _globals['_DELETEQUEUEREQUEST']._serialized_start=1438
+  _globals['_DELETEQUEUEREQUEST']._serialized_end=1472
+  _globals['_DELETEQUEUERESPONSE']._serialized_start=1474
+  _globals['_DELETEQUEUERESPONSE']._serialized_end=1512
+  _globals['_LISTQUEUESREQUEST']._serialized_start=1514
+  _globals['_LISTQUEUESREQUEST']._serialized_end=1533
+  _globals['_LISTQUEUESRESPONSE']._serialized_start=1535
+  _globals['_LISTQUEUESRESPONSE']._serialized_end=1591
+  _globals['_GETQUEUEREQUEST']._serialized_start=1593
+  _globals['_GETQUEUEREQUEST']._serialized_end=1624
+  _globals['_GETQUEUERESPONSE']._serialized_start=1626
+  _globals['_GETQUEUERESPONSE']._serialized_end=1679
+  _globals['_QUEUESERVICE']._serialized_start=1682
+  _globals['_QUEUESERVICE']._serialized_end=2104
 # @@protoc_insertion_point(module_scope)

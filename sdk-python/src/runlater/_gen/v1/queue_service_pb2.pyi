@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -47,20 +48,34 @@ class QueueConfig(_message.Message):
     def __init__(self, priorities: _Optional[int] = ..., claim_timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_policy: _Optional[_Union[RetryPolicy, _Mapping]] = ..., default_attempts_allowed: _Optional[int] = ..., max_dequeue_per_second: _Optional[float] = ..., paused: _Optional[bool] = ..., succeeded_retention: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., failed_retention: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., fifo: _Optional[bool] = ..., partitions: _Optional[int] = ..., max_body_bytes: _Optional[int] = ...) -> None: ...
 
 class QueueStats(_message.Message):
-    __slots__ = ("pending", "scheduled", "running", "succeeded", "failed", "oldest_pending_age")
+    __slots__ = ("pending", "scheduled", "running", "succeeded", "failed", "oldest_pending_age", "counters")
     PENDING_FIELD_NUMBER: _ClassVar[int]
     SCHEDULED_FIELD_NUMBER: _ClassVar[int]
     RUNNING_FIELD_NUMBER: _ClassVar[int]
     SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
     FAILED_FIELD_NUMBER: _ClassVar[int]
     OLDEST_PENDING_AGE_FIELD_NUMBER: _ClassVar[int]
+    COUNTERS_FIELD_NUMBER: _ClassVar[int]
     pending: int
     scheduled: int
     running: int
     succeeded: int
     failed: int
     oldest_pending_age: _duration_pb2.Duration
-    def __init__(self, pending: _Optional[int] = ..., scheduled: _Optional[int] = ..., running: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., oldest_pending_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    counters: QueueCounters
+    def __init__(self, pending: _Optional[int] = ..., scheduled: _Optional[int] = ..., running: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., oldest_pending_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., counters: _Optional[_Union[QueueCounters, _Mapping]] = ...) -> None: ...
+
+class QueueCounters(_message.Message):
+    __slots__ = ("enqueued", "succeeded", "failed", "counting_since")
+    ENQUEUED_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    COUNTING_SINCE_FIELD_NUMBER: _ClassVar[int]
+    enqueued: int
+    succeeded: int
+    failed: int
+    counting_since: _timestamp_pb2.Timestamp
+    def __init__(self, enqueued: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., counting_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class Queue(_message.Message):
     __slots__ = ("name", "config", "stats")

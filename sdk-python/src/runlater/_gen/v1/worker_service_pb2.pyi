@@ -2,6 +2,7 @@ import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from runlater._gen.v1 import workflow_service_pb2 as _workflow_service_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -67,7 +68,7 @@ class DequeueStreamResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[DequeuedJob, _Mapping]]] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ...) -> None: ...
 
 class DequeuedJob(_message.Message):
-    __slots__ = ("job_id", "body", "priority", "attempt", "attempts_allowed", "claim_token", "claim_expires_at", "created_at", "custom_status")
+    __slots__ = ("job_id", "body", "priority", "attempt", "attempts_allowed", "claim_token", "claim_expires_at", "created_at", "custom_status", "workflow")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     BODY_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +78,7 @@ class DequeuedJob(_message.Message):
     CLAIM_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_STATUS_FIELD_NUMBER: _ClassVar[int]
+    WORKFLOW_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     body: bytes
     priority: int
@@ -86,7 +88,8 @@ class DequeuedJob(_message.Message):
     claim_expires_at: _timestamp_pb2.Timestamp
     created_at: _timestamp_pb2.Timestamp
     custom_status: str
-    def __init__(self, job_id: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., attempts_allowed: _Optional[int] = ..., claim_token: _Optional[str] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., custom_status: _Optional[str] = ...) -> None: ...
+    workflow: _workflow_service_pb2.WorkflowContext
+    def __init__(self, job_id: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., attempts_allowed: _Optional[int] = ..., claim_token: _Optional[str] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., custom_status: _Optional[str] = ..., workflow: _Optional[_Union[_workflow_service_pb2.WorkflowContext, _Mapping]] = ...) -> None: ...
 
 class AckRequest(_message.Message):
     __slots__ = ("queue", "succeeded", "failed")
@@ -99,14 +102,18 @@ class AckRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., succeeded: _Optional[_Iterable[_Union[JobSuccess, _Mapping]]] = ..., failed: _Optional[_Iterable[_Union[JobFailure, _Mapping]]] = ...) -> None: ...
 
 class JobSuccess(_message.Message):
-    __slots__ = ("job_id", "claim_token", "custom_status")
+    __slots__ = ("job_id", "claim_token", "custom_status", "result", "no_events")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     CLAIM_TOKEN_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    NO_EVENTS_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     claim_token: str
     custom_status: str
-    def __init__(self, job_id: _Optional[str] = ..., claim_token: _Optional[str] = ..., custom_status: _Optional[str] = ...) -> None: ...
+    result: bytes
+    no_events: bool
+    def __init__(self, job_id: _Optional[str] = ..., claim_token: _Optional[str] = ..., custom_status: _Optional[str] = ..., result: _Optional[bytes] = ..., no_events: _Optional[bool] = ...) -> None: ...
 
 class JobFailure(_message.Message):
     __slots__ = ("job_id", "claim_token", "custom_status", "retry_delay", "no_retry")

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/v1/errors.proto.
  */
 export const file_runlater_v1_errors: GenFile = /*@__PURE__*/
-  fileDesc("ChhydW5sYXRlci92MS9lcnJvcnMucHJvdG8SC3J1bmxhdGVyLnYxIkQKCUVycm9ySW5mbxIoCgZyZWFzb24YASABKA4yGC5ydW5sYXRlci52MS5FcnJvclJlYXNvbhINCgVmaWVsZBgCIAEoCSq3AgoLRXJyb3JSZWFzb24SHAoYRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASIAocRVJST1JfUkVBU09OX1FVRVVFX05PVF9GT1VORBABEiMKH0VSUk9SX1JFQVNPTl9JTlZBTElEX1FVRVVFX05BTUUQAhIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9QUklPUklUWRADEh8KG0VSUk9SX1JFQVNPTl9CT0RZX1RPT19MQVJHRRAEEiAKHEVSUk9SX1JFQVNPTl9CQVRDSF9UT09fTEFSR0UQBRIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9BUkdVTUVOVBAGEh4KGkVSUk9SX1JFQVNPTl9TSFVUVElOR19ET1dOEAcSGgoWRVJST1JfUkVBU09OX05PX0JST0tFUhAIYgZwcm90bzM");
+  fileDesc("ChhydW5sYXRlci92MS9lcnJvcnMucHJvdG8SC3J1bmxhdGVyLnYxIkQKCUVycm9ySW5mbxIoCgZyZWFzb24YASABKA4yGC5ydW5sYXRlci52MS5FcnJvclJlYXNvbhINCgVmaWVsZBgCIAEoCSqgBAoLRXJyb3JSZWFzb24SHAoYRVJST1JfUkVBU09OX1VOU1BFQ0lGSUVEEAASIAocRVJST1JfUkVBU09OX1FVRVVFX05PVF9GT1VORBABEiMKH0VSUk9SX1JFQVNPTl9JTlZBTElEX1FVRVVFX05BTUUQAhIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9QUklPUklUWRADEh8KG0VSUk9SX1JFQVNPTl9CT0RZX1RPT19MQVJHRRAEEiAKHEVSUk9SX1JFQVNPTl9CQVRDSF9UT09fTEFSR0UQBRIhCh1FUlJPUl9SRUFTT05fSU5WQUxJRF9BUkdVTUVOVBAGEh4KGkVSUk9SX1JFQVNPTl9TSFVUVElOR19ET1dOEAcSGgoWRVJST1JfUkVBU09OX05PX0JST0tFUhAIEiMKH0VSUk9SX1JFQVNPTl9XT1JLRkxPV19OT1RfRk9VTkQQCRIjCh9FUlJPUl9SRUFTT05fSU5TVEFOQ0VfTk9UX0ZPVU5EEAoSHgoaRVJST1JfUkVBU09OX1dPUktGTE9XX1JVTEUQCxIZChVFUlJPUl9SRUFTT05fQ09ORkxJQ1QQDBIcChhFUlJPUl9SRUFTT05fVU5TVVBQT1JURUQQDRIgChxFUlJPUl9SRUFTT05fVU5BVVRIRU5USUNBVEVEEA4SIgoeRVJST1JfUkVBU09OX1BFUk1JU1NJT05fREVOSUVEEA9iBnByb3RvMw");
 
 /**
  * ErrorInfo is attached to runlater errors as a Connect/gRPC error detail.
@@ -111,6 +111,60 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_NO_BROKER = 8;
    */
   NO_BROKER = 8,
+
+  /**
+   * The named workflow (or version of it) does not exist (code not_found).
+   *
+   * @generated from enum value: ERROR_REASON_WORKFLOW_NOT_FOUND = 9;
+   */
+  WORKFLOW_NOT_FOUND = 9,
+
+  /**
+   * The named workflow instance does not exist, or was deleted after its retention (code
+   * not_found).
+   *
+   * @generated from enum value: ERROR_REASON_INSTANCE_NOT_FOUND = 10;
+   */
+  INSTANCE_NOT_FOUND = 10,
+
+  /**
+   * The instance's state does not allow the request: it has ended, it has no such external
+   * input or job, the run asked for is no longer kept (code failed_precondition).
+   *
+   * @generated from enum value: ERROR_REASON_WORKFLOW_RULE = 11;
+   */
+  WORKFLOW_RULE = 11,
+
+  /**
+   * What the call changes was changed by others every time it tried; retry (code
+   * unavailable).
+   *
+   * @generated from enum value: ERROR_REASON_CONFLICT = 12;
+   */
+  CONFLICT = 12,
+
+  /**
+   * The server's store does not offer this feature (code failed_precondition).
+   *
+   * @generated from enum value: ERROR_REASON_UNSUPPORTED = 13;
+   */
+  UNSUPPORTED = 13,
+
+  /**
+   * The call carries no token, or one the server does not know, that has expired or was
+   * revoked (code unauthenticated).
+   *
+   * @generated from enum value: ERROR_REASON_UNAUTHENTICATED = 14;
+   */
+  UNAUTHENTICATED = 14,
+
+  /**
+   * The token lacks the scope the call needs, or may not act on the queue it names (code
+   * permission_denied).
+   *
+   * @generated from enum value: ERROR_REASON_PERMISSION_DENIED = 15;
+   */
+  PERMISSION_DENIED = 15,
 }
 
 /**

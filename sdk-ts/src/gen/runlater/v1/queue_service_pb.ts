@@ -4,15 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Duration, FieldMask } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_duration, file_google_protobuf_field_mask } from "@bufbuild/protobuf/wkt";
+import type { Duration, FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file runlater/v1/queue_service.proto.
  */
 export const file_runlater_v1_queue_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9ydW5sYXRlci92MS9xdWV1ZV9zZXJ2aWNlLnByb3RvEgtydW5sYXRlci52MSKDAQoLUmV0cnlQb2xpY3kSMAoNaW5pdGlhbF9kZWxheRgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxsaW5lYXJfc3RlcHMYAiABKA0SLAoJbWF4X2RlbGF5GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIvwCCgtRdWV1ZUNvbmZpZxISCgpwcmlvcml0aWVzGAEgASgNEjAKDWNsYWltX3RpbWVvdXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoMcmV0cnlfcG9saWN5GAMgASgLMhgucnVubGF0ZXIudjEuUmV0cnlQb2xpY3kSIAoYZGVmYXVsdF9hdHRlbXB0c19hbGxvd2VkGAQgASgNEh4KFm1heF9kZXF1ZXVlX3Blcl9zZWNvbmQYBSABKAESDgoGcGF1c2VkGAYgASgIEjYKE3N1Y2NlZWRlZF9yZXRlbnRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMwoQZmFpbGVkX3JldGVudGlvbhgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIMCgRmaWZvGAkgASgIEhIKCnBhcnRpdGlvbnMYCiABKA0SFgoObWF4X2JvZHlfYnl0ZXMYCyABKA0imwEKClF1ZXVlU3RhdHMSDwoHcGVuZGluZxgBIAEoBBIRCglzY2hlZHVsZWQYAiABKAQSDwoHcnVubmluZxgDIAEoBBIRCglzdWNjZWVkZWQYBCABKAQSDgoGZmFpbGVkGAUgASgEEjUKEm9sZGVzdF9wZW5kaW5nX2FnZRgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiJnCgVRdWV1ZRIMCgRuYW1lGAEgASgJEigKBmNvbmZpZxgCIAEoCzIYLnJ1bmxhdGVyLnYxLlF1ZXVlQ29uZmlnEiYKBXN0YXRzGAMgASgLMhcucnVubGF0ZXIudjEuUXVldWVTdGF0cyJMChJDcmVhdGVRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIoCgZjb25maWcYAiABKAsyGC5ydW5sYXRlci52MS5RdWV1ZUNvbmZpZyJJChNDcmVhdGVRdWV1ZVJlc3BvbnNlEiEKBXF1ZXVlGAEgASgLMhIucnVubGF0ZXIudjEuUXVldWUSDwoHY3JlYXRlZBgCIAEoCCJ9ChJVcGRhdGVRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIoCgZjb25maWcYAiABKAsyGC5ydW5sYXRlci52MS5RdWV1ZUNvbmZpZxIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOAoTVXBkYXRlUXVldWVSZXNwb25zZRIhCgVxdWV1ZRgBIAEoCzISLnJ1bmxhdGVyLnYxLlF1ZXVlIiIKEkRlbGV0ZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJIiYKE0RlbGV0ZVF1ZXVlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCITChFMaXN0UXVldWVzUmVxdWVzdCI4ChJMaXN0UXVldWVzUmVzcG9uc2USIgoGcXVldWVzGAEgAygLMhIucnVubGF0ZXIudjEuUXVldWUiHwoPR2V0UXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiNQoQR2V0UXVldWVSZXNwb25zZRIhCgVxdWV1ZRgBIAEoCzISLnJ1bmxhdGVyLnYxLlF1ZXVlMqYDCgxRdWV1ZVNlcnZpY2USUAoLQ3JlYXRlUXVldWUSHy5ydW5sYXRlci52MS5DcmVhdGVRdWV1ZVJlcXVlc3QaIC5ydW5sYXRlci52MS5DcmVhdGVRdWV1ZVJlc3BvbnNlElAKC1VwZGF0ZVF1ZXVlEh8ucnVubGF0ZXIudjEuVXBkYXRlUXVldWVSZXF1ZXN0GiAucnVubGF0ZXIudjEuVXBkYXRlUXVldWVSZXNwb25zZRJQCgtEZWxldGVRdWV1ZRIfLnJ1bmxhdGVyLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBogLnJ1bmxhdGVyLnYxLkRlbGV0ZVF1ZXVlUmVzcG9uc2USUgoKTGlzdFF1ZXVlcxIeLnJ1bmxhdGVyLnYxLkxpc3RRdWV1ZXNSZXF1ZXN0Gh8ucnVubGF0ZXIudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlIgOQAgESTAoIR2V0UXVldWUSHC5ydW5sYXRlci52MS5HZXRRdWV1ZVJlcXVlc3QaHS5ydW5sYXRlci52MS5HZXRRdWV1ZVJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_field_mask]);
+  fileDesc("Ch9ydW5sYXRlci92MS9xdWV1ZV9zZXJ2aWNlLnByb3RvEgtydW5sYXRlci52MSKDAQoLUmV0cnlQb2xpY3kSMAoNaW5pdGlhbF9kZWxheRgBIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxsaW5lYXJfc3RlcHMYAiABKA0SLAoJbWF4X2RlbGF5GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIvwCCgtRdWV1ZUNvbmZpZxISCgpwcmlvcml0aWVzGAEgASgNEjAKDWNsYWltX3RpbWVvdXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLgoMcmV0cnlfcG9saWN5GAMgASgLMhgucnVubGF0ZXIudjEuUmV0cnlQb2xpY3kSIAoYZGVmYXVsdF9hdHRlbXB0c19hbGxvd2VkGAQgASgNEh4KFm1heF9kZXF1ZXVlX3Blcl9zZWNvbmQYBSABKAESDgoGcGF1c2VkGAYgASgIEjYKE3N1Y2NlZWRlZF9yZXRlbnRpb24YByABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SMwoQZmFpbGVkX3JldGVudGlvbhgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIMCgRmaWZvGAkgASgIEhIKCnBhcnRpdGlvbnMYCiABKA0SFgoObWF4X2JvZHlfYnl0ZXMYCyABKA0iyQEKClF1ZXVlU3RhdHMSDwoHcGVuZGluZxgBIAEoBBIRCglzY2hlZHVsZWQYAiABKAQSDwoHcnVubmluZxgDIAEoBBIRCglzdWNjZWVkZWQYBCABKAQSDgoGZmFpbGVkGAUgASgEEjUKEm9sZGVzdF9wZW5kaW5nX2FnZRgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIsCghjb3VudGVycxgHIAEoCzIaLnJ1bmxhdGVyLnYxLlF1ZXVlQ291bnRlcnMieAoNUXVldWVDb3VudGVycxIQCghlbnF1ZXVlZBgBIAEoBBIRCglzdWNjZWVkZWQYAiABKAQSDgoGZmFpbGVkGAMgASgEEjIKDmNvdW50aW5nX3NpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJnCgVRdWV1ZRIMCgRuYW1lGAEgASgJEigKBmNvbmZpZxgCIAEoCzIYLnJ1bmxhdGVyLnYxLlF1ZXVlQ29uZmlnEiYKBXN0YXRzGAMgASgLMhcucnVubGF0ZXIudjEuUXVldWVTdGF0cyJMChJDcmVhdGVRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIoCgZjb25maWcYAiABKAsyGC5ydW5sYXRlci52MS5RdWV1ZUNvbmZpZyJJChNDcmVhdGVRdWV1ZVJlc3BvbnNlEiEKBXF1ZXVlGAEgASgLMhIucnVubGF0ZXIudjEuUXVldWUSDwoHY3JlYXRlZBgCIAEoCCJ9ChJVcGRhdGVRdWV1ZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIoCgZjb25maWcYAiABKAsyGC5ydW5sYXRlci52MS5RdWV1ZUNvbmZpZxIvCgt1cGRhdGVfbWFzaxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2siOAoTVXBkYXRlUXVldWVSZXNwb25zZRIhCgVxdWV1ZRgBIAEoCzISLnJ1bmxhdGVyLnYxLlF1ZXVlIiIKEkRlbGV0ZVF1ZXVlUmVxdWVzdBIMCgRuYW1lGAEgASgJIiYKE0RlbGV0ZVF1ZXVlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCCITChFMaXN0UXVldWVzUmVxdWVzdCI4ChJMaXN0UXVldWVzUmVzcG9uc2USIgoGcXVldWVzGAEgAygLMhIucnVubGF0ZXIudjEuUXVldWUiHwoPR2V0UXVldWVSZXF1ZXN0EgwKBG5hbWUYASABKAkiNQoQR2V0UXVldWVSZXNwb25zZRIhCgVxdWV1ZRgBIAEoCzISLnJ1bmxhdGVyLnYxLlF1ZXVlMqYDCgxRdWV1ZVNlcnZpY2USUAoLQ3JlYXRlUXVldWUSHy5ydW5sYXRlci52MS5DcmVhdGVRdWV1ZVJlcXVlc3QaIC5ydW5sYXRlci52MS5DcmVhdGVRdWV1ZVJlc3BvbnNlElAKC1VwZGF0ZVF1ZXVlEh8ucnVubGF0ZXIudjEuVXBkYXRlUXVldWVSZXF1ZXN0GiAucnVubGF0ZXIudjEuVXBkYXRlUXVldWVSZXNwb25zZRJQCgtEZWxldGVRdWV1ZRIfLnJ1bmxhdGVyLnYxLkRlbGV0ZVF1ZXVlUmVxdWVzdBogLnJ1bmxhdGVyLnYxLkRlbGV0ZVF1ZXVlUmVzcG9uc2USUgoKTGlzdFF1ZXVlcxIeLnJ1bmxhdGVyLnYxLkxpc3RRdWV1ZXNSZXF1ZXN0Gh8ucnVubGF0ZXIudjEuTGlzdFF1ZXVlc1Jlc3BvbnNlIgOQAgESTAoIR2V0UXVldWUSHC5ydW5sYXRlci52MS5HZXRRdWV1ZVJlcXVlc3QaHS5ydW5sYXRlci52MS5HZXRRdWV1ZVJlc3BvbnNlIgOQAgFiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * RetryPolicy decides the delay before attempt n+1 after attempt n failed (or its claim
@@ -197,6 +197,16 @@ export type QueueStats = Message<"runlater.v1.QueueStats"> & {
    * @generated from field: google.protobuf.Duration oldest_pending_age = 6;
    */
   oldestPendingAge?: Duration | undefined;
+
+  /**
+   * Job movements the answering node has counted for this queue since it started, the
+   * same counts as its GET /metrics: a rate is the difference between two reads divided
+   * by the time between them (the dashboard's throughput). Another node, or a restart,
+   * counts from zero: compare `counting_since` before taking a difference.
+   *
+   * @generated from field: runlater.v1.QueueCounters counters = 7;
+   */
+  counters?: QueueCounters | undefined;
 };
 
 /**
@@ -205,6 +215,49 @@ export type QueueStats = Message<"runlater.v1.QueueStats"> & {
  */
 export const QueueStatsSchema: GenMessage<QueueStats> = /*@__PURE__*/
   messageDesc(file_runlater_v1_queue_service, 2);
+
+/**
+ * QueueCounters are totals one node has counted since `counting_since`, never reset.
+ *
+ * @generated from message runlater.v1.QueueCounters
+ */
+export type QueueCounters = Message<"runlater.v1.QueueCounters"> & {
+  /**
+   * Jobs accepted by Enqueue through this node (an idempotent repeat counts again).
+   *
+   * @generated from field: uint64 enqueued = 1;
+   */
+  enqueued: bigint;
+
+  /**
+   * Success acks this node applied.
+   *
+   * @generated from field: uint64 succeeded = 2;
+   */
+  succeeded: bigint;
+
+  /**
+   * Failed attempts this node saw: failure acks and expired claims (a job with attempts
+   * left is retried; one without is FAILED).
+   *
+   * @generated from field: uint64 failed = 3;
+   */
+  failed: bigint;
+
+  /**
+   * When this node started counting (its start).
+   *
+   * @generated from field: google.protobuf.Timestamp counting_since = 4;
+   */
+  countingSince?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message runlater.v1.QueueCounters.
+ * Use `create(QueueCountersSchema)` to create a new message.
+ */
+export const QueueCountersSchema: GenMessage<QueueCounters> = /*@__PURE__*/
+  messageDesc(file_runlater_v1_queue_service, 3);
 
 /**
  * Queue is a queue with its config and stats.
@@ -239,7 +292,7 @@ export type Queue = Message<"runlater.v1.Queue"> & {
  * Use `create(QueueSchema)` to create a new message.
  */
 export const QueueSchema: GenMessage<Queue> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 3);
+  messageDesc(file_runlater_v1_queue_service, 4);
 
 /**
  * CreateQueueRequest names the queue and its settings.
@@ -267,7 +320,7 @@ export type CreateQueueRequest = Message<"runlater.v1.CreateQueueRequest"> & {
  * Use `create(CreateQueueRequestSchema)` to create a new message.
  */
 export const CreateQueueRequestSchema: GenMessage<CreateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 4);
+  messageDesc(file_runlater_v1_queue_service, 5);
 
 /**
  * CreateQueueResponse answers CreateQueueRequest.
@@ -295,7 +348,7 @@ export type CreateQueueResponse = Message<"runlater.v1.CreateQueueResponse"> & {
  * Use `create(CreateQueueResponseSchema)` to create a new message.
  */
 export const CreateQueueResponseSchema: GenMessage<CreateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 5);
+  messageDesc(file_runlater_v1_queue_service, 6);
 
 /**
  * UpdateQueueRequest changes some settings.
@@ -332,7 +385,7 @@ export type UpdateQueueRequest = Message<"runlater.v1.UpdateQueueRequest"> & {
  * Use `create(UpdateQueueRequestSchema)` to create a new message.
  */
 export const UpdateQueueRequestSchema: GenMessage<UpdateQueueRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 6);
+  messageDesc(file_runlater_v1_queue_service, 7);
 
 /**
  * UpdateQueueResponse answers UpdateQueueRequest.
@@ -353,7 +406,7 @@ export type UpdateQueueResponse = Message<"runlater.v1.UpdateQueueResponse"> & {
  * Use `create(UpdateQueueResponseSchema)` to create a new message.
  */
 export const UpdateQueueResponseSchema: GenMessage<UpdateQueueResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 7);
+  messageDesc(file_runlater_v1_queue_service, 8);
 
 /**
  * DeleteQueueRequest names the queue to delete.
@@ -374,7 +427,7 @@ export type DeleteQueueRequest = Message<"runlater.v1.DeleteQueueRequest"> & {
  * Use `create(DeleteQueueRequestSchema)` to create a new message.
  */
 export const DeleteQueueRequestSchema: GenMessage<DeleteQueueRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 8);
+  messageDesc(file_runlater_v1_queue_service, 9);
 
 /**
  * DeleteQueueResponse answers DeleteQueueRequest.
@@ -395,7 +448,7 @@ export type DeleteQueueResponse = Message<"runlater.v1.DeleteQueueResponse"> & {
  * Use `create(DeleteQueueResponseSchema)` to create a new message.
  */
 export const DeleteQueueResponseSchema: GenMessage<DeleteQueueResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 9);
+  messageDesc(file_runlater_v1_queue_service, 10);
 
 /**
  * ListQueuesRequest has no fields.
@@ -410,7 +463,7 @@ export type ListQueuesRequest = Message<"runlater.v1.ListQueuesRequest"> & {
  * Use `create(ListQueuesRequestSchema)` to create a new message.
  */
 export const ListQueuesRequestSchema: GenMessage<ListQueuesRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 10);
+  messageDesc(file_runlater_v1_queue_service, 11);
 
 /**
  * ListQueuesResponse answers ListQueuesRequest.
@@ -431,7 +484,7 @@ export type ListQueuesResponse = Message<"runlater.v1.ListQueuesResponse"> & {
  * Use `create(ListQueuesResponseSchema)` to create a new message.
  */
 export const ListQueuesResponseSchema: GenMessage<ListQueuesResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 11);
+  messageDesc(file_runlater_v1_queue_service, 12);
 
 /**
  * GetQueueRequest names a queue.
@@ -452,7 +505,7 @@ export type GetQueueRequest = Message<"runlater.v1.GetQueueRequest"> & {
  * Use `create(GetQueueRequestSchema)` to create a new message.
  */
 export const GetQueueRequestSchema: GenMessage<GetQueueRequest> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 12);
+  messageDesc(file_runlater_v1_queue_service, 13);
 
 /**
  * GetQueueResponse answers GetQueueRequest.
@@ -473,7 +526,7 @@ export type GetQueueResponse = Message<"runlater.v1.GetQueueResponse"> & {
  * Use `create(GetQueueResponseSchema)` to create a new message.
  */
 export const GetQueueResponseSchema: GenMessage<GetQueueResponse> = /*@__PURE__*/
-  messageDesc(file_runlater_v1_queue_service, 13);
+  messageDesc(file_runlater_v1_queue_service, 14);
 
 /**
  * QueueService is queue administration: create, change, delete, list and inspect.

@@ -6,7 +6,10 @@
            mostly one or two hand-outs' jobs: a token travels once per run, not per job)
   Returns  one outcome per item, joined by spaces: "a" acknowledged, "s" stale claim, "n"
            not found; an acknowledged job whose ordering key's next job it promoted:
-           "a+<promotedAt>".
+           "a+<promotedAt>"; "w" for a workflow job whose claim holds (nothing written:
+           its ACK goes through instance_apply.lua). With any "w", the reply is
+           { outcomes, context, ... }: the outcomes, then each "w" job's workflow context
+           in order.
 ]]
 --@include keys
 --@include transitions
@@ -17,7 +20,7 @@
 --@include apply
 --@include lean_paths
 local now = tonumber(ARGV[2])
-local out = {}
+local out, contexts = {}, { "" }
 local acked = {} -- per partition, jobs the lean path acknowledged (counted once at the end)
 for r = 3, #ARGV, 3 do
   local token, status, ids, at = ARGV[r], ARGV[r + 1], ARGV[r + 2], 1
@@ -34,7 +37,10 @@ for r = 3, #ARGV, 3 do
     elseif tag and (outcome == nil or status ~= "") then
       local job = loadJob(tag, id)
       outcome = checkClaim(job, token)
-      if outcome == "a" then
+      if outcome == "a" and job.wf then
+        outcome = "w"
+        contexts[#contexts + 1] = job.wf
+      elseif outcome == "a" then
         local promoted = apply(tag, job, succeed(job, status, now))
         if promoted then outcome = "a+" .. N(promoted.ra) end
       end
@@ -47,4 +53,6 @@ for tag, n in pairs(acked) do
   count(tag, "s", n)
 end
 flushCounts()
-return table.concat(out, " ")
+if #contexts == 1 then return table.concat(out, " ") end
+contexts[1] = table.concat(out, " ")
+return contexts

@@ -22,5 +22,19 @@ public enum ErrorReason {
   /** The server is shutting down; retry on another node or later. */
   SHUTTING_DOWN,
   /** No broker is alive to hand out the queue's jobs; enqueues still work. Retry later. */
-  NO_BROKER
+  NO_BROKER,
+  /** The named workflow (or version of it) does not exist. */
+  WORKFLOW_NOT_FOUND,
+  /** The named workflow instance does not exist (or was deleted after its retention). */
+  INSTANCE_NOT_FOUND,
+  /** The instance's state does not allow the request (ended, no such input, job or run). */
+  WORKFLOW_RULE,
+  /** What the call changes was changed by others every time it tried; retry. */
+  CONFLICT,
+  /** The server's store does not offer this feature. */
+  UNSUPPORTED,
+  /** No token, or an unknown, expired or revoked one. */
+  UNAUTHENTICATED,
+  /** The token lacks the scope the call needs, or may not act on the queue it names. */
+  PERMISSION_DENIED
 }

@@ -3,7 +3,9 @@ package dev.runlater;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.netty.handler.ssl.NotSslRecordException;
 import io.grpc.protobuf.StatusProto;
+import javax.net.ssl.SSLException;
 
 /** Turns transport failures into {@link RunlaterException} and its family subclasses. */
 final class Errors {
@@ -37,22 +39,52 @@ final class Errors {
     }
     String message = status.getDescription() == null ? "" : status.getDescription();
     if (status.getCode() == Status.Code.UNAVAILABLE) {
-      message = "runlater server " + target + " unavailable: " + message;
+      String tls = tlsFailure(t);
+      message = "runlater server " + target + " unavailable: " + (tls != null ? tls : message);
     }
     return of(status.getCode(), reason, field, message, t);
+  }
+
+  /**
+   * What went wrong in TLS, if that is why the call failed; else null. gRPC describes these only as
+   * "io exception" or "ssl exception"; the root of the chain says what to fix ("unable to find
+   * valid certification path to requested target", "...CERTIFICATE_REQUIRED", ...).
+   */
+  private static String tlsFailure(Throwable t) {
+    Throwable tls = t;
+    while (tls != null && !(tls instanceof SSLException)) {
+      tls = tls.getCause();
+    }
+    if (tls == null) {
+      return null;
+    }
+    Throwable root = tls;
+    while (root.getCause() != null) {
+      root = root.getCause();
+    }
+    if (root instanceof NotSslRecordException) {
+      // Its message is a hex dump of what came back instead (an HTTP/1.1 error, say).
+      return "TLS handshake failed: the server did not answer in TLS (is it serving plaintext?"
+          + " then use http://)";
+    }
+    return "TLS handshake failed: "
+        + (root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName());
   }
 
   /** The family's exception: by reason (an exhaustive switch), else by status code. */
   static RunlaterException of(
       Status.Code code, ErrorReason reason, String field, String message, Throwable cause) {
     return switch (reason) {
-      case QUEUE_NOT_FOUND -> new NotFoundException(code, reason, field, message, cause);
+      case QUEUE_NOT_FOUND, WORKFLOW_NOT_FOUND, INSTANCE_NOT_FOUND ->
+          new NotFoundException(code, reason, field, message, cause);
       case INVALID_QUEUE_NAME, INVALID_PRIORITY, INVALID_ARGUMENT ->
           new InvalidArgumentException(code, reason, field, message, cause);
       case BODY_TOO_LARGE, BATCH_TOO_LARGE ->
           new ResourceExhaustedException(code, reason, field, message, cause);
-      case SHUTTING_DOWN, NO_BROKER ->
+      case SHUTTING_DOWN, NO_BROKER, CONFLICT ->
           new UnavailableException(code, reason, field, message, cause);
+      case WORKFLOW_RULE, UNSUPPORTED, UNAUTHENTICATED, PERMISSION_DENIED ->
+          new RunlaterException(code, reason, field, message, cause);
       case UNSPECIFIED -> ofCode(code, field, message, cause);
     };
   }

@@ -6,12 +6,13 @@ import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
-import java.net.URI;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -25,8 +26,9 @@ import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * A client for one runlater server: jobs (enqueue, look up, scan, count, retry, delete), queue
- * administration, and the worker calls (dequeue, ack, checkpoint). It speaks gRPC over plaintext
- * HTTP/2 (h2c). Thread-safe; make one per process and {@link #close()} it at shutdown.
+ * administration, and the worker calls (dequeue, ack, checkpoint). It speaks gRPC over HTTP/2: TLS
+ * for an {@code https://} target, plaintext (h2c) otherwise. Thread-safe; make one per process and
+ * {@link #close()} it at shutdown.
  *
  * <pre>{@code
  * try (RunlaterClient client = RunlaterClient.builder("127.0.0.1:8080").build()) {
@@ -68,7 +70,7 @@ public final class RunlaterClient implements AutoCloseable {
 
   /**
    * Starts a builder for a server at {@code target}: {@code "host:port"} or {@code
-   * "http://host:port"}.
+   * "http://host:port"} (plaintext), or {@code "https://host:port"} (TLS).
    */
   public static Builder builder(String target) {
     return new Builder(target);
@@ -83,6 +85,11 @@ public final class RunlaterClient implements AutoCloseable {
     private Duration defaultDeadline = Duration.ofSeconds(30);
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
     private CallCredentials callCredentials;
+    private String token;
+    private Path tlsCa;
+    private Path tlsCert;
+    private Path tlsKey;
+    private Map<String, String> env = System.getenv();
 
     private Builder(String target) {
       this.target = Objects.requireNonNull(target, "target");
@@ -91,6 +98,16 @@ public final class RunlaterClient implements AutoCloseable {
     /** Deadline of each call (a long-polling dequeue gets its wait on top); default 30 s. */
     public Builder defaultDeadline(Duration deadline) {
       this.defaultDeadline = Objects.requireNonNull(deadline, "deadline");
+      return this;
+    }
+
+    /**
+     * Sends {@code token} on every call, the worker's streams included, as {@code authorization:
+     * Bearer <token>}: what a server running with auth needs (docs/security.md). Default: the
+     * {@code RUNLATER_TOKEN} environment variable, unless {@link #callCredentials} are given.
+     */
+    public Builder token(String token) {
+      this.token = Objects.requireNonNull(token, "token");
       return this;
     }
 
@@ -104,17 +121,53 @@ public final class RunlaterClient implements AutoCloseable {
     }
 
     /**
-     * Attaches {@code credentials} to every call (for example a bearer token in a header). The
-     * channel is plaintext, so credentials that insist on a secure transport refuse to apply and
-     * their calls fail with UNAUTHENTICATED.
+     * Attaches {@code credentials} to every call (for example a token from your own secret store).
+     * With them, {@code RUNLATER_TOKEN} is not read; a {@link #token} given too is sent as well.
+     * Over {@code http://}, credentials that insist on a secure transport refuse to apply and their
+     * calls fail with UNAUTHENTICATED.
      */
     public Builder callCredentials(CallCredentials credentials) {
       this.callCredentials = Objects.requireNonNull(credentials, "credentials");
       return this;
     }
 
-    /** Opens the channel (lazily: nothing connects until the first call). */
+    /**
+     * For an {@code https://} target: trusts the CA certificates of the PEM file {@code caFile}
+     * instead of the JDK's trust store. Default: the {@code RUNLATER_TLS_CA} environment variable.
+     */
+    public Builder tlsCa(Path caFile) {
+      this.tlsCa = Objects.requireNonNull(caFile, "caFile");
+      return this;
+    }
+
+    /**
+     * For an {@code https://} target: presents this client certificate (PEM, leaf first) and its
+     * unencrypted PKCS#8 private key (PEM), for a server that requires client certificates (mTLS).
+     * Default: the {@code RUNLATER_TLS_CERT} and {@code RUNLATER_TLS_KEY} environment variables.
+     */
+    public Builder tlsClientCert(Path certFile, Path keyFile) {
+      this.tlsCert = Objects.requireNonNull(certFile, "certFile");
+      this.tlsKey = Objects.requireNonNull(keyFile, "keyFile");
+      return this;
+    }
+
+    /** The environment the defaults are read from; tests give their own. */
+    Builder env(Map<String, String> env) {
+      this.env = Map.copyOf(env);
+      return this;
+    }
+
+    /**
+     * Opens the channel (lazily: nothing connects until the first call).
+     *
+     * @throws IllegalArgumentException for an unsupported target, TLS options with a target that is
+     *     not {@code https://}, a TLS file that is missing or cannot be parsed (named in the
+     *     message), or a malformed token
+     */
     public RunlaterClient build() {
+      // Every check before the channel is built, so a refused build leaves no channel behind.
+      CallCredentials credentials = BearerToken.withDefault(token, callCredentials, env);
+      ManagedChannelBuilder<?> channel = Channels.forTarget(target, tlsCa, tlsCert, tlsKey, env);
       // gRPC's default of 4 MiB per message would refuse a single job with a big body (queues
       // allow up to 16 MiB) and poison the connection for the calls after it; the server keeps
       // a Dequeue answer's bodies under 3 MiB unless one job alone is larger.
@@ -123,27 +176,10 @@ public final class RunlaterClient implements AutoCloseable {
       List<ClientInterceptor> firstAddedFirst = new ArrayList<>(interceptors);
       Collections.reverse(firstAddedFirst);
       return new RunlaterClient(
-          channelFor(target)
-              .maxInboundMessageSize(MAX_INBOUND_BYTES)
-              .intercept(firstAddedFirst)
-              .build(),
+          channel.maxInboundMessageSize(MAX_INBOUND_BYTES).intercept(firstAddedFirst).build(),
           target,
           defaultDeadline,
-          callCredentials);
-    }
-
-    private static ManagedChannelBuilder<?> channelFor(String target) {
-      if (!target.contains("://")) {
-        return ManagedChannelBuilder.forTarget(target).usePlaintext();
-      }
-      URI uri = URI.create(target);
-      if (!"http".equals(uri.getScheme())) {
-        // TLS comes later; refuse rather than silently send plaintext to an https URL.
-        throw new IllegalArgumentException(
-            "unsupported scheme in " + target + ": only http:// (h2c) is supported so far");
-      }
-      int port = uri.getPort() == -1 ? 80 : uri.getPort();
-      return ManagedChannelBuilder.forAddress(uri.getHost(), port).usePlaintext();
+          credentials);
     }
   }
 

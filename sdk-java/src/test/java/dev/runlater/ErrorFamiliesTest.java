@@ -19,15 +19,22 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Each failure comes as the exception of its family, from the reason or else the status code. */
 class ErrorFamiliesTest extends ServerTest {
   private static final Map<ErrorReason, Class<? extends RunlaterException>> FAMILY =
-      Map.of(
-          ErrorReason.QUEUE_NOT_FOUND, NotFoundException.class,
-          ErrorReason.INVALID_QUEUE_NAME, InvalidArgumentException.class,
-          ErrorReason.INVALID_PRIORITY, InvalidArgumentException.class,
-          ErrorReason.INVALID_ARGUMENT, InvalidArgumentException.class,
-          ErrorReason.BODY_TOO_LARGE, ResourceExhaustedException.class,
-          ErrorReason.BATCH_TOO_LARGE, ResourceExhaustedException.class,
-          ErrorReason.SHUTTING_DOWN, UnavailableException.class,
-          ErrorReason.NO_BROKER, UnavailableException.class);
+      Map.ofEntries(
+          Map.entry(ErrorReason.QUEUE_NOT_FOUND, NotFoundException.class),
+          Map.entry(ErrorReason.WORKFLOW_NOT_FOUND, NotFoundException.class),
+          Map.entry(ErrorReason.INSTANCE_NOT_FOUND, NotFoundException.class),
+          Map.entry(ErrorReason.INVALID_QUEUE_NAME, InvalidArgumentException.class),
+          Map.entry(ErrorReason.INVALID_PRIORITY, InvalidArgumentException.class),
+          Map.entry(ErrorReason.INVALID_ARGUMENT, InvalidArgumentException.class),
+          Map.entry(ErrorReason.BODY_TOO_LARGE, ResourceExhaustedException.class),
+          Map.entry(ErrorReason.BATCH_TOO_LARGE, ResourceExhaustedException.class),
+          Map.entry(ErrorReason.SHUTTING_DOWN, UnavailableException.class),
+          Map.entry(ErrorReason.NO_BROKER, UnavailableException.class),
+          Map.entry(ErrorReason.CONFLICT, UnavailableException.class),
+          Map.entry(ErrorReason.WORKFLOW_RULE, RunlaterException.class),
+          Map.entry(ErrorReason.UNSUPPORTED, RunlaterException.class),
+          Map.entry(ErrorReason.UNAUTHENTICATED, RunlaterException.class),
+          Map.entry(ErrorReason.PERMISSION_DENIED, RunlaterException.class));
 
   /** A failure as the server sends it: a status with an ErrorInfo detail. */
   private static StatusRuntimeException failure(

@@ -6,6 +6,9 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -14,12 +17,12 @@ import java.util.regex.Pattern;
 
 /**
  * The runlater server the tests talk to: one real server per test JVM, started on a free port with
- * {@code <repo>/scripts/runlater serve --port 0 --host 127.0.0.1}, or an existing one named by the
- * environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
+ * {@code <repo>/scripts/runlater serve --store memory --port 0 --host 127.0.0.1}, or an existing
+ * one named by the environment variable {@code RUNLATER_TARGET} (e.g. {@code 127.0.0.1:8080}).
  */
 public final class TestServer {
   private static final Pattern LISTENING =
-      Pattern.compile("runlater listening on http://([^\\s]+)");
+      Pattern.compile("runlater listening on https?://([^\\s]+)");
   private static String target;
 
   private TestServer() {}
@@ -28,7 +31,10 @@ public final class TestServer {
   public static synchronized String target() {
     if (target == null) {
       String env = System.getenv("RUNLATER_TARGET");
-      target = env != null && !env.isBlank() ? env.replaceFirst("^http://", "") : start();
+      target =
+          env != null && !env.isBlank()
+              ? env.replaceFirst("^http://", "")
+              : start("server", List.of(), Map.of()).address();
     }
     return target;
   }
@@ -53,19 +59,48 @@ public final class TestServer {
     return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
-  private static String start() {
+  /** A server a test started with flags of its own (auth, TLS); close it when done. */
+  public record Started(String address, Process process) implements AutoCloseable {
+    /** Stops the server. */
+    @Override
+    public void close() {
+      stop(process);
+    }
+  }
+
+  /**
+   * Starts a server of its own on a free loopback port with {@code flags} added to {@code serve},
+   * and {@code env} added to the environment; its stderr goes to {@code
+   * target/runlater-<name>.log}.
+   */
+  public static Started start(String name, List<String> flags, Map<String, String> env) {
     // The SDK lives at <repo>/sdk-java and Maven runs from there.
     Path repo = Path.of("").toAbsolutePath().getParent();
     Path script = repo.resolve("scripts/runlater");
     if (!Files.isExecutable(script)) {
       throw new IllegalStateException("no server script at " + script + "; set RUNLATER_TARGET");
     }
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                script.toString(),
+                "serve",
+                "--store",
+                "memory",
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1"));
+    command.addAll(flags);
+    String log = "sdk-java/target/runlater-" + name + ".log";
     try {
-      Process p =
-          new ProcessBuilder(script.toString(), "serve", "--port", "0", "--host", "127.0.0.1")
+      ProcessBuilder pb =
+          new ProcessBuilder(command)
               .directory(repo.toFile())
-              .redirectError(repo.resolve("sdk-java/target/runlater-server.log").toFile())
-              .start();
+              .redirectError(repo.resolve(log).toFile());
+      pb.environment().putAll(env);
+      Process p = pb.start();
+      // A test that fails before closing it must not leave it running.
       Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(p)));
       BufferedReader out =
           new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -82,13 +117,12 @@ public final class TestServer {
                 } catch (IOException e) {
                   throw new IllegalStateException(e);
                 }
-                throw new IllegalStateException(
-                    "server exited before listening; see target/runlater-server.log");
+                throw new IllegalStateException("server exited before listening; see " + log);
               });
       // Generous: the first run may install Node (scripts/node-env.sh).
-      return address.get(180, TimeUnit.SECONDS);
+      return new Started(address.get(180, TimeUnit.SECONDS), p);
     } catch (Exception e) {
-      throw new IllegalStateException("could not start the runlater server", e);
+      throw new IllegalStateException("could not start the runlater server; see " + log, e);
     }
   }
 

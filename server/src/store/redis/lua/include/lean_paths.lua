@@ -6,9 +6,11 @@
   before it.
 ]]
 -- HEAD in parts, for the lean paths: its fields up to the token (st, be, bn, ce, ua, fa:
--- what an ACK rewrites), where the token starts, and where at and ar follow it.
+-- what an ACK rewrites), the same and the token's length byte (which a hand-out keeps the
+-- WORKFLOW_FLAG of), and where at and ar follow the token.
 local HEAD_START = "<c1dI4ddd"
-local TOKEN_AT = 1 + 1 + 8 + 4 + 3 * 8 -- (1-based) its length byte, then its slot
+local HEAD_TO_TOKEN = "<c1dI4dddB"
+local TOKEN_AT = TOKEN_LENGTH_AT -- its length byte, then its slot
 local ATTEMPT_AT = TOKEN_AT + 1 + TOKEN_WIDTH
 
 -- The lean paths (claim, hand-out, ACK) read and write a job's HEAD only, and the hand-out
@@ -23,12 +25,13 @@ local function startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retr
   local key = jobKey(tag, id)
   local head = redis.call("GETRANGE", key, OFFSET_0, HEAD_LAST)
   if head == "" then return false end
-  local st, be, bn, _, _, fa = struct.unpack(HEAD_START, head)
+  local st, be, bn, _, _, fa, tokenLength = struct.unpack(HEAD_TO_TOKEN, head)
   if st ~= "b" or be ~= epoch then return false end
   local at, ar = struct.unpack("<dd", head, ATTEMPT_AT) -- (not the token between: no string for it)
   local nst, nbe, nce, nua, nat, nar, nct, nrd = handOutValues(at, ar, token, expiresAt, retryDelay, now)
   local padded = nct == token and paddedToken or padToken(nct)
-  redis.call("SETRANGE", key, OFFSET_0, struct.pack(HEAD, nst, nbe, bn, nce, nua, fa, #nct, padded, nat, nar, nrd))
+  local flag = tokenLength >= WORKFLOW_FLAG and WORKFLOW_FLAG or 0 -- a workflow job stays one
+  redis.call("SETRANGE", key, OFFSET_0, struct.pack(HEAD, nst, nbe, bn, nce, nua, fa, #nct + flag, padded, nat, nar, nrd))
   ledgerLeave(bufferLedger(tag), batchNameOf(be, bn))
   ledgerJoin(claimChecks, checkNameOf(nct, nce), nce, id)
   return true
@@ -38,8 +41,10 @@ end
 -- Checks the claim (checkClaimValues), rewrites the head's first fields (state …
 -- finished_at) per succeedValues, and moves the job from its claim check to the retention
 -- list. The caller counts the state change. Returns the outcome ("a", "s" or "n"), or nil
--- for a job with an ordering key: it takes the whole path (apply(), which leaves the key's
--- sequence).
+-- for a job with an ordering key, or a workflow job: it takes the whole path (apply(),
+-- which leaves the key's sequence; the caller's answer for a workflow job). A workflow
+-- job's flagged length byte never matches a token's, so telling it apart costs only the
+-- ACKs that do not match.
 local NO_KEY = "\0\0\0\0" -- an ordering key's length of 0
 -- A token as its slot starts when it holds that token: its length byte, then its bytes.
 local storedTokens = {}
@@ -60,7 +65,10 @@ local function succeedRunning(tag, id, token, now)
   -- rather than unpacked and cut out: two strings fewer per job.
   local ct = #token <= TOKEN_WIDTH and string.find(head, storedToken(token), TOKEN_AT, true) == TOKEN_AT and token or nil
   local outcome = checkClaimValues(st, ct, token)
-  if outcome ~= "a" then return outcome end
+  if outcome ~= "a" then
+    if string.byte(head, TOKEN_AT) >= WORKFLOW_FLAG then return nil end
+    return outcome
+  end
   if string.find(head, NO_KEY, KEY_LENGTH_AT, true) ~= KEY_LENGTH_AT then return nil end
   local nst, nce, nua, nfa = succeedValues(now)
   redis.call("SETRANGE", key, OFFSET_0, struct.pack(HEAD_START, nst, be, bn, nce, nua, nfa))

@@ -1,0 +1,380 @@
+/**
+ * The state machine of workflow instances (docs/workflows.md): the only place that
+ * decides what a run's outcome, an external event, a re-run, disable, enable, cancel or
+ * close does to an instance. Each function is pure: it takes the instance and returns the
+ * next one (never changing its argument) with the queue jobs to enqueue and to cancel.
+ * Stores apply that result atomically with the ACK that caused it.
+ */
+import { limits } from "./limits.js";
+import { downstreamOf, inputKey, seeded, type WorkflowDef, type WorkflowJobDef } from "./workflow-definition.js";
+
+export interface WorkflowEvent {
+  /** Unique in its instance. */
+  id: string;
+  postedAt: number;
+  /** The run whose success posted it; absent for an external event. */
+  from?: { job: string; run: number };
+  customStatus: string;
+  result: Uint8Array;
+}
+
+export type RunOutcome = "queued" | "succeeded" | "failed" | "abandoned";
+
+export interface JobRun {
+  run: number;
+  queueJobId: string;
+  /** The events the run consumed, one per input, by input key. */
+  triggeredBy: Array<{ input: string; event: WorkflowEvent }>;
+  outcome: RunOutcome;
+  customStatus: string;
+  result: Uint8Array;
+  queuedAt: number;
+  endedAt: number;
+}
+
+/** idle: WAITING (or waiting to be consumed); queued: its queue job exists (RUNNABLE or RUNNING). */
+export type StoredJobState = "idle" | "queued" | "disabled";
+
+export interface InstanceJob {
+  state: StoredJobState;
+  /** Events waiting in each input (by input key), oldest first. */
+  inputs: Record<string, WorkflowEvent[]>;
+  /** The latest runs, oldest first (at most limits.workflowRunsKept). */
+  runs: JobRun[];
+  runCount: number;
+  /** Events dropped because an input held limits.workflowEventsPerInputMax already. */
+  droppedEvents: number;
+}
+
+export type InstanceState = "running" | "succeeded" | "failed" | "aborted" | "cancelled";
+
+export interface WorkflowInstance {
+  id: string;
+  workflow: string;
+  version: number;
+  state: InstanceState;
+  /** An instance started open does not end when quiescent; it ends when closed. */
+  keepOpen: boolean;
+  /** Changes with every transition: stores apply one only over the revision it was decided on. */
+  rev: number;
+  createdAt: number;
+  endedAt: number;
+  failedRuns: number;
+  eventSeq: number;
+  jobs: Record<string, InstanceJob>;
+}
+
+/** A queue job to enqueue for a run; `id` comes from the engine (it knows partitions). */
+export interface RunPlan {
+  id: string;
+  job: string;
+  run: number;
+  queue: string;
+  body: Uint8Array;
+  priority: number;
+  attemptsAllowed: number;
+}
+
+export interface Transition {
+  instance: WorkflowInstance;
+  enqueue: RunPlan[];
+  /** Queue jobs of runs that will not happen now (abort, cancel, disable): delete them if still pending. */
+  cancel: string[];
+  /** False when nothing changed (a repeated or stale outcome): nothing to write. */
+  changed: boolean;
+}
+
+/** Gives the id of a new queue job on `queue` (the engine picks the partition). */
+export type AssignId = (queue: string) => string;
+
+export interface Output {
+  customStatus: string;
+  result: Uint8Array;
+}
+
+export function startInstance(
+  def: WorkflowDef,
+  o: { id: string; now: number; keepOpen: boolean; external: Array<{ input: string; output: Output }> },
+  assignId: AssignId,
+): Transition {
+  const jobs: Record<string, InstanceJob> = {};
+  for (const job of def.jobs) {
+    jobs[job.name] = {
+      state: "idle",
+      inputs: Object.fromEntries(job.inputs.map((input) => [inputKey(input), []])),
+      runs: [],
+      runCount: 0,
+      droppedEvents: 0,
+    };
+  }
+  const instance: WorkflowInstance = {
+    id: o.id,
+    workflow: def.name,
+    version: def.version,
+    state: "running",
+    keepOpen: o.keepOpen,
+    rev: 1,
+    createdAt: o.now,
+    endedAt: 0,
+    failedRuns: 0,
+    eventSeq: 0,
+    jobs,
+  };
+  const t = draft(instance);
+  for (const job of def.jobs) {
+    for (const input of job.inputs.filter(seeded)) {
+      post(
+        t.instance,
+        job.name,
+        inputKey(input),
+        newEvent(t.instance, o.now, { customStatus: "", result: new Uint8Array() }),
+      );
+    }
+  }
+  for (const e of o.external) postExternalTo(def, t.instance, e.input, e.output, o.now);
+  return finish(def, t, o.now, assignId, true);
+}
+
+/** A run's queue job ended: succeeded (its events go downstream unless `postEvents` is false) or failed for good. */
+export function runEnded(
+  def: WorkflowDef,
+  instance: WorkflowInstance,
+  o: { job: string; run: number; outcome: "succeeded" | "failed"; output: Output; postEvents: boolean; now: number },
+  assignId: AssignId,
+): Transition {
+  const current = instance.jobs[o.job]?.runs.find((r) => r.run === o.run);
+  if (current?.outcome !== "queued") return unchanged(instance);
+  const t = draft(instance);
+  const job = t.instance.jobs[o.job]!;
+  const run = job.runs.find((r) => r.run === o.run)!;
+  run.outcome = o.outcome;
+  run.customStatus = o.output.customStatus;
+  run.result = o.output.result;
+  run.endedAt = o.now;
+  if (job.state === "queued") job.state = "idle";
+  if (t.instance.state !== "running") return finish(def, t, o.now, assignId, false);
+  if (o.outcome === "failed") {
+    t.instance.failedRuns++;
+    if (jobDef(def, o.job).onFailure === "abort") {
+      end(t, "aborted", o.now);
+      return finish(def, t, o.now, assignId, false);
+    }
+  } else if (o.postEvents) {
+    const event = newEvent(t.instance, o.now, o.output, { job: o.job, run: o.run });
+    for (const downstream of downstreamOf(def, o.job)) post(t.instance, downstream.name, `job:${o.job}`, event);
+  }
+  return finish(def, t, o.now, assignId, true);
+}
+
+export function postExternal(
+  def: WorkflowDef,
+  instance: WorkflowInstance,
+  o: { input: string; output: Output; now: number },
+  assignId: AssignId,
+): Transition {
+  const t = draft(instance);
+  postExternalTo(def, t.instance, o.input, o.output, o.now);
+  return finish(def, t, o.now, assignId, true);
+}
+
+/** Posts a run's triggering events again to its job's inputs (Pinball's re-run). */
+export function rerun(
+  def: WorkflowDef,
+  instance: WorkflowInstance,
+  o: { job: string; run: number; now: number },
+  assignId: AssignId,
+): Transition {
+  const t = draft(instance);
+  const run = t.instance.jobs[o.job]?.runs.find((r) => r.run === o.run);
+  if (!run)
+    throw new WorkflowRuleError(
+      `job ${o.job} of instance ${instance.id} has no run ${o.run} (kept: the latest ${limits.workflowRunsKept})`,
+    );
+  for (const { input, event } of run.triggeredBy) post(t.instance, o.job, input, event);
+  // A job without inputs has no events to post again: re-running it is one more run.
+  if (run.triggeredBy.length === 0) {
+    const job = t.instance.jobs[o.job]!;
+    if (job.state === "idle") queueRun(t, jobDef(def, o.job), [], o.now, assignId);
+  }
+  return finish(def, t, o.now, assignId, true);
+}
+
+/**
+ * A disabled job never runs; events still gather in its inputs. Its current run is
+ * abandoned: its queue job is cancelled if still pending, and if a worker has it, its
+ * outcome is ignored (it posts nothing).
+ */
+export function disableJob(def: WorkflowDef, instance: WorkflowInstance, o: { job: string; now: number }): Transition {
+  jobDef(def, o.job);
+  if (instance.jobs[o.job]!.state === "disabled") return unchanged(instance);
+  const t = draft(instance);
+  const job = t.instance.jobs[o.job]!;
+  abandonRuns(t, job, o.now);
+  job.state = "disabled";
+  return finish(def, t, o.now, () => "", false);
+}
+
+export function enableJob(
+  def: WorkflowDef,
+  instance: WorkflowInstance,
+  o: { job: string; now: number },
+  assignId: AssignId,
+): Transition {
+  jobDef(def, o.job);
+  if (instance.jobs[o.job]!.state !== "disabled") return unchanged(instance);
+  const t = draft(instance);
+  t.instance.jobs[o.job]!.state = "idle";
+  return finish(def, t, o.now, assignId, true);
+}
+
+export function cancelInstance(instance: WorkflowInstance, o: { now: number }): Transition {
+  if (instance.state !== "running") return unchanged(instance);
+  const t = draft(instance);
+  end(t, "cancelled", o.now);
+  return t;
+}
+
+/** An open instance may end now: it ends once quiescent (at once, if it is). */
+export function closeInstance(def: WorkflowDef, instance: WorkflowInstance, o: { now: number }): Transition {
+  if (!instance.keepOpen || instance.state !== "running") return unchanged(instance);
+  const t = draft(instance);
+  t.instance.keepOpen = false;
+  return finish(def, t, o.now, () => "", false);
+}
+
+/** A request that the instance's state does not allow (e.g. re-running a run it no longer keeps). */
+export class WorkflowRuleError extends Error {}
+
+// ---- internals
+
+function draft(instance: WorkflowInstance): Transition {
+  return { instance: structuredClone(instance), enqueue: [], cancel: [], changed: true };
+}
+
+function unchanged(instance: WorkflowInstance): Transition {
+  return { instance, enqueue: [], cancel: [], changed: false };
+}
+
+function jobDef(def: WorkflowDef, name: string): WorkflowJobDef {
+  const job = def.jobs.find((j) => j.name === name);
+  if (!job) throw new WorkflowRuleError(`workflow ${def.name} v${def.version} has no job "${name}"`);
+  return job;
+}
+
+function newEvent(
+  instance: WorkflowInstance,
+  now: number,
+  output: Output,
+  from?: WorkflowEvent["from"],
+): WorkflowEvent {
+  instance.eventSeq++;
+  return {
+    id: `${instance.id}:${instance.eventSeq}`,
+    postedAt: now,
+    ...(from ? { from } : {}),
+    customStatus: output.customStatus,
+    result: output.result,
+  };
+}
+
+function postExternalTo(
+  def: WorkflowDef,
+  instance: WorkflowInstance,
+  input: string,
+  output: Output,
+  now: number,
+): void {
+  const fed = def.jobs.filter((j) => j.inputs.some((i) => "external" in i && i.external === input));
+  if (fed.length === 0)
+    throw new WorkflowRuleError(`workflow ${def.name} v${def.version} has no external input "${input}"`);
+  const event = newEvent(instance, now, output);
+  for (const job of fed) post(instance, job.name, `external:${input}`, event);
+}
+
+/** Adds an event to an input; an input full of unconsumed events drops its oldest. */
+function post(instance: WorkflowInstance, job: string, input: string, event: WorkflowEvent): void {
+  const target = instance.jobs[job]!;
+  const events = target.inputs[input]!;
+  events.push(event);
+  if (events.length > limits.workflowEventsPerInputMax) {
+    events.shift();
+    target.droppedEvents++;
+  }
+}
+
+/**
+ * Queues every job that can run (in definition order, each at most once: a job runs one
+ * run at a time), then ends the instance if it is quiescent and not kept open.
+ */
+function finish(def: WorkflowDef, t: Transition, now: number, assignId: AssignId, canRun: boolean): Transition {
+  if (canRun && t.instance.state === "running") {
+    for (const job of def.jobs) {
+      const state = t.instance.jobs[job.name]!;
+      if (state.state !== "idle" || state.runCount >= limits.workflowRunsPerJobMax) continue;
+      const keys = job.inputs.map(inputKey);
+      // A job without inputs runs once, at start.
+      if (keys.length === 0 ? state.runCount > 0 : keys.some((k) => state.inputs[k]!.length === 0)) continue;
+      const consumed = keys.map((input) => ({ input, event: state.inputs[input]!.shift()! }));
+      queueRun(t, job, consumed, now, assignId);
+    }
+  }
+  const quiescent = Object.values(t.instance.jobs).every((j) => j.state !== "queued");
+  if (t.instance.state === "running" && quiescent && !t.instance.keepOpen) {
+    end(t, t.instance.failedRuns > 0 ? "failed" : "succeeded", now);
+  }
+  t.instance.rev++;
+  return t;
+}
+
+function queueRun(
+  t: Transition,
+  job: WorkflowJobDef,
+  triggeredBy: JobRun["triggeredBy"],
+  now: number,
+  assignId: AssignId,
+): void {
+  const state = t.instance.jobs[job.name]!;
+  state.runCount++;
+  const id = assignId(job.queue);
+  state.runs.push({
+    run: state.runCount,
+    queueJobId: id,
+    triggeredBy,
+    outcome: "queued",
+    customStatus: "",
+    result: new Uint8Array(),
+    queuedAt: now,
+    endedAt: 0,
+  });
+  if (state.runs.length > limits.workflowRunsKept) state.runs.shift();
+  state.state = "queued";
+  t.enqueue.push({
+    id,
+    job: job.name,
+    run: state.runCount,
+    queue: job.queue,
+    body: job.body,
+    priority: job.priority,
+    attemptsAllowed: job.attemptsAllowed,
+  });
+}
+
+/** Ends the instance: its runs still queued are abandoned. */
+function end(t: Transition, state: Exclude<InstanceState, "running">, now: number): void {
+  t.instance.state = state;
+  t.instance.endedAt = now;
+  for (const job of Object.values(t.instance.jobs)) {
+    abandonRuns(t, job, now);
+    if (job.state === "queued") job.state = "idle";
+  }
+}
+
+/** Runs still queued will not count: their queue jobs are cancelled if pending, their outcomes ignored. */
+function abandonRuns(t: Transition, job: InstanceJob, now: number): void {
+  for (const run of job.runs) {
+    if (run.outcome !== "queued") continue;
+    run.outcome = "abandoned";
+    run.endedAt = now;
+    t.cancel.push(run.queueJobId);
+  }
+}
