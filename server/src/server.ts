@@ -93,6 +93,8 @@ export interface ServerOptions {
   uiDir?: string;
   /** Most connections open at once (default: the open-files limit less 128, at most 10,000). */
   maxConnections?: number;
+  /** Most queues the store may hold (default limits.queuesMaxDefault; CreateQueue answers resource_exhausted past it). */
+  maxQueues?: number;
   /** Time a client has to send a request head: the HTTP/2 preface or an HTTP/1.1 request's headers (default 10 s). */
   headerTimeoutMs?: number;
   /** A connection with no call in progress is closed after this (default 65 s). */
@@ -164,6 +166,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       throw new Error(`${flag} is ${value}; use a whole number from 1 to ${2 ** 31 - 1}`);
   }
   if (
+    o.maxQueues !== undefined &&
+    !(Number.isInteger(o.maxQueues) && o.maxQueues >= 1 && o.maxQueues <= limits.queuesMaxLimit)
+  )
+    throw new Error(`max queues is ${o.maxQueues}; use a whole number from 1 to ${limits.queuesMaxLimit}`);
+  if (
     o.maxRequestBytesTotal !== undefined &&
     !(Number.isSafeInteger(o.maxRequestBytesTotal) && o.maxRequestBytesTotal >= 1)
   )
@@ -206,7 +213,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const metrics = o.metrics === false ? undefined : new Metrics(broker);
   const totals = new QueueTotals(clock.now());
   const counters = allCounters(metrics, totals);
-  const engine = new Engine({ store, broker: router, clock, counters });
+  const engine = new Engine({ store, broker: router, clock, counters, maxQueues: o.maxQueues });
   router.release = (jobs) => engine.releaseUndelivered(jobs);
   const maintenance = new Maintenance({
     store,

@@ -26,6 +26,7 @@ interface ServeFlags {
   bufferBytesTotal: number;
   shutdownGrace: number;
   maxConnections?: number;
+  maxQueues: number;
   headerTimeout: number;
   idleTimeout: number;
   compress?: boolean;
@@ -110,6 +111,12 @@ export function registerServe(program: Command): void {
       "--max-connections <n>",
       "most connections open at once; at the limit the longest-idle one is closed to make room, and a new one is refused only when all are busy (default: the open-files limit less 128, at most 10000)",
       intOption,
+    )
+    .option(
+      "--max-queues <n>",
+      `most queues the store may hold; CreateQueue answers resource_exhausted past it (at most ${limits.queuesMaxLimit})`,
+      intOption,
+      limits.queuesMaxDefault,
     )
     .option(
       "--header-timeout <ms>",
@@ -218,6 +225,7 @@ export function registerServe(program: Command): void {
         bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,
         maxConnections: opts.maxConnections,
+        maxQueues: opts.maxQueues,
         headerTimeoutMs: opts.headerTimeout,
         idleTimeoutMs: opts.idleTimeout,
         compressResponses: opts.compress ?? false,

@@ -34,6 +34,10 @@ export const limits = {
   streamCreditMax: 10_000,
   prioritiesMax: 10,
   partitionsMax: 256,
+  /** Queues a store holds unless `runlater serve --max-queues` says otherwise (engine/queue-quota.ts). */
+  queuesMaxDefault: 10_000,
+  /** The largest --max-queues. */
+  queuesMaxLimit: 1_000_000,
   attemptsMax: 1000,
   claimTimeoutMinMs: 100,
   /** Longest claim: a queue's claim_timeout and a checkpoint's extend_claim_by. */

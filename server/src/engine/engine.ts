@@ -24,6 +24,7 @@ import { JobAdmin } from "./job-admin.js";
 import { ownIds } from "./own-ids.js";
 import { PartitionPicker } from "./partition-picker.js";
 import { QueueCache } from "./queue-cache.js";
+import { QueueQuota } from "./queue-quota.js";
 import {
   bodyTooLarge,
   boundedLimit,
@@ -44,6 +45,8 @@ export interface EngineOptions {
   clock: Clock;
   /** Where job movements are counted (metrics); default: nowhere. */
   counters?: JobCounters;
+  /** The most queues the store may hold (`--max-queues`); default limits.queuesMaxDefault. */
+  maxQueues?: number;
 }
 
 const NO_RESULT = new Uint8Array();
@@ -56,6 +59,7 @@ export class Engine {
   private readonly partitions = new PartitionPicker();
   private readonly queues: QueueCache;
   private readonly admin: JobAdmin;
+  private readonly quota: QueueQuota;
   /** Workflow definitions and instances (docs/workflows.md). */
   readonly workflows: Workflows;
   /** Schedules (docs/workflows.md#schedules). */
@@ -69,6 +73,7 @@ export class Engine {
     this.clock = o.clock;
     this.counters = o.counters ?? noCounters;
     this.queues = new QueueCache(o.store, o.clock);
+    this.quota = new QueueQuota(o.store, o.clock, o.maxQueues ?? limits.queuesMaxDefault);
     this.admin = new JobAdmin({ store: o.store, clock: o.clock, broker: o.broker, queues: this.queues });
     this.workflows = new Workflows({
       store: o.store,
@@ -92,7 +97,12 @@ export class Engine {
   async createQueue(name: string, input: QueueConfigInput): Promise<{ view: QueueView; created: boolean }> {
     validateQueueName(name, "name");
     const config = resolveQueueConfig(input);
+    // An existing queue answers as before (create is idempotent), whatever the count.
+    const existing = await this.store.queueGet({ name });
+    if (existing) return { view: await this.view(existing), created: false };
+    await this.quota.checkRoom(name);
     const { queue, created } = await this.store.queueCreate({ name, config, now: this.clock.now() });
+    if (created) this.quota.created();
     return { view: await this.view(queue), created };
   }
 
@@ -113,6 +123,7 @@ export class Engine {
     // after, for a Dequeue that loaded the queue again while it was being deleted.
     this.broker.onQueueDeleted(name);
     const deleted = await this.store.queueDelete({ name });
+    if (deleted) this.quota.deleted();
     this.queues.forget(name);
     this.broker.onQueueDeleted(name);
     return deleted;
