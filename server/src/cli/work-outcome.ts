@@ -18,6 +18,9 @@ import { formatMs } from "./output.js";
 import { parseDurationMs } from "./parse.js";
 import { type CommandEnd, lastChars } from "./work-command.js";
 
+/** The SDK Worker cuts a failure's status at 500 characters from its start (docs/workers.md): fit within it, so the tail stays. */
+const FAILURE_STATUS_MAX = 500;
+
 export const EXIT_RETRY_AFTER = 75;
 export const EXIT_DO_NOT_RETRY = 65;
 
@@ -64,10 +67,10 @@ function failure(how: string, stderrTail: string): WorkOutcome {
   return { kind: "failure", customStatus: status(how, stderrTail) };
 }
 
-/** "how: stderr tail", at most a custom status long (the tail is cut from its start). */
+/** "how: stderr tail", at most FAILURE_STATUS_MAX characters (the tail is cut from its start). */
 function status(how: string, stderrTail: string): string {
   if (stderrTail === "") return how;
-  return `${how}: ${lastChars(stderrTail, Math.max(0, limits.customStatusMaxLength - how.length - 2))}`;
+  return `${how}: ${lastChars(stderrTail, Math.max(0, FAILURE_STATUS_MAX - how.length - 2))}`;
 }
 
 function firstWords(line: string): string {
