@@ -174,9 +174,9 @@ export class Worker {
     // time would leave slots idle while each call travels: keep up to that many calls in
     // flight (at most 4), never asking for more jobs than there are free slots.
     this.pullers = Math.max(1, Math.min(4, Math.floor(this.capacity / this.batchSize)));
-    this.pollWaitMs = nonNegative("pollWaitMs", o.pollWaitMs ?? workerDefaults.pollWaitMs);
-    this.graceMs = nonNegative("shutdownGraceMs", o.shutdownGraceMs ?? workerDefaults.shutdownGraceMs);
-    const ackDelayMs = nonNegative("ackDelayMs", o.ackDelayMs ?? workerDefaults.ackDelayMs);
+    this.pollWaitMs = timerMs("pollWaitMs", o.pollWaitMs ?? workerDefaults.pollWaitMs);
+    this.graceMs = timerMs("shutdownGraceMs", o.shutdownGraceMs ?? workerDefaults.shutdownGraceMs);
+    const ackDelayMs = timerMs("ackDelayMs", o.ackDelayMs ?? workerDefaults.ackDelayMs);
     this.workerId = o.workerId ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     this.onError = o.onError ?? warn(this.queue);
 
@@ -500,8 +500,15 @@ function positiveInt(name: string, value: number): number {
   return value;
 }
 
-function nonNegative(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number ≥ 0, got ${value}`);
+/** Node's timers fire at once past 2^31 - 1 ms (about 24.8 days): a longer wait would silently be none. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
+/** A duration the worker sets a timer for: 0 to TIMER_MAX_MS. */
+function timerMs(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0 || value > TIMER_MAX_MS)
+    throw new RangeError(
+      `${name} must be a number of milliseconds from 0 to ${TIMER_MAX_MS} (about 24.8 days), got ${value}`,
+    );
   return value;
 }
 

@@ -57,3 +57,18 @@ it("renews every half lifetime of real time when the wall clock stands still", a
   const gaps = [sentAt[0]! - tracked, ...sentAt.slice(1).map((t, i) => t - sentAt[i]!)];
   for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(lifetime / 2 - 2);
 });
+
+it("refuses Worker durations a timer cannot hold (past 2^31 − 1 ms) at construction, and takes the bound itself", async () => {
+  const { Worker } = await import("../src/worker.js");
+  const { createRunlaterClient } = await import("../src/client.js");
+  const client = createRunlaterClient("http://127.0.0.1:1");
+  const make = (o: Record<string, number>) => new Worker({ client, queue: "q", handler: async () => {}, ...o });
+  for (const name of ["shutdownGraceMs", "pollWaitMs", "ackDelayMs"]) {
+    expect(() => make({ [name]: 2 ** 31 })).toThrow(
+      `${name} must be a number of milliseconds from 0 to 2147483647 (about 24.8 days), got 2147483648`,
+    );
+    expect(() => make({ [name]: -1 })).toThrow(RangeError);
+    expect(() => make({ [name]: 2 ** 31 - 1 })).not.toThrow();
+  }
+  client.close();
+});
