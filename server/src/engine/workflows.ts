@@ -432,7 +432,7 @@ export function unsupported(store: string, what: string): RunlaterError {
   return new RunlaterError(
     "failed_precondition",
     "UNSUPPORTED",
-    `the ${store} store does not keep ${what} yet; run the server on the memory store (docs/workflows.md)`,
+    `the ${store} store does not keep ${what} yet; run the server on the SQLite store (the default) or the memory store (docs/workflows.md)`,
   );
 }
 

@@ -1,7 +1,9 @@
 /**
  * ScheduleService through the public API, on the memory store under a manual clock
- * (docs/workflows.md#schedules), and one fire per time across a failover of the
- * maintenance leader between two nodes sharing one store.
+ * (docs/workflows.md#schedules), on the SQLite store under the real clock (the default
+ * store: its calls go through its database's thread, which a manual clock's settling does
+ * not wait for), and one fire per time across a failover of the maintenance leader between
+ * two nodes sharing one store.
  */
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -14,6 +16,7 @@ import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { timestampToMs } from "../../src/wire/time.js";
+import { SqliteFiles } from "../store/sqlite-harness.js";
 
 const T0 = Date.UTC(2030, 0, 1);
 const HOUR = 3_600_000;
@@ -147,6 +150,76 @@ describe("ScheduleService on the memory store", () => {
     expect(rest.nextPageToken).toBe("");
     expect((await refusal(c.schedules.listSchedules({ pageToken: "??" }))).field).toBe("page_token");
   });
+});
+
+describe("ScheduleService on the SQLite store (real clock)", () => {
+  const files = new SqliteFiles();
+  let server: RunningServer;
+  let c: ReturnType<typeof clients>;
+
+  beforeAll(async () => {
+    server = await startServer({ store: await files.open(), port: 0 });
+    c = clients(server.url);
+    await c.queues.createQueue({ name: "beats" });
+    await c.workflows.applyWorkflow({
+      workflow: { name: "beat", jobs: [{ name: "only", queue: "beats", body: new TextEncoder().encode("b") }] },
+    });
+  });
+  afterAll(async () => {
+    await server.stop();
+    await files.dispose();
+  });
+
+  /** The schedule once `ok` holds for it (fires come each second). */
+  async function once(name: string, ok: (fires: bigint) => boolean) {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const s = (await c.schedules.getSchedule({ name })).schedule!;
+      if (ok(s.fires)) return s;
+    }
+    throw new Error(`schedule ${name} did not fire in time`);
+  }
+
+  it("fires each second into instances and jobs, and pauses, updates, lists and deletes", async () => {
+    const every = "* * * * * *";
+    await c.schedules.createSchedule({
+      schedule: {
+        name: "beat_wf",
+        cron: every,
+        target: { case: "workflow", value: { workflow: "beat" } },
+        overlap: OverlapPolicy.ALLOW,
+      },
+    });
+    await c.schedules.createSchedule({
+      schedule: {
+        name: "beat_job",
+        cron: every,
+        target: { case: "job", value: { queue: "beats" } },
+        overlap: OverlapPolicy.ALLOW,
+      },
+    });
+    const wf = await once("beat_wf", (n) => n >= 2n);
+    expect(wf.lastStarted).toMatch(/^beat_wf@\d{8}T\d{6}Z$/);
+    const started = wf.history.filter((r) => r.outcome === FireOutcome.STARTED);
+    expect(started.length).toBeGreaterThanOrEqual(2);
+    for (const r of started)
+      expect((await c.workflows.getInstance({ instanceId: r.started })).instance?.workflow).toBe("beat");
+    const job = await once("beat_job", (n) => n >= 2n);
+    expect(job.history.at(-1)).toMatchObject({ outcome: FireOutcome.STARTED, started: job.lastStarted });
+
+    expect((await c.schedules.pauseSchedule({ name: "beat_wf" })).schedule!.paused).toBe(true);
+    expect((await c.schedules.pauseSchedule({ name: "beat_job" })).schedule!.paused).toBe(true);
+    const fires = (await c.schedules.getSchedule({ name: "beat_job" })).schedule!.fires;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await c.schedules.getSchedule({ name: "beat_job" })).schedule!.fires).toBe(fires);
+
+    const updated = await c.schedules.updateSchedule({
+      schedule: { name: "beat_job", cron: "0 0 1 1 *", target: { case: "job", value: { queue: "beats" } } },
+    });
+    expect(updated.schedule).toMatchObject({ cron: "0 0 1 1 *", paused: true });
+    expect((await c.schedules.listSchedules({})).schedules.map((s) => s.name)).toEqual(["beat_job", "beat_wf"]);
+    expect((await c.schedules.deleteSchedule({ name: "beat_job" })).deleted).toBe(true);
+    expect((await c.schedules.listSchedules({})).schedules.map((s) => s.name)).toEqual(["beat_wf"]);
+  }, 30_000);
 });
 
 describe("a failover of the maintenance leader", () => {

@@ -1,6 +1,6 @@
 import { afterAll } from "vitest";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { exerciseStore } from "../storetest/index.js";
+import { exerciseScheduleStore, exerciseStore, exerciseWorkflowStore } from "../storetest/index.js";
 import { SqliteFiles } from "./sqlite-harness.js";
 
 // One store, on one new file, for the whole suite: its tests use a fresh queue each (as on
@@ -9,4 +9,7 @@ const files = new SqliteFiles();
 let store: Promise<SqliteStore> | undefined;
 afterAll(() => files.dispose());
 
-exerciseStore("sqlite", () => (store ??= files.open()));
+const open = () => (store ??= files.open());
+exerciseStore("sqlite", open);
+exerciseWorkflowStore("sqlite", open);
+exerciseScheduleStore("sqlite", open);

@@ -12,7 +12,9 @@ import * as reads from "./job-reads.js";
 import * as leases from "./leases.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import * as schedules from "./schedules.js";
 import * as tokens from "./tokens.js";
+import * as workflows from "./workflows.js";
 
 export const ops = {
   ...brokers,
@@ -23,7 +25,9 @@ export const ops = {
   ...leases,
   ...queues,
   ...running,
+  ...schedules,
   ...tokens,
+  ...workflows,
 };
 
 export type Ops = typeof ops;

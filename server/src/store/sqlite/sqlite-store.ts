@@ -18,13 +18,16 @@
  * store-functions.ts (../delegating-store.ts hands it the context), which sends operations
  * (ops.ts) by concern: broker-registry.ts, leases.ts, queue-admin.ts, insert-jobs.ts
  * (enqueue), hand-out.ts (claim, start, release), running-writes.ts (ACK, checkpoint, claim
- * expiry), bulk-admin.ts (GC, delete, retry) and job-reads.ts.
+ * expiry), bulk-admin.ts (GC, delete, retry) and job-reads.ts. Store.workflows and
+ * Store.schedules are workflow-store.ts, over the operations of workflows.ts and
+ * schedules.ts (with instance-writes.ts).
  */
 import { DelegatingStore } from "../delegating-store.js";
 import { SqliteChannel } from "./channel.js";
 import type { MigrateResult } from "./migrate.js";
 import { parseSqliteUrl, type SqliteLocation, type Synchronous } from "./sqlite-url.js";
 import { functions, type SqliteStoreContext } from "./store-functions.js";
+import { SqliteSchedules, SqliteWorkflows } from "./workflow-store.js";
 
 /** Opens (creating, locking and migrating) the database a sqlite: URL names. */
 export async function openSqliteStore(url: string | SqliteLocation): Promise<SqliteStore> {
@@ -41,6 +44,10 @@ export class SqliteStore extends DelegatingStore<SqliteStoreContext> {
   readonly name = "sqlite";
   readonly defaultBufferSize = 1000;
   protected readonly ctx: SqliteStoreContext;
+  /** Workflows (workflow-store.ts over workflows.ts): each method one operation on the database's thread. */
+  readonly workflows: SqliteWorkflows;
+  /** Schedules (workflow-store.ts over schedules.ts): a fire is one operation with what it starts. */
+  readonly schedules: SqliteSchedules;
 
   constructor(
     channel: SqliteChannel,
@@ -48,6 +55,8 @@ export class SqliteStore extends DelegatingStore<SqliteStoreContext> {
   ) {
     super(functions);
     this.ctx = { channel, deletions: new Map() };
+    this.workflows = new SqliteWorkflows(channel);
+    this.schedules = new SqliteSchedules(channel);
   }
 
   /** The database file, absolute. */

@@ -164,15 +164,30 @@ export function decodeResult(op: OpName, value: unknown): unknown {
 }
 
 /**
+ * Where each operation's parameters hold new jobs: a `jobs` field, or the `jobs` of an
+ * optional `start` (a schedule's fire).
+ */
+const NEW_JOBS_IN_PARAMS: Partial<Record<OpName, "jobs" | "start.jobs">> = {
+  jobInsertMany: "jobs",
+  instanceInsert: "jobs",
+  instanceApply: "jobs",
+  scheduleFire: "start.jobs",
+};
+
+/**
  * An operation's parameters for the database's thread: new jobs packed, and a checkpoint's
  * new bodies copied out of the request they came in (a request's bodies are views into its
  * buffer, and posting a view would copy the whole buffer).
  */
 export function encodeParams(op: OpName, params: unknown): Encoded {
-  if (op === "jobInsertMany") {
-    const p = params as { jobs: NewJob[]; now: number };
-    const jobs = packNewJobs(p.jobs);
-    return { value: { ...p, jobs }, transfer: [jobs.bodies.buffer] };
+  const where = NEW_JOBS_IN_PARAMS[op];
+  if (where) {
+    const p = params as Record<string, unknown>;
+    const holder = (where === "jobs" ? p : p.start) as { jobs: NewJob[] } | undefined;
+    if (!holder) return { value: params, transfer: [] };
+    const jobs = packNewJobs(holder.jobs);
+    const value = where === "jobs" ? { ...p, jobs } : { ...p, start: { ...holder, jobs } };
+    return { value, transfer: [jobs.bodies.buffer] };
   }
   if (op === "jobCheckpointMany") {
     const p = params as { items: Array<{ newBody?: Uint8Array }> };
@@ -188,7 +203,10 @@ export function encodeParams(op: OpName, params: unknown): Encoded {
 }
 
 export function decodeParams(op: OpName, value: unknown): unknown {
-  if (op !== "jobInsertMany") return value;
-  const p = value as { jobs: PackedNewJobs; now: number };
-  return { ...p, jobs: unpackNewJobs(p.jobs) };
+  const where = NEW_JOBS_IN_PARAMS[op];
+  if (!where) return value;
+  const p = value as Record<string, unknown>;
+  if (where === "jobs") return { ...p, jobs: unpackNewJobs(p.jobs as PackedNewJobs) };
+  const start = p.start as { jobs: PackedNewJobs } | undefined;
+  return start ? { ...p, start: { ...start, jobs: unpackNewJobs(start.jobs) } } : value;
 }

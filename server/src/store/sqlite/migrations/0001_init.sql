@@ -89,3 +89,48 @@ CREATE UNIQUE INDEX jobs_idempotency ON jobs (queue, idempotency_key) WHERE idem
 CREATE INDEX jobs_key ON jobs (queue, part, ordering_key, key_pos) WHERE key_pos IS NOT NULL;
 -- Queue stats: waiting jobs by run_after (scheduled ones, the oldest due).
 CREATE INDEX jobs_waiting ON jobs (queue, run_after) WHERE state = 'waiting';
+
+-- Workflow definitions (docs/workflows.md), every version: the definition as
+-- domain/workflow-codec.ts encodes it. The primary key finds a version, the latest of a
+-- name (its last entry) and the next name (workflowList, one dive each).
+CREATE TABLE workflow_versions (
+  name        TEXT NOT NULL,
+  version     INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  definition  TEXT NOT NULL,
+  PRIMARY KEY (name, version)
+) STRICT;
+
+-- Workflow instances: the instance as workflow-codec.ts encodes it (last: reading the other
+-- columns never walks it), beside the columns its lists, its revision fence and retention need.
+CREATE TABLE workflow_instances (
+  id          TEXT PRIMARY KEY,
+  workflow    TEXT NOT NULL,
+  state       TEXT NOT NULL,            -- running, succeeded, failed, aborted, cancelled
+  rev         INTEGER NOT NULL,         -- every step is written only over the revision it was decided on
+  created_at  INTEGER NOT NULL,
+  ended_at    INTEGER,                  -- when it ended; NULL while running
+  instance    TEXT NOT NULL
+) STRICT;
+
+-- ListInstances, newest first (created_at, then id, descending) from a keyset cursor: one
+-- index per combination of filters, so no list sorts or reads past its page.
+CREATE INDEX instances_created ON workflow_instances (created_at, id);
+CREATE INDEX instances_workflow ON workflow_instances (workflow, created_at, id);
+CREATE INDEX instances_state ON workflow_instances (state, created_at, id);
+CREATE INDEX instances_workflow_state ON workflow_instances (workflow, state, created_at, id);
+-- Retention: ended instances, oldest end first.
+CREATE INDEX instances_ended ON workflow_instances (ended_at) WHERE ended_at IS NOT NULL;
+
+-- Schedules (docs/workflows.md#schedules), by name: the schedule as workflow-codec.ts
+-- encodes it, beside its revision fence and its next fire time (0: never due).
+CREATE TABLE schedules (
+  name          TEXT PRIMARY KEY,
+  rev           INTEGER NOT NULL,
+  next_fire_at  INTEGER NOT NULL,
+  schedule      TEXT NOT NULL
+) STRICT;
+
+-- The maintenance leader's fires: due schedules earliest first (ties by name), and the next
+-- fire time after now (one dive).
+CREATE INDEX schedules_due ON schedules (next_fire_at, name) WHERE next_fire_at > 0;
