@@ -224,8 +224,9 @@ def _check_parameters(fn: Callable[..., Any]) -> None:
     """Every parameter must be passable by name: the job's body is a JSON object."""
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL):
+            shown = f"*{param.name}" if param.kind is param.VAR_POSITIONAL else param.name
             raise TypeError(
-                f"task {getattr(fn, '__qualname__', fn)!r}: parameter {param} cannot be "
+                f"task {getattr(fn, '__qualname__', fn)}: parameter {shown} cannot be "
                 "passed by name; a task's arguments travel as a JSON object of named values"
             )
 
@@ -249,7 +250,10 @@ def task(
     client: Client | AsyncClient | None = None
     if isinstance(client_or_queue, str):
         if queue is not None:
-            raise TypeError("task(queue) or task(client, queue): the client comes first")
+            raise TypeError(
+                f"task(queue) or task(client, queue): the client comes first, not the str "
+                f"{client_or_queue!r}"
+            )
         queue = client_or_queue
     else:
         _check_client(client_or_queue)
