@@ -91,6 +91,7 @@ def test_a_bad_flag_stops_the_command_naming_it(
         capture_output=True,
         text=True,
         timeout=30,
+        check=False,
     )
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == f"runlater-worker: error: {message}"
