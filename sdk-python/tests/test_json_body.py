@@ -4,25 +4,12 @@ as JSON; job.json() / job.text() read them back, on looked-up and on dequeued jo
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
-import pydantic
 import pytest
-from helpers import QueueFactory, running, wait_for
+from helpers import Address, QueueFactory, Signup, running, wait_for
 
 from runlater import AsyncClient, Client, DequeuedJob, JobSpec, Worker
-
-
-@dataclass
-class Address:
-    city: str
-    zip: str
-
-
-class Signup(pydantic.BaseModel):
-    email: str
-    plan: str = "free"
 
 
 @pytest.mark.parametrize(
@@ -42,7 +29,7 @@ class Signup(pydantic.BaseModel):
         (False, b"false"),
         ({"name": "José"}, '{"name":"José"}'.encode()),  # UTF-8, not \\u escapes
         (Address("Paris", "75001"), b'{"city":"Paris","zip":"75001"}'),
-        (Signup(email="ada@example.com"), b'{"email":"ada@example.com","plan":"free"}'),
+        (Signup(email="ada@example.com"), b'{"email":"ada@example.com","seats":1}'),
     ],
 )
 def test_enqueue_sends_bytes_and_str_as_they_are_and_anything_else_as_json(

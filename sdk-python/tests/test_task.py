@@ -4,13 +4,11 @@ arguments as JSON; a Worker that registered it calls it with them."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pydantic
 import pytest
-from helpers import QueueFactory, running, wait_for
+from helpers import Address, QueueFactory, Signup, running, wait_for
 
 import runlater
 from runlater import AsyncClient, Client, Job, JobState, Worker
@@ -140,17 +138,6 @@ def test_task_refuses_what_cannot_work(client: Client) -> None:
 
 
 # --- the worker side ----------------------------------------------------------------------
-
-
-@dataclass
-class Address:
-    city: str
-    zip: str
-
-
-class Signup(pydantic.BaseModel):
-    email: str
-    seats: int = 1
 
 
 def test_a_worker_runs_the_task_with_its_arguments(
