@@ -260,12 +260,12 @@ def task(
         client = client_or_queue
     if not isinstance(queue, str) or not queue:
         raise TypeError(f"queue must be a non-empty str, not {queue!r}")
-    name = queue
+    queue_name: str = queue  # narrowed, for the closure
 
     def bind(fn: Callable[P, R]) -> Task[P, R]:
         if not callable(fn):
             raise TypeError(f"@task decorates a function, not a {type(fn).__name__}")
         _check_parameters(fn)
-        return Task(fn, name, client, EnqueueOptions())
+        return Task(fn, queue_name, client, EnqueueOptions())
 
     return bind

@@ -73,7 +73,8 @@ class Job:
     ordering_key: str = ""
 
     def text(self) -> str:
-        """The body (looked up with include_body=True) as UTF-8 text; ValueError naming the job if it is not."""
+        """The body (looked up with include_body=True) as UTF-8 text; ValueError naming
+        the job if it is not."""
         return decode_text(self.body, self.job_id)
 
     def json(self) -> Any:
