@@ -4,7 +4,9 @@
 #   sdk-python/ci.sh path/to/junit.xml
 #
 # 1. checks that src/runlater/_gen matches proto/ (scripts/generate.sh, pinned protoc);
-# 2. builds the wheel in a fresh venv under a temp dir and installs it with test deps;
+# 2. builds the sdist and the wheel (python -m build) in a fresh venv under a temp dir and
+#    installs the wheel with test deps (tests/test_package.py installs it once more, into a
+#    clean venv with the lowest dependency versions allowed);
 # 3. lints: ruff check, ruff format --check, mypy --strict;
 # 4. runs pytest against the installed wheel (not src/), which starts a real server
 #    through scripts/runlater, and writes the JUnit report to $1.
@@ -30,12 +32,14 @@ if ! diff -r "$work/gen-before" "$sdk/src/runlater/_gen"; then
   exit 1
 fi
 
-echo "== build the wheel"
+echo "== build the sdist and the wheel"
 python3 -m venv "$work/venv"
 py="$work/venv/bin/python"
 "$py" -m pip install --quiet build==1.6.1
-"$py" -m build --wheel --outdir "$work/dist" "$sdk"
+# No --wheel: the wheel is built from the sdist, which proves the sdist is complete.
+"$py" -m build --outdir "$work/dist" "$sdk"
 wheel="$(ls "$work"/dist/runlater-*.whl)"
+export RUNLATER_DIST="$work/dist"
 
 echo "== install $(basename "$wheel") with test dependencies"
 "$py" -m pip install --quiet "${wheel}[test]"

@@ -7,9 +7,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TypeVar
+
+import pydantic
 
 from runlater import Worker
 
@@ -22,6 +25,21 @@ SHORT_POLL = timedelta(milliseconds=500)
 
 # Worker apps for the runlater-worker tests (run with this as the working directory).
 APPS = Path(__file__).resolve().parent / "apps"
+
+
+@dataclass
+class Address:
+    """A dataclass as a job body or a task's argument."""
+
+    city: str
+    zip: str
+
+
+class Signup(pydantic.BaseModel):
+    """A pydantic model as a job body or a task's argument."""
+
+    email: str
+    seats: int = 1
 
 
 def cli_command() -> list[str]:

@@ -96,10 +96,18 @@ def test_a_number_field_of_the_wrong_type_is_refused(
     assert says in err.message
 
 
-def test_a_body_that_is_not_bytes_is_refused(call: Call, make_queue: QueueFactory) -> None:
-    err = _refused(call, "enqueue_many", [JobSpec(make_queue(), 42)])  # type: ignore[arg-type]
-    assert err.field == "jobs[0].body"
-    assert "int" in err.message
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [(object(), "a value of type object is not JSON"), ({"x": float("nan")}, "float")],
+)
+def test_a_body_that_json_cannot_carry_is_refused(
+    call: Call, make_queue: QueueFactory, body: object, says: str
+) -> None:
+    q = make_queue()
+    err = _refused(call, "enqueue_many", [JobSpec(q, b"fine"), JobSpec(q, body)])
+    assert err.field == "jobs[1].body"
+    assert err.message.startswith("jobs[1].body must be bytes, a str or a JSON value")
+    assert says in err.message
 
 
 def test_run_after_past_the_last_datetime_is_refused(call: Call, make_queue: QueueFactory) -> None:

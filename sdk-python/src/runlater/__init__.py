@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._body import Body, JsonValue
 from ._errors import (
     DeadlineExceededError,
     ErrorReason,
@@ -12,6 +13,7 @@ from ._errors import (
     RunlaterError,
     UnavailableError,
 )
+from ._task import EnqueueOptions, Task, task
 from ._types import (
     DequeuedJob,
     DequeueResult,
@@ -38,11 +40,13 @@ from .worker import Worker
 
 __all__ = [
     "AsyncClient",
+    "Body",
     "Client",
     "DeadlineExceededError",
     "DequeueResult",
     "DequeuedJob",
     "DoNotRetry",
+    "EnqueueOptions",
     "ErrorReason",
     "FailedPreconditionError",
     "GetJobsResult",
@@ -55,6 +59,7 @@ __all__ = [
     "JobSpec",
     "JobState",
     "JobSuccess",
+    "JsonValue",
     "NotFoundError",
     "Outcome",
     "Queue",
@@ -66,6 +71,8 @@ __all__ = [
     "RetryPolicy",
     "RunlaterError",
     "Snooze",
+    "Task",
     "UnavailableError",
     "Worker",
+    "task",
 ]

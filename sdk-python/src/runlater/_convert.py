@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 
+from ._body import encode_body
 from ._gen.v1 import job_pb2, job_service_pb2, queue_service_pb2, worker_service_pb2
 from ._types import (
     DequeuedJob,
@@ -105,7 +106,7 @@ def job_spec_to_proto(spec: JobSpec, index: int) -> job_pb2.JobSpec:
         job_pb2.JobSpec,
         prefix,
         queue=spec.queue,
-        body=spec.body,
+        body=encode_body(spec.body, prefix + "body"),
         priority=spec.priority,
         attempts_allowed=spec.attempts_allowed,
         idempotency_key=spec.idempotency_key,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
+from ._body import Body, decode_json, decode_text
 from ._gen.v1 import job_pb2, worker_service_pb2
 
 
@@ -37,7 +39,8 @@ class JobSpec:
     """One job to enqueue. Zero values take the queue's defaults."""
 
     queue: str
-    body: bytes = b""
+    # bytes as they are, a str as UTF-8, anything else as JSON (see Client.enqueue).
+    body: Body = b""
     priority: int = 0
     # A datetime (aware; naive is read as UTC) or a delay from now.
     run_after: datetime | timedelta | None = None
@@ -68,6 +71,17 @@ class Job:
     finished_at: datetime | None
     # The ordering key given at enqueue; "" for none (and always on FIFO queues).
     ordering_key: str = ""
+
+    def text(self) -> str:
+        """The body (looked up with include_body=True) as UTF-8 text; ValueError naming
+        the job if it is not."""
+        return decode_text(self.body, self.job_id)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (as enqueue sends a dict, a list, a number...).
+
+        Raises ValueError naming the job and where parsing stopped if it is not JSON."""
+        return decode_json(self.body, self.job_id)
 
 
 @dataclass(frozen=True)
@@ -105,6 +119,16 @@ class DequeuedJob:
     def is_last_attempt(self) -> bool:
         """True when a failure of this attempt leaves the job FAILED."""
         return self.attempt >= self.attempts_allowed
+
+    def text(self) -> str:
+        """The body as UTF-8 text; ValueError naming the job if it is not."""
+        return decode_text(self.body, self.job_id)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (as enqueue sends a dict, a list, a number...).
+
+        Raises ValueError naming the job and where parsing stopped if it is not JSON."""
+        return decode_json(self.body, self.job_id)
 
 
 @dataclass(frozen=True)

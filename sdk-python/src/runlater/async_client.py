@@ -16,6 +16,7 @@ from typing import TypeVar
 from connectrpc.errors import ConnectError
 
 from . import _convert as cv
+from ._body import Body
 from ._errors import translate
 from ._gen.v1 import worker_service_pb2
 from ._transport import DEFAULT_TIMEOUT, HttpVersion, Options, Protocol, async_stubs, make_options
@@ -143,7 +144,7 @@ class AsyncClient:
     async def enqueue(
         self,
         queue: str,
-        body: bytes | str = b"",
+        body: Body = b"",
         *,
         priority: int = 0,
         run_after: datetime | timedelta | None = None,
@@ -152,7 +153,11 @@ class AsyncClient:
         custom_status: str = "",
         ordering_key: str = "",
     ) -> str:
-        """Enqueues one job and returns its id. A str body is encoded as UTF-8.
+        """Enqueues one job and returns its id.
+
+        The body is sent as the TypeScript SDK sends it: bytes as they are, a str as UTF-8,
+        anything else as JSON (a dict, a list, a number, True/False, None; a dataclass or a
+        pydantic model as an object of its fields). Handlers read it back with job.json().
 
         Jobs of a queue that share an ``ordering_key`` run one at a time, in enqueue
         order: the next is handed out only after the one before it reached SUCCEEDED or
@@ -160,7 +165,7 @@ class AsyncClient:
         """
         spec = JobSpec(
             queue=queue,
-            body=body.encode() if isinstance(body, str) else body,
+            body=body,
             priority=priority,
             run_after=run_after,
             attempts_allowed=attempts_allowed,

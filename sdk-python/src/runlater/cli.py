@@ -1,6 +1,9 @@
 """`runlater-worker module:attr`: imports a Worker and runs it until SIGTERM/SIGINT.
 
-    runlater-worker myapp.tasks:app --log-level info
+    runlater-worker myapp.tasks:app --url http://runlater:8080 --concurrency 8 --queue emails
+
+--url (default $RUNLATER_URL), --concurrency and --queue override what the app's Worker
+says (Worker.configure), so one app can be deployed as several workers.
 
 The current directory is put on sys.path first, as uvicorn and celery do, so a module
 beside the caller is found without installing it.
@@ -19,6 +22,8 @@ import sys
 
 from ._transport import TOKEN_ENV
 from .worker import Worker
+
+URL_ENV = "RUNLATER_URL"
 
 
 def load_worker(target: str) -> Worker:
@@ -49,9 +54,43 @@ def read_token_file(path: str) -> str:
     return token
 
 
+def _url(value: str) -> str:
+    if not value.lower().startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"must be an http:// or https:// URL, not {value!r}")
+    return value
+
+
+def _concurrency(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {value!r}")
+    return number
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="runlater-worker", description=__doc__.splitlines()[0])
     parser.add_argument("app", help="the Worker to run, as module:attribute")
+    parser.add_argument(
+        "--url",
+        type=_url,
+        help=f"the server, instead of the app's (default ${URL_ENV} if set)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=_concurrency,
+        metavar="N",
+        help="jobs at once per queue, for every queue (instead of the app's settings)",
+    )
+    parser.add_argument(
+        "--queue",
+        action="append",
+        dest="queues",
+        metavar="QUEUE",
+        help="run only this queue of the app's (repeat for more; default all of them)",
+    )
     parser.add_argument("--log-level", default="info", help="logging level (default info)")
     parser.add_argument(
         "--token-file",
@@ -60,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         "makes without an explicit token",
     )
     args = parser.parse_args(argv)
+    url, url_from = args.url, "--url"
+    if url is None and os.environ.get(URL_ENV):
+        url, url_from = os.environ[URL_ENV], f"${URL_ENV}"
+        try:
+            _url(url)
+        except argparse.ArgumentTypeError as err:
+            parser.error(f"{url_from} {err}")
     if args.token_file is not None:
         # Before the app is imported: its clients read the variable when they are made.
         os.environ[TOKEN_ENV] = read_token_file(args.token_file)
@@ -69,6 +115,16 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     worker = load_worker(args.app)
+    # Each flag on its own, so that an error names the flag it came from.
+    try:
+        worker.configure(url=url)  # https://: reads and checks the RUNLATER_TLS_* files
+    except ValueError as err:
+        parser.error(f"{url_from} {url}: {err}")
+    worker.configure(concurrency=args.concurrency)  # checked by _concurrency
+    try:
+        worker.configure(queues=args.queues)  # the app's queues are known only now
+    except ValueError as err:
+        parser.error(f"--queue: {err}")
     worker.run(handle_signals=True)
     if worker.abandoned_threads:
         # Blocking handlers past the grace were released to PENDING but their threads

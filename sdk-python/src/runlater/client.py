@@ -11,6 +11,7 @@ from typing import TypeVar
 from connectrpc.errors import ConnectError
 
 from . import _convert as cv
+from ._body import Body
 from ._errors import translate
 from ._transport import DEFAULT_TIMEOUT, HttpVersion, Protocol, make_options, sync_stubs
 from ._types import (
@@ -121,7 +122,7 @@ class Client:
     def enqueue(
         self,
         queue: str,
-        body: bytes | str = b"",
+        body: Body = b"",
         *,
         priority: int = 0,
         run_after: datetime | timedelta | None = None,
@@ -130,7 +131,11 @@ class Client:
         custom_status: str = "",
         ordering_key: str = "",
     ) -> str:
-        """Enqueues one job and returns its id. A str body is encoded as UTF-8.
+        """Enqueues one job and returns its id.
+
+        The body is sent as the TypeScript SDK sends it: bytes as they are, a str as UTF-8,
+        anything else as JSON (a dict, a list, a number, True/False, None; a dataclass or a
+        pydantic model as an object of its fields). Handlers read it back with job.json().
 
         Jobs of a queue that share an ``ordering_key`` run one at a time, in enqueue
         order: the next is handed out only after the one before it reached SUCCEEDED or
@@ -138,7 +143,7 @@ class Client:
         """
         spec = JobSpec(
             queue=queue,
-            body=body.encode() if isinstance(body, str) else body,
+            body=body,
             priority=priority,
             run_after=run_after,
             attempts_allowed=attempts_allowed,

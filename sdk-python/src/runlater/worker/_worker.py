@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._convert import utcnow
 from .._errors import RunlaterError
@@ -23,6 +23,9 @@ from ..retry import RetryPolicy
 from . import _defaults as defaults
 from ._outcome import Handler
 from ._runner import QueueRunner, Registration
+
+if TYPE_CHECKING:
+    from .._task import Task
 
 log = logging.getLogger("runlater.worker")
 
@@ -163,9 +166,75 @@ class Worker:
             retry_policy=retry_policy or self.retry_policy,
         )
 
+    def register_task(
+        self,
+        task: Task[..., Any],
+        *,
+        concurrency: int | None = None,
+        retry_policy: RetryPolicy | None = None,
+    ) -> None:
+        """Runs a task (`runlater.task`) for the jobs of its queue: its function is called
+        with the job's JSON arguments, and what it returns or raises decides the job's fate
+        as a handler's would. Its annotations must resolve by now (TypeError if not)."""
+        self.register(
+            task.queue, task.handler(), concurrency=concurrency, retry_policy=retry_policy
+        )
+
     @property
     def queues(self) -> list[str]:
         return list(self._registrations)
+
+    def configure(
+        self,
+        *,
+        url: str | None = None,
+        concurrency: int | None = None,
+        queues: list[str] | None = None,
+    ) -> None:
+        """Deployment-time overrides, as `runlater-worker --url/--concurrency/--queue` set
+        them; call before run(). None leaves a setting as the app made it.
+
+        url: the server to work against instead of the app's; protocol, HTTP version,
+            timeout, headers and token are kept, and TLS settings too if both URLs are
+            https:// (else an https:// URL takes them from RUNLATER_TLS_*).
+        concurrency: jobs at once for every queue, the handlers' own settings included.
+        queues: run only these of the registered queues (ValueError naming any other).
+        """
+        if url is not None:
+            self._use_url(url)
+        if concurrency is not None:
+            if concurrency < 1:
+                raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+            self.concurrency = concurrency
+            for reg in self._registrations.values():
+                reg.concurrency = concurrency
+        if queues is not None:
+            if not queues:
+                raise ValueError("queues must name at least one queue")
+            unknown = [q for q in queues if q not in self._registrations]
+            if unknown:
+                raise ValueError(
+                    f"no handler registered for queue(s) {', '.join(map(repr, unknown))}; "
+                    f"registered: {', '.join(map(repr, self._registrations)) or 'none'}"
+                )
+            self._registrations = {q: self._registrations[q] for q in dict.fromkeys(queues)}
+
+    def _use_url(self, url: str) -> None:
+        if not url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https://, not {url!r}")
+        old = self._options
+        options = make_options(
+            url,
+            protocol=old.protocol,
+            timeout=old.timeout,
+            headers=old.headers,
+            http_version=old.http_version,
+            token=old.token or "",
+        )
+        if options.https and old.tls is not None:
+            options = replace(options, tls=old.tls)
+        self._client_arg = url
+        self._options, self._owns_client = options, True
 
     # --- running --------------------------------------------------------------------
 
