@@ -13,13 +13,17 @@
 # The SQLite store gets a new file under .run/conformance each run.
 # CONFORMANCE_STORES picks stores (default "memory sqlite redis mysql").
 # Extra runner flags can be passed in CONFORMANCE_ARGS (e.g. "--sdk ts --scenario run-after").
+# CONFORMANCE_SECURE=1 runs every server with auth and TLS (the runner's --secure: a random
+# admin token, a random cluster secret, certificates from scripts/test-certs.sh).
 # Ends with `N passed, N failed`; exits non-zero if any case failed.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 # shellcheck source=../scripts/node-env.sh
 source scripts/node-env.sh
-report="${1:-$root/.run/conformance/report.xml}"
+secure=()
+[[ "${CONFORMANCE_SECURE:-0}" == 1 ]] && secure=(--secure)
+report="${1:-$root/.run/conformance/report${secure:+-secure}.xml}"
 # Stores to run on: any of memory, sqlite, redis, mysql (default all four).
 wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql} "
 stores=()
@@ -80,4 +84,4 @@ node scripts/build.mjs || say "WARNING: the build failed; the server may run sta
 
 # ---- run
 # shellcheck disable=SC2086
-exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" --report "$report" ${CONFORMANCE_ARGS:-}
+exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" "${secure[@]}" --report "$report" ${CONFORMANCE_ARGS:-}
