@@ -108,9 +108,19 @@ export type DriverRequest =
   /**
    * Forget every client and worker; from now on talk to `url` with `protocol`. Workers
    * connect to `worker_url` (default `url`): the runner's proxy, whose connections it can
-   * break.
+   * break. In a secure run (`https://` URLs) every client and worker sends `token` and
+   * trusts the CA in the PEM file `tls_ca`.
    */
-  | { op: "connect"; url: string; protocol: WireProtocol; worker_url?: string }
+  | {
+      op: "connect";
+      url: string;
+      protocol: WireProtocol;
+      worker_url?: string;
+      /** An API token every client and worker sends (the server runs with auth). */
+      token?: string;
+      /** Path of a PEM CA file to trust for the server's certificate. */
+      tls_ca?: string;
+    }
   /**
    * Before every scenario: stop every worker at once (open every gate first, so blocked
    * handlers end), forget gates and handler calls.

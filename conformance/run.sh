@@ -13,13 +13,18 @@
 # The SQLite store gets a new file under .run/conformance each run.
 # CONFORMANCE_STORES picks stores (default "memory sqlite redis mysql").
 # Extra runner flags can be passed in CONFORMANCE_ARGS (e.g. "--sdk ts --scenario run-after").
+# CONFORMANCE_BUILT=1 skips building the Java driver and the server (a run just before did).
+# CONFORMANCE_SECURE=1 runs every server with auth and TLS (the runner's --secure: a random
+# admin token, a random cluster secret, certificates from scripts/test-certs.sh).
 # Ends with `N passed, N failed`; exits non-zero if any case failed.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 # shellcheck source=../scripts/node-env.sh
 source scripts/node-env.sh
-report="${1:-$root/.run/conformance/report.xml}"
+secure=()
+[[ "${CONFORMANCE_SECURE:-0}" == 1 ]] && secure=(--secure)
+report="${1:-$root/.run/conformance/report${secure:+-secure}.xml}"
 # Stores to run on: any of memory, sqlite, redis, mysql (default all four).
 wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql} "
 stores=()
@@ -66,18 +71,23 @@ fi
 export RUNLATER_CONFORMANCE_PYTHON="$venv/bin/python"
 
 # ---- Java driver: compiled with the SDK's own build, run from its test classes
-say "building the Java driver (mvn test-compile)"
-(
-  cd sdk-java &&
-    { mvn -B -q -Dstyle.color=never -o test-compile 2>/dev/null || mvn -B -q -Dstyle.color=never test-compile; } &&
-    { mvn -B -q -Dstyle.color=never -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null 2>&1 ||
-      mvn -B -q -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null; }
-) || say "WARNING: the Java driver did not build; java cases will fail"
+# (CONFORMANCE_BUILT=1: a run just before built it and the server, as in scripts/test-all.sh)
+if [[ "${CONFORMANCE_BUILT:-0}" == 1 ]]; then
+  say "using the Java driver and the server as the last run built them (CONFORMANCE_BUILT=1)"
+else
+  say "building the Java driver (mvn test-compile)"
+  (
+    cd sdk-java &&
+      { mvn -B -q -Dstyle.color=never -o test-compile 2>/dev/null || mvn -B -q -Dstyle.color=never test-compile; } &&
+      { mvn -B -q -Dstyle.color=never -o dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null 2>&1 ||
+        mvn -B -q -Dstyle.color=never dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/conformance-classpath.txt >/dev/null; }
+  ) || say "WARNING: the Java driver did not build; java cases will fail"
 
-# ---- the server runs from its build (scripts/runlater → server/dist): bring it up to date
-say "building the server (scripts/build.mjs)"
-node scripts/build.mjs || say "WARNING: the build failed; the server may run stale or not at all"
+  # ---- the server runs from its build (scripts/runlater → server/dist): bring it up to date
+  say "building the server (scripts/build.mjs)"
+  node scripts/build.mjs || say "WARNING: the build failed; the server may run stale or not at all"
+fi
 
 # ---- run
 # shellcheck disable=SC2086
-exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" --report "$report" ${CONFORMANCE_ARGS:-}
+exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" "${secure[@]}" --report "$report" ${CONFORMANCE_ARGS:-}

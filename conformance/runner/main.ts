@@ -4,10 +4,12 @@
  * between scenarios), matches every result, and prints a table and `N passed, N failed`.
  *
  *   npx tsx conformance/runner/main.ts [--sdk ts,python,java] [--store memory --store redis://…]
- *       [--protocol grpc,…] [--scenario glob] [--report out.xml|out.json] [--verbose]
+ *       [--protocol grpc,…] [--scenario glob] [--report out.xml|out.json] [--secure] [--verbose]
  *       [--scenarios-dir dir] [--known-failing-dir dir]     (the runner's own tests use these)
  *
- * conformance/run.sh runs the full matrix with the services and drivers built.
+ * --secure runs every server with auth and TLS (runner/secure.ts) and gives the drivers the
+ * admin token and the test CA. conformance/run.sh runs the full matrix with the services
+ * and drivers built.
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,7 @@ import { DriverProcess, type ServerHandle, startServer } from "./processes.js";
 import { BreakableProxy, type NetAction } from "./proxy.js";
 import { type CaseResult, caseName, isFailure, printTable, writeReport } from "./report.js";
 import { loadScenarios, type Scenario } from "./scenario.js";
+import { driverCredentials, makeSecurity } from "./secure.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const OP_TIMEOUT_MS = 30_000;
@@ -36,13 +39,14 @@ const { values: args } = parseArgs({
     report: { type: "string" },
     "scenarios-dir": { type: "string" },
     "known-failing-dir": { type: "string" },
+    secure: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     help: { type: "boolean", default: false },
   },
 });
 if (args.help) {
   console.log(
-    "usage: tsx conformance/runner/main.ts [--sdk ts,python,java] [--store memory|redis://…|mysql://…]… [--protocol p,…] [--scenario glob]… [--report path.xml|path.json] [--scenarios-dir dir] [--known-failing-dir dir] [--verbose]",
+    "usage: tsx conformance/runner/main.ts [--sdk ts,python,java] [--store memory|redis://…|mysql://…]… [--protocol p,…] [--scenario glob]… [--report path.xml|path.json] [--scenarios-dir dir] [--known-failing-dir dir] [--secure] [--verbose]",
   );
   process.exit(0);
 }
@@ -71,6 +75,8 @@ const protocols = list(args.protocol) as WireProtocol[] | undefined;
 const stores = args.store?.length ? args.store : ["memory"];
 const storeKind = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]!.replace(/^rediss$/, "redis"));
 const logDir = join(root, ".run/conformance");
+// One set of certificates, token and cluster secret for the whole run.
+const security = args.secure ? makeSecurity(root, join(logDir, "tls")) : undefined;
 
 const results: CaseResult[] = [];
 const started = Date.now();
@@ -152,7 +158,7 @@ async function runScenario(
 
 async function main(): Promise<number> {
   log(
-    `conformance: ${scenarios.length} scenarios × sdk ${chosen.map((d) => d.sdk).join(",")} × store ${stores.map(storeKind).join(",")}`,
+    `conformance: ${scenarios.length} scenarios × sdk ${chosen.map((d) => d.sdk).join(",")} × store ${stores.map(storeKind).join(",")}${security ? " (auth and TLS on)" : ""}`,
   );
   const known = new Map<string, KnownFailing[]>(
     chosen.map((d) => [
@@ -164,7 +170,7 @@ async function main(): Promise<number> {
     const kind = storeKind(store);
     let server: ServerHandle;
     try {
-      server = await startServer(root, store, logDir);
+      server = await startServer(root, store, logDir, security);
     } catch (err) {
       log(`store ${kind}: ${(err as Error).message}`);
       for (const d of chosen)
@@ -181,7 +187,7 @@ async function main(): Promise<number> {
             });
       continue;
     }
-    const proxy = new BreakableProxy(Number(new URL(server.url).port));
+    const proxy = new BreakableProxy(server.url);
     await proxy.start();
     try {
       for (const spec of chosen) {
@@ -195,7 +201,7 @@ async function main(): Promise<number> {
               // (Re)connect the driver to this server and protocol: a fresh driver, or a new group.
               if (fresh || s === scenarios[0]) {
                 const r = await proc.request(
-                  { op: "connect", url: server.url, protocol, worker_url: proxy.url },
+                  { op: "connect", url: server.url, protocol, worker_url: proxy.url, ...driverCredentials(security) },
                   fresh ? spec.startupTimeoutMs : OP_TIMEOUT_MS,
                 );
                 if (!r.ok) throw new Error(`connect failed: ${show(r.error)}`);
@@ -255,7 +261,7 @@ async function main(): Promise<number> {
     );
   }
   if (args.report) {
-    writeReport(args.report, results, Date.now() - started);
+    writeReport(args.report, results, Date.now() - started, security ? "conformance-secure" : "conformance");
     log(`report: ${args.report}`);
   }
   log(`${((Date.now() - started) / 1000).toFixed(1)} s; ${knownFailing.length} known failing (counted as passed)`);

@@ -1,6 +1,7 @@
 /**
- * The child processes the runner drives: a runlater server (with --enable-test-control)
- * and one driver per SDK, spoken to in JSON lines over stdio.
+ * The child processes the runner drives: a runlater server (with --enable-test-control,
+ * and with auth and TLS in a secure run) and one driver per SDK, spoken to in JSON lines
+ * over stdio.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
@@ -11,6 +12,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { TestControlService } from "../../server/src/gen/runlater/testing/v1/control_pb.js";
 import type { DriverRequest, DriverResponse } from "../protocol.js";
+import { controlTransportOptions, type Security, serverSettings } from "./secure.js";
 
 export interface ServerHandle {
   url: string;
@@ -23,10 +25,20 @@ export interface ServerHandle {
   stop(): Promise<void>;
 }
 
-/** Starts `scripts/runlater serve --port 0 --enable-test-control` on `store`. */
-export async function startServer(root: string, store: string, logDir: string): Promise<ServerHandle> {
+/**
+ * Starts `scripts/runlater serve --port 0 --enable-test-control` on `store`; with
+ * `security`, with auth and TLS, and test control is then called with the cluster secret.
+ */
+export async function startServer(
+  root: string,
+  store: string,
+  logDir: string,
+  security?: Security,
+): Promise<ServerHandle> {
   mkdirSync(logDir, { recursive: true });
-  const log = createWriteStream(join(logDir, `server-${store.replace(/[^A-Za-z0-9]+/g, "_").slice(0, 40)}.log`));
+  const secure = serverSettings(security);
+  const name = `server-${store.replace(/[^A-Za-z0-9]+/g, "_").slice(0, 40)}${security ? "-secure" : ""}`;
+  const log = createWriteStream(join(logDir, `${name}.log`));
   const child = spawn(
     "bash",
     [
@@ -39,9 +51,11 @@ export async function startServer(root: string, store: string, logDir: string): 
       "warn",
       "--store",
       store,
+      ...secure.args,
     ],
     {
       cwd: root,
+      env: { ...process.env, ...secure.env },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -66,7 +80,12 @@ export async function startServer(root: string, store: string, logDir: string): 
   });
   const control = createClient(
     TestControlService,
-    createConnectTransport({ baseUrl: url, httpVersion: "1.1", defaultTimeoutMs: 60_000 }),
+    createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      defaultTimeoutMs: 60_000,
+      ...controlTransportOptions(security),
+    }),
   );
   const ms = (t: Parameters<typeof timestampDate>[0] | undefined) => (t ? timestampDate(t).getTime() : Number.NaN);
   return {

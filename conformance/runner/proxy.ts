@@ -10,6 +10,9 @@
  *           which are then lost with the connection and must be sent again
  *   down    refuse new connections (and sever the open ones): "no server there"
  *   up      accept and forward again
+ *
+ * It forwards bytes, never reads them, so TLS passes through: a worker's handshake is
+ * with the server itself (its certificate names 127.0.0.1, the proxy's address too).
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -23,10 +26,18 @@ export class BreakableProxy {
   private held = 0;
   private heldWaiters: Array<() => void> = [];
 
-  constructor(private readonly targetPort: number) {}
+  private readonly targetPort: number;
+  private readonly scheme: string;
+
+  /** @param target the server's URL: its port, and its scheme, which the proxy's URL keeps (https in a secure run) */
+  constructor(target: string) {
+    const url = new URL(target);
+    this.targetPort = Number(url.port);
+    this.scheme = url.protocol;
+  }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `${this.scheme}//127.0.0.1:${this.port}`;
   }
 
   async start(): Promise<void> {

@@ -47,7 +47,8 @@ export function printTable(results: CaseResult[], scenarios: string[], out: (s: 
   }
 }
 
-export function writeReport(path: string, results: CaseResult[], totalMs: number): void {
+/** @param suite the JUnit suites' name prefix: "conformance", or "conformance-secure" for a run with auth and TLS */
+export function writeReport(path: string, results: CaseResult[], totalMs: number, suite = "conformance"): void {
   mkdirSync(dirname(path), { recursive: true });
   if (path.endsWith(".json")) {
     const failed = results.filter((r) => isFailure(r.status)).length;
@@ -76,12 +77,12 @@ export function writeReport(path: string, results: CaseResult[], totalMs: number
           : r.status === "known-failing"
             ? `<skipped message="${esc(`known failing: ${r.message ?? ""}`)}"/>`
             : "";
-      return `    <testcase classname="conformance.${esc(key.replace(/\//g, "."))}" name="${esc(r.scenario)}" time="${(r.ms / 1000).toFixed(3)}">${inner}</testcase>`;
+      return `    <testcase classname="${suite}.${esc(key.replace(/\//g, "."))}" name="${esc(r.scenario)}" time="${(r.ms / 1000).toFixed(3)}">${inner}</testcase>`;
     });
-    return `  <testsuite name="conformance/${esc(key)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n${cases.join("\n")}\n  </testsuite>`;
+    return `  <testsuite name="${suite}/${esc(key)}" tests="${rs.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">\n${cases.join("\n")}\n  </testsuite>`;
   });
   writeFileSync(
     path,
-    `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="runlater conformance" time="${(totalMs / 1000).toFixed(3)}">\n${suites.join("\n")}\n</testsuites>\n`,
+    `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="runlater ${suite}" time="${(totalMs / 1000).toFixed(3)}">\n${suites.join("\n")}\n</testsuites>\n`,
   );
 }

@@ -190,6 +190,8 @@ class Driver:
     def __init__(self) -> None:
         self.target: tuple[str, str] | None = None
         self.worker_url = ""
+        # A secure run's token and CA file (`connect`), given to every client and worker.
+        self.credentials: dict[str, str] = {}
         self.clients: dict[str, Client] = {}
         self.workers = Workers()
 
@@ -200,7 +202,7 @@ class Driver:
             url, protocol = self.target
             if protocol not in PROTOCOLS:
                 raise RuntimeError(f"the Python SDK does not offer {protocol}")
-            self.clients[actor] = Client(url, protocol=PROTOCOLS[protocol])  # type: ignore[arg-type]
+            self.clients[actor] = Client(url, protocol=PROTOCOLS[protocol], **self.credentials)  # type: ignore[arg-type]
         return self.clients[actor]
 
     def close_all(self) -> None:
@@ -215,6 +217,7 @@ class Driver:
             self.close_all()
             self.target = (r["url"], r["protocol"])
             self.worker_url = r.get("worker_url") or r["url"]
+            self.credentials = {k: r[k] for k in ("token", "tls_ca") if r.get(k)}
             return {}
         if op == "reset":
             self.workers.reset()
@@ -229,7 +232,7 @@ class Driver:
         if op.startswith("worker_"):
             if self.target is None:
                 raise RuntimeError("no connect request yet")
-            return self.workers.run(r, self.worker_url, PROTOCOLS[self.target[1]])
+            return self.workers.run(r, self.worker_url, PROTOCOLS[self.target[1]], self.credentials)
         c = self.client(r["actor"])
         if op == "create_queue":
             q, created = c.create_queue(r["queue"], queue_config(r.get("config")))
@@ -475,18 +478,19 @@ class Workers:
 
         return handle_async if is_async else handle
 
-    def run(self, r: dict[str, Any], url: str, protocol: str) -> dict[str, Any]:
+    def run(self, r: dict[str, Any], url: str, protocol: str, credentials: dict[str, str]) -> dict[str, Any]:
+        """`credentials`: the token and tls_ca every client is made with (a secure run)."""
         op, actor = r["op"], r["actor"]
         w = self.running.get(actor)
         if op == "worker_start":
             if w is not None:
                 raise RuntimeError(f"{actor} already runs a worker")
-            return self._start(actor, r, url, protocol)
+            return self._start(actor, r, url, protocol, credentials)
         if op == "worker_release":
             self.gate(r["gate"]).set()
             return {}
         if op == "worker_defaults":
-            with Client(url, protocol=protocol) as c:  # type: ignore[arg-type]
+            with Client(url, protocol=protocol, **credentials) as c:  # type: ignore[arg-type]
                 app = Worker(c)
                 return {
                     "concurrency": app.concurrency,
@@ -518,9 +522,11 @@ class Workers:
                 return {"calls": [dict(c) for c in w.calls], "stopped": w.stopped}
         raise RuntimeError(f"unknown op {op!r}")
 
-    def _start(self, actor: str, r: dict[str, Any], url: str, protocol: str) -> dict[str, Any]:
+    def _start(
+        self, actor: str, r: dict[str, Any], url: str, protocol: str, credentials: dict[str, str]
+    ) -> dict[str, Any]:
         o = r.get("options") or {}
-        client = Client(url, protocol=protocol)  # type: ignore[arg-type]
+        client = Client(url, protocol=protocol, **credentials)  # type: ignore[arg-type]
         kw: dict[str, Any] = {"clock": self.clock}
         for name in ("concurrency", "batch_size", "dequeue_mode"):
             if name in o:

@@ -44,16 +44,23 @@ import type {
   WorkerOptionsJson,
 } from "../../conformance/protocol.js";
 
-let target: { url: string; workerUrl: string; protocol: WireProtocol } | undefined;
+let target:
+  | { url: string; workerUrl: string; protocol: WireProtocol; token: string | undefined; caFile: string | undefined }
+  | undefined;
 const actors = new Map<string, RunlaterClient>();
 
-/** Client options for the current wire protocol (HTTP version left to the SDK's choice). */
+/**
+ * Client options for the current wire protocol (HTTP version left to the SDK's choice),
+ * with the token and CA of a secure run.
+ */
 function clientOptions(): RunlaterClientOptions {
   if (!target) throw new Error("no connect request yet");
-  const { protocol } = target;
+  const { protocol, token, caFile } = target;
   return {
     protocol: protocol === "connect-json" || protocol === "connect-binary" ? "connect" : protocol,
     binary: protocol === "connect-json" ? false : undefined,
+    token,
+    tls: caFile === undefined ? undefined : { caFile },
   };
 }
 
@@ -329,7 +336,13 @@ async function handle(req: DriverRequest): Promise<DriverResponse> {
     if (req.op === "connect") {
       await resetWorkers();
       closeAll();
-      target = { url: req.url, workerUrl: req.worker_url ?? req.url, protocol: req.protocol };
+      target = {
+        url: req.url,
+        workerUrl: req.worker_url ?? req.url,
+        protocol: req.protocol,
+        token: req.token,
+        caFile: req.tls_ca,
+      };
       return { ok: true };
     }
     if (req.op === "reset") {

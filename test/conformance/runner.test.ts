@@ -154,7 +154,7 @@ describe("the workers' proxy", () => {
   async function setup() {
     const echo = createServer((s) => s.pipe(s));
     await new Promise<void>((resolve) => echo.listen(0, "127.0.0.1", resolve));
-    const proxy = new BreakableProxy((echo.address() as { port: number }).port);
+    const proxy = new BreakableProxy(`http://127.0.0.1:${(echo.address() as { port: number }).port}`);
     await proxy.start();
     const connect = async () => {
       const s = createConnection({ host: "127.0.0.1", port: Number(new URL(proxy.url).port) });

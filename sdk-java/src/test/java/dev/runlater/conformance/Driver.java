@@ -22,6 +22,7 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,6 +42,9 @@ import java.util.Map;
 public final class Driver {
   private String url;
   private String workerUrl;
+  // A secure run's token and CA file (connect), given to every client and worker; null: none.
+  private String token;
+  private Path tlsCa;
   private final Map<String, RunlaterClient> clients = new HashMap<>();
   private final WorkerOps workers = new WorkerOps();
 
@@ -100,8 +104,20 @@ public final class Driver {
           if (url == null) {
             throw new IllegalStateException("no connect request yet");
           }
-          return RunlaterClient.builder(url).build();
+          return open(url);
         });
+  }
+
+  /** A client for {@code target} with the current connect settings. */
+  private RunlaterClient open(String target) {
+    RunlaterClient.Builder b = RunlaterClient.builder(target);
+    if (token != null) {
+      b.token(token);
+    }
+    if (tlsCa != null) {
+      b.tlsCa(tlsCa);
+    }
+    return b.build();
   }
 
   private void closeAll() {
@@ -122,6 +138,8 @@ public final class Driver {
         }
         url = (String) r.get("url");
         workerUrl = r.get("worker_url") == null ? url : (String) r.get("worker_url");
+        token = (String) r.get("token");
+        tlsCa = r.get("tls_ca") == null ? null : Path.of((String) r.get("tls_ca"));
       }
       case "reset" -> workers.reset();
       case "clock" -> workers.clock(((Number) r.get("now_ms")).longValue());
@@ -134,7 +152,7 @@ public final class Driver {
           if (workerUrl == null) {
             throw new IllegalStateException("no connect request yet");
           }
-          return workers.run(op, (String) r.get("actor"), r, workerUrl);
+          return workers.run(op, (String) r.get("actor"), r, () -> open(workerUrl));
         }
         RunlaterClient c = client((String) r.get("actor"));
         sdk(c, op, r, out);

@@ -24,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The driver's worker layer (ops {@code worker_*}, conformance/protocol.md): the SDK's own {@link
@@ -77,14 +78,16 @@ final class WorkerOps {
     nowMs = ms;
   }
 
-  Map<String, Object> run(String op, String actor, Map<String, Object> r, String url)
+  /** {@code newClient}: a new client for the workers' URL, with the connect settings. */
+  Map<String, Object> run(
+      String op, String actor, Map<String, Object> r, Supplier<RunlaterClient> newClient)
       throws InterruptedException {
     Map<String, Object> out = new LinkedHashMap<>();
     switch (op) {
-      case "worker_start" -> start(actor, r, url);
+      case "worker_start" -> start(actor, r, newClient);
       case "worker_release" -> gate((String) r.get("gate")).countDown();
       case "worker_defaults" -> {
-        try (RunlaterClient c = RunlaterClient.builder(url).build();
+        try (RunlaterClient c = newClient.get();
             Worker w = Worker.builder(c).build()) {
           Worker.Settings s = w.settings();
           out.put("concurrency", s.concurrency());
@@ -122,7 +125,7 @@ final class WorkerOps {
     return out;
   }
 
-  private void start(String actor, Map<String, Object> r, String url) {
+  private void start(String actor, Map<String, Object> r, Supplier<RunlaterClient> newClient) {
     synchronized (changed) {
       if (running.containsKey(actor)) {
         throw new IllegalStateException(actor + " already runs a worker");
@@ -131,7 +134,7 @@ final class WorkerOps {
     @SuppressWarnings("unchecked")
     Map<String, Object> o =
         r.get("options") == null ? Map.of() : (Map<String, Object>) r.get("options");
-    RunlaterClient client = RunlaterClient.builder(url).build();
+    RunlaterClient client = newClient.get();
     Worker.Builder b = Worker.builder(client).clock(clock);
     if (o.get("concurrency") != null) {
       b.concurrency(number(o.get("concurrency")));
