@@ -12,7 +12,8 @@ import type { Scope } from "../domain/tokens.js";
 export type QueuesOf = (request: Record<string, unknown>) => string[] | "any";
 
 export interface Access {
-  scope: Scope;
+  /** The scope the method needs; "authenticated": any valid token will do. */
+  scope: Scope | "authenticated";
   queues: QueuesOf;
 }
 
@@ -66,6 +67,8 @@ export const ACCESS: Readonly<Record<string, Access>> = {
   "runlater.v1.TokenService/CreateToken": { scope: "admin", queues: none },
   "runlater.v1.TokenService/ListTokens": { scope: "admin", queues: none },
   "runlater.v1.TokenService/RevokeToken": { scope: "admin", queues: none },
+  // A token may always learn about itself (the dashboard hides what it may not do).
+  "runlater.v1.TokenService/WhoAmI": { scope: "authenticated", queues: () => [] },
 };
 
 /** Services between nodes and for tests: never reachable with a client token (the cluster secret). */
