@@ -202,7 +202,9 @@ describe("tokens", () => {
     );
     const read = await createClient(TokenService, protocols.grpc!(server.url, tokens.get("read"))).whoAmI({});
     expect(read.token?.scopes).toEqual(["read"]);
-    const anonymous = await createClient(TokenService, protocols.connect!(server.url)).whoAmI({}).catch(ConnectError.from);
+    const anonymous = await createClient(TokenService, protocols.connect!(server.url))
+      .whoAmI({})
+      .catch(ConnectError.from);
     expect(anonymous).toMatchObject({ code: Code.Unauthenticated });
   });
 
