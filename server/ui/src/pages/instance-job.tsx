@@ -12,7 +12,7 @@ import {
 import { useAction } from "../action.js";
 import { api } from "../api.js";
 import { Allowed, Badge, ErrorBanner, Head, Notice } from "../components.js";
-import { bodyText, count, dateTime } from "../format.js";
+import { bodyText, count, dateTime, plural } from "../format.js";
 import { href } from "../router.js";
 import { jobLook, outcomeNames } from "../workflow-states.js";
 
@@ -55,7 +55,7 @@ export function InstanceJobDetail({ instanceId, job, queue, running, onChanged }
             Runs on queue <a href={href("queues", queue)}>{queue}</a>.{" "}
           </>
         )}
-        {count(job.runCount)} runs in all
+        {plural(job.runCount, "run")} in all
         {job.runCount > job.runs.length ? ` (the latest ${job.runs.length} are kept)` : ""}.
         {job.droppedEvents > 0 ? ` ${count(job.droppedEvents)} events were dropped (an input was full).` : ""}
       </p>

@@ -9,7 +9,7 @@ import { useRef, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
 import { Allowed, Badge, Confirm, ErrorBanner, Head, Notice } from "../components.js";
-import { count, dateTime } from "../format.js";
+import { count, dateTime, plural } from "../format.js";
 import { GraphView } from "../graph-view.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
@@ -67,15 +67,10 @@ export function InstancePage({ id }: { id: string }) {
             <GraphView
               workflow={data.workflow}
               looks={new Map(instance.jobs.map((j) => [j.name, jobLook(j)]))}
-              notes={new Map(instance.jobs.map((j) => [j.name, j.runCount > 0 ? `${j.runCount} runs` : ""]))}
+              notes={new Map(instance.jobs.map((j) => [j.name, j.runCount > 0 ? plural(j.runCount, "run") : ""]))}
               selected={job?.name}
               onSelect={setSelected}
             />
-          )}
-          {running && data.workflow && (
-            <Allowed action="workflow.post-event">
-              <PostEvent id={id} workflow={data.workflow} onDone={refresh} />
-            </Allowed>
           )}
           <JobsTable instance={instance} selected={job?.name} onSelect={setSelected} />
           {job && (
@@ -87,6 +82,11 @@ export function InstancePage({ id }: { id: string }) {
               running={running}
               onChanged={refresh}
             />
+          )}
+          {running && data.workflow && (
+            <Allowed action="workflow.post-event">
+              <PostEvent id={id} workflow={data.workflow} onDone={refresh} />
+            </Allowed>
           )}
         </>
       )}

@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
 import { Allowed, Badge, ErrorBanner, Head, Notice, Pager } from "../components.js";
-import { bodyText, count, dateTime, span, timestampMs } from "../format.js";
+import { bodyText, count, dateTime, span, timestampMs, zonedDateTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
 import { POLL_MS } from "./workflows.js";
@@ -122,11 +122,21 @@ export function SchedulePage({ name }: { name: string }) {
             <p>{s.paused ? "None while paused." : "The cron never fires again."}</p>
           ) : (
             <ol class="upcoming" aria-label="Next fire times">
-              {s.upcoming.map((t) => (
-                <li key={String(t.seconds)}>
-                  {dateTime(t)} <span class="muted">(in {span((timestampMs(t) ?? now) - now)})</span>
-                </li>
-              ))}
+              {s.upcoming.map((t) => {
+                const at = timestampMs(t) ?? now;
+                const zoned = zonedDateTime(at, s.timeZone || "UTC");
+                return (
+                  <li key={String(t.seconds)}>
+                    {dateTime(at)} <span class="muted">(in {span(at - now)})</span>
+                    {zoned && (
+                      <span class="muted">
+                        {" "}
+                        · {zoned} {s.timeZone || "UTC"}
+                      </span>
+                    )}
+                  </li>
+                );
+              })}
             </ol>
           )}
           <History schedule={s} />

@@ -35,7 +35,7 @@ export function WorkflowsPage({ workflow }: { workflow: string }) {
           <p>
             Version {chosen.version}, applied {dateTime(chosen.createdAt)}: {chosen.jobs.length} jobs.
           </p>
-          <GraphView workflow={chosen} />
+          <GraphView workflow={chosen} notes={new Map(chosen.jobs.map((j) => [j.name, `on ${j.queue}`]))} />
         </>
       )}
       {definitions.data && workflow !== "" && !chosen && (
