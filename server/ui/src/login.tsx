@@ -27,6 +27,7 @@ export function useAuth(): Auth {
   const [message, setMessage] = useState<string | undefined>();
 
   const ask = async (): Promise<void> => {
+    const sent = session.token;
     try {
       const me = await api.tokens.whoAmI({});
       grants.current = me.token ? { scopes: new Set(me.token.scopes), queues: me.token.queues } : undefined;
@@ -34,8 +35,12 @@ export function useAuth(): Auth {
       setMessage(undefined);
       setState("in");
     } catch (err) {
-      setMessage(describeError(err));
-      if (!isUnauthenticated(err)) throw err;
+      if (!isUnauthenticated(err)) {
+        setMessage(describeError(err));
+        throw err;
+      }
+      // Without a token, that auth is on is news, not an error: the form says so.
+      setMessage(sent === "" ? undefined : describeError(err));
       session.remember("");
       setState("out");
     }
