@@ -12,29 +12,23 @@ import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { TokenService } from "@runlater/sdk/gen/token_service_pb.js";
 import { WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { newToken } from "../../server/src/domain/tokens.js";
-import { type RunningServer, startServer } from "../../server/src/server.js";
+import { startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import { type Browser, launch, pagePerTest, shot, textOf } from "./browser.js";
+import { browserSuite, shot, textOf } from "./browser.js";
 
 const admin = newToken({ name: "boot", scopes: ["admin"], queues: [], now: 0, expiresAt: 0 }).token;
-let server: RunningServer;
-let browser: Browser;
+const suite = browserSuite((uiDir) =>
+  startServer({ store: new MemoryStore(), port: 0, uiDir, auth: { bootstrapToken: admin } }),
+);
 let page: Page;
 let tokens: ReturnType<typeof createClient<typeof TokenService>>;
 let instanceId: string;
 
 beforeAll(async () => {
-  browser = await launch();
-  server = await startServer({
-    store: new MemoryStore(),
-    port: 0,
-    uiDir: browser.build,
-    auth: { bootstrapToken: admin },
-  });
   const transport = createConnectTransport({
-    baseUrl: server.url,
+    baseUrl: suite.server.url,
     httpVersion: "1.1",
     interceptors: [
       (next) => (req) => {
@@ -54,16 +48,9 @@ beforeAll(async () => {
   await createClient(ScheduleService, transport).createSchedule({
     schedule: { name: "hourly_billing", cron: "@hourly", target: { case: "workflow", value: { workflow: "billing" } } },
   });
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
 });
-
-const currentPage = pagePerTest(() => browser.context);
 beforeEach(() => {
-  page = currentPage();
+  page = suite.page;
 });
 
 async function signIn(token: string): Promise<void> {
@@ -114,7 +101,7 @@ const guarded = () => GUARDED.map((g) => ({ ...g, hash: g.hash || `#/instances/$
 
 describe("the dashboard with auth on", { timeout: 60_000 }, () => {
   it("asks for a token, says why one is refused, and signs an admin token in with every button", async () => {
-    await page.goto(`${server.url}/ui/`);
+    await page.goto(`${suite.server.url}/ui/`);
     await textOf(page.locator("main h1"), "Sign in");
     await textOf(page.locator("main"), /This server runs with auth: every call needs an API token/);
     expect(await page.getByRole("alert").count()).toBe(0); // no token tried yet: nothing went wrong
@@ -141,7 +128,7 @@ describe("the dashboard with auth on", { timeout: 60_000 }, () => {
 
   it("shows a read-only token every page and no button its scopes do not allow", async () => {
     const { secretToken } = await tokens.createToken({ name: "dashboard", scopes: ["read"] });
-    await page.goto(`${server.url}/ui/`);
+    await page.goto(`${suite.server.url}/ui/`);
     await signIn(secretToken);
     await textOf(page.locator("header .who"), /^dashboard \(read\)/);
     await textOf(page.locator('tr[data-queue="orders"] [data-count="pending"]'), "3"); // two, and the instance's run
@@ -157,7 +144,7 @@ describe("the dashboard with auth on", { timeout: 60_000 }, () => {
 
   it("brings the sign-in form back with the reason when the token in use is revoked", async () => {
     const { secretToken, token } = await tokens.createToken({ name: "short lived", scopes: ["read"] });
-    await page.goto(`${server.url}/ui/#/cluster`);
+    await page.goto(`${suite.server.url}/ui/#/cluster`);
     await signIn(secretToken);
     await textOf(page.locator("main h1"), "Cluster");
     await tokens.revokeToken({ tokenId: token!.tokenId });

@@ -10,14 +10,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
-import { beforeEach, expect } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
+import type { RunningServer } from "../../server/src/server.js";
 import { chromiumPath } from "../../server/test/services.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const shots = join(root, ".run/ui-screenshots");
 export const WAIT_MS = 15_000;
 
-export interface Browser {
+interface Browser {
   /** Where the built dashboard is (pass as the server's uiDir). */
   build: string;
   context: BrowserContext;
@@ -25,7 +26,7 @@ export interface Browser {
 }
 
 /** Builds the dashboard and starts Chromium; close() removes both. */
-export async function launch(): Promise<Browser> {
+async function launch(): Promise<Browser> {
   const build = mkdtempSync(join(tmpdir(), "runlater-ui-build-"));
   execFileSync(process.execPath, [join(root, "server/ui/build.mjs"), "--out", build], { stdio: "ignore" });
   mkdirSync(shots, { recursive: true });
@@ -56,18 +57,48 @@ export async function launch(): Promise<Browser> {
   };
 }
 
-/** A fresh page for each test of the file; a test fails on any uncaught error in its page. */
-export function pagePerTest(context: () => BrowserContext): () => Page {
+export interface BrowserSuite {
+  readonly server: RunningServer;
+  /** This test's page: a fresh one for each test; a test fails on any uncaught error in it. */
+  readonly page: Page;
+  /** Opens the dashboard at `hash` (e.g. "#/queues/emails") and waits for the page's heading. */
+  open(hash: string): Promise<void>;
+}
+
+/**
+ * Registers a file's hooks: the dashboard built and Chromium started before its tests,
+ * the server `start` makes (serving that build) likewise, a fresh page per test, and all
+ * of it closed after.
+ */
+export function browserSuite(start: (uiDir: string) => Promise<RunningServer>): BrowserSuite {
+  let browser: Browser | undefined;
+  let server: RunningServer | undefined;
   let page: Page | undefined;
   const errors: string[] = [];
+  beforeAll(async () => {
+    browser = await launch();
+    server = await start(browser.build);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
   beforeEach(async () => {
     await page?.close();
-    page = await context().newPage();
+    page = await browser!.context.newPage();
     errors.length = 0;
     page.on("pageerror", (err) => errors.push(err.message));
     return () => expect(errors, "uncaught errors in the page").toEqual([]);
   });
-  return () => page!;
+  return {
+    get server() {
+      return server!;
+    },
+    get page() {
+      return page!;
+    },
+    open: (hash) => open(page!, `${server!.url}/ui/${hash}`),
+  };
 }
 
 /** Goes to `url` and waits for the page's heading. */

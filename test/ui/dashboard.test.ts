@@ -13,13 +13,12 @@ import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
 import type { Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RunningServer, startServer } from "../../server/src/server.js";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import { type Browser, bytes, launch, open as openAt, pagePerTest, shot as shotOf, textOf } from "./browser.js";
+import { browserSuite, bytes, shot as shotOf, textOf } from "./browser.js";
 
-let server: RunningServer;
-let browser: Browser;
+const suite = browserSuite((uiDir) => startServer({ store: new MemoryStore(), port: 0, uiDir }));
 let page: Page;
 let api: {
   queues: ReturnType<typeof createClient<typeof QueueService>>;
@@ -27,27 +26,18 @@ let api: {
   worker: ReturnType<typeof createClient<typeof WorkerService>>;
 };
 
-beforeAll(async () => {
-  browser = await launch();
-  server = await startServer({ store: new MemoryStore(), port: 0, uiDir: browser.build });
-  const transport = createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" });
+beforeAll(() => {
+  const transport = createConnectTransport({ baseUrl: suite.server.url, httpVersion: "1.1" });
   api = {
     queues: createClient(QueueService, transport),
     jobs: createClient(JobService, transport),
     worker: createClient(WorkerService, transport),
   };
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
 });
-
-const currentPage = pagePerTest(() => browser.context);
 beforeEach(() => {
-  page = currentPage();
+  page = suite.page;
 });
-const open = (hash: string) => openAt(page, `${server.url}/ui/${hash}`);
+const open = suite.open;
 
 const stat = (key: string) => page.locator(`[data-stat="${key}"] dd`);
 const overviewCount = (queue: string, state: string) =>

@@ -12,12 +12,11 @@ import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { InstanceJobState, InstanceState, WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RunningServer, startServer } from "../../server/src/server.js";
+import { startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import { type Browser, launch, open as openAt, pagePerTest, shot, textOf } from "./browser.js";
+import { browserSuite, shot, textOf } from "./browser.js";
 
-let server: RunningServer;
-let browser: Browser;
+const suite = browserSuite((uiDir) => startServer({ store: new MemoryStore(), port: 0, uiDir }));
 let page: Page;
 let client: RunlaterClient;
 let workflows: ReturnType<typeof createClient<typeof WorkflowService>>;
@@ -27,10 +26,8 @@ const job = (name: string) => ({ source: { case: "job" as const, value: name } }
 const external = (name: string) => ({ source: { case: "external" as const, value: name } });
 
 beforeAll(async () => {
-  browser = await launch();
-  server = await startServer({ store: new MemoryStore(), port: 0, uiDir: browser.build });
-  client = createRunlaterClient(server.url);
-  const transport = createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" });
+  client = createRunlaterClient(suite.server.url);
+  const transport = createConnectTransport({ baseUrl: suite.server.url, httpVersion: "1.1" });
   workflows = createClient(WorkflowService, transport);
   schedules = createClient(ScheduleService, transport);
   for (const queue of ["wf_extract", "wf_transform", "wf_load"]) await client.createQueue(queue);
@@ -45,19 +42,13 @@ beforeAll(async () => {
       ],
     },
   });
-}, 60_000);
-
-afterAll(async () => {
-  client?.close();
-  await browser?.close();
-  await server?.stop();
 });
 
-const currentPage = pagePerTest(() => browser.context);
+afterAll(() => client?.close());
 beforeEach(() => {
-  page = currentPage();
+  page = suite.page;
 });
-const open = (hash: string) => openAt(page, `${server.url}/ui/${hash}`);
+const open = suite.open;
 const node = (name: string) => page.locator(`svg.graph g.job[data-job="${name}"]`);
 const look = async (name: string, want: string) => {
   await page.locator(`svg.graph g.job[data-job="${name}"][data-look="${want}"]`).waitFor();

@@ -20,7 +20,7 @@ const TOKEN_KEY = "runlater.token";
 /** Who the dashboard speaks as: empty when no token was given (a server without auth needs none). */
 export const session = {
   token: sessionStorage.getItem(TOKEN_KEY) ?? "",
-  /** Keeps `token` for the rest of the tab's life (sessionStorage: never written to disk for long, not shared with other tabs). */
+  /** Keeps `token` in sessionStorage: a reload keeps it; other tabs never see it; it goes when the tab closes. */
   remember(token: string): void {
     session.token = token;
     if (token === "") sessionStorage.removeItem(TOKEN_KEY);
