@@ -247,7 +247,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
       const routes = new StrictBytesRouter(connectRouter);
       registerServices(routes, engine, { frontend: role !== "broker", streams, totals });
-      if (role !== "broker") registerTokenService(routes, tokenAdmin);
+      if (role !== "broker") registerTokenService(routes, tokenAdmin, verifier !== undefined);
       registerClusterInfo(routes, {
         role,
         membership,

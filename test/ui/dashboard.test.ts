@@ -6,109 +6,45 @@
  * at the cluster. Every wait is on a condition on the page, never a fixed sleep.
  * Screenshots go to .run/ui-screenshots/ (curated copies live in docs/images/).
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { JobState } from "@runlater/sdk/gen/job_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
-import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type RunningServer, startServer } from "../../server/src/server.js";
+import type { Page } from "playwright-core";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import { chromiumPath } from "../../server/test/services.js";
+import { browserSuite, bytes, shot as shotOf, textOf } from "./browser.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const shots = join(root, ".run/ui-screenshots");
-const WAIT_MS = 15_000;
-
-let server: RunningServer;
-let context: BrowserContext;
+const suite = browserSuite((uiDir) => startServer({ store: new MemoryStore(), port: 0, uiDir }));
 let page: Page;
-let profile: string;
-let build: string;
 let api: {
   queues: ReturnType<typeof createClient<typeof QueueService>>;
   jobs: ReturnType<typeof createClient<typeof JobService>>;
   worker: ReturnType<typeof createClient<typeof WorkerService>>;
 };
 
-beforeAll(async () => {
-  build = mkdtempSync(join(tmpdir(), "runlater-ui-build-"));
-  execFileSync(process.execPath, [join(root, "server/ui/build.mjs"), "--out", build], { stdio: "ignore" });
-  server = await startServer({ store: new MemoryStore(), port: 0, uiDir: build });
-  const transport = createConnectTransport({ baseUrl: server.url, httpVersion: "1.1" });
+beforeAll(() => {
+  const transport = createConnectTransport({ baseUrl: suite.server.url, httpVersion: "1.1" });
   api = {
     queues: createClient(QueueService, transport),
     jobs: createClient(JobService, transport),
     worker: createClient(WorkerService, transport),
   };
-  mkdirSync(shots, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), "runlater-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: { width: 1280, height: 860 },
-  });
-  context.setDefaultTimeout(WAIT_MS);
-}, 60_000);
-
-afterAll(async () => {
-  await context?.close();
-  await server?.stop();
-  for (const dir of [profile, build]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-const pageErrors: string[] = [];
-beforeEach(async () => {
-  await page?.close();
-  page = await context.newPage();
-  pageErrors.length = 0;
-  page.on("pageerror", (err) => pageErrors.push(err.message));
-  return () => expect(pageErrors, "uncaught errors in the page").toEqual([]);
+beforeEach(() => {
+  page = suite.page;
 });
-
-async function open(hash: string): Promise<void> {
-  await page.goto(`${server.url}/ui/${hash}`);
-  await page.locator("main h1").first().waitFor();
-}
-
-/** Waits until the locator's text satisfies `ok`; fails with the last text seen. */
-async function textOf(l: Locator, ok: string | RegExp | ((t: string) => boolean)): Promise<string> {
-  const test = typeof ok === "string" ? (t: string) => t === ok : ok instanceof RegExp ? (t: string) => ok.test(t) : ok;
-  const deadline = Date.now() + WAIT_MS;
-  let last = "";
-  for (;;) {
-    last = (await l.count()) > 0 ? ((await l.first().textContent()) ?? "").trim() : "(absent)";
-    if (test(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting on ${l}: last text "${last}"`);
-    await page.waitForTimeout(50);
-  }
-}
+const open = suite.open;
 
 const stat = (key: string) => page.locator(`[data-stat="${key}"] dd`);
 const overviewCount = (queue: string, state: string) =>
   page.locator(`tr[data-queue="${queue}"] [data-count="${state}"]`);
 const jobIds = async () => page.locator("table.job-list tbody tr td:first-child a").allTextContents();
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
-}
+const shot = (name: string) => shotOf(page, name);
 
 describe("the dashboard in Chromium", { timeout: 60_000 }, () => {
   it("loads from /ui, creates a queue, and shows counts and throughput change live as jobs are enqueued", async () => {
@@ -325,7 +261,3 @@ describe("the dashboard in Chromium", { timeout: 60_000 }, () => {
     );
   });
 });
-
-function bytes(s: string): Uint8Array {
-  return new TextEncoder().encode(s);
-}

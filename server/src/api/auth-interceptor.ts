@@ -5,7 +5,7 @@
  * between nodes answer only to the cluster secret, never to a client token.
  */
 import { timingSafeEqual } from "node:crypto";
-import type { Interceptor } from "@connectrpc/connect";
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import { ACCESS, NODE_SERVICES } from "../auth/access.js";
 import type { TokenVerifier } from "../auth/verifier.js";
 import { RunlaterError } from "../domain/errors.js";
@@ -17,6 +17,9 @@ export interface AuthOptions {
   /** What nodes of this cluster send each other (ClusterService, forwarded Dequeue); unset: no calls between nodes. */
   clusterSecret?: string;
 }
+
+/** The token a call was authenticated with, for handlers that answer about it (TokenService.WhoAmI). */
+export const callerToken = createContextKey<TokenRecord | undefined>(undefined);
 
 export function authInterceptor(o: AuthOptions): Interceptor {
   const secret = o.clusterSecret === undefined ? undefined : Buffer.from(o.clusterSecret);
@@ -55,8 +58,12 @@ export function authInterceptor(o: AuthOptions): Interceptor {
     if (!access)
       throw new RunlaterError("permission_denied", "PERMISSION_DENIED", `${procedure} is not open to tokens`);
     const token = await o.verifier.authenticate(req.header.get("authorization"));
-    const check = (message: unknown) =>
-      o.verifier.authorize(token, access.scope, access.queues(message as Record<string, unknown>), req.method.name);
+    req.contextValues.set(callerToken, token);
+    const scope = access.scope;
+    const check = (message: unknown) => {
+      if (scope !== "authenticated")
+        o.verifier.authorize(token, scope, access.queues(message as Record<string, unknown>), req.method.name);
+    };
     if (req.stream) {
       return next({ ...req, message: checked(req.message, check) });
     }

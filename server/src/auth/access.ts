@@ -12,8 +12,8 @@ import type { Scope } from "../domain/tokens.js";
 export type QueuesOf = (request: Record<string, unknown>) => string[] | "any";
 
 export interface Access {
-  /** The scope needed; a list: any one of them. */
-  scope: Scope | readonly Scope[];
+  /** The scope the method needs; a list: any one of them; "authenticated": any valid token will do. */
+  scope: Scope | readonly Scope[] | "authenticated";
   queues: QueuesOf;
 }
 
@@ -68,6 +68,8 @@ export const ACCESS: Readonly<Record<string, Access>> = {
   "runlater.v1.TokenService/CreateToken": { scope: "admin", queues: none },
   "runlater.v1.TokenService/ListTokens": { scope: "admin", queues: none },
   "runlater.v1.TokenService/RevokeToken": { scope: "admin", queues: none },
+  // A token may always learn about itself (the dashboard hides what it may not do).
+  "runlater.v1.TokenService/WhoAmI": { scope: "authenticated", queues: () => [] },
 };
 
 /** Services between nodes and for tests: never reachable with a client token (the cluster secret). */

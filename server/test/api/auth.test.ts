@@ -126,7 +126,8 @@ describe.each(Object.keys(protocols))("every RPC × every scope over %s", (proto
       if (procedure.endsWith("/DequeueStream") && !http2.has(protocol)) continue;
       for (const scope of SCOPES) {
         const err = authFailure(await call(protocols[protocol]!(server.url, tokens.get(scope)), procedure));
-        const needed: readonly string[] = typeof access.scope === "string" ? [access.scope] : access.scope;
+        const needed: readonly string[] =
+          access.scope === "authenticated" ? SCOPES : typeof access.scope === "string" ? [access.scope] : access.scope;
         const allowed = needed.includes(scope);
         if (allowed && err) wrong.push(`${procedure} with ${scope}: refused (${err.rawMessage})`);
         if (!allowed) {
@@ -185,10 +186,47 @@ describe("tokens", () => {
     expect((await count(server.url, soon.secretToken))?.rawMessage).toMatch(/has expired/);
   });
 
+  it("tells every valid token about itself (scopes, queue patterns, expiry), never its secret", async () => {
+    const admin = createClient(TokenService, protocols.connect!(server.url, bootstrap));
+    const expiresAt = { seconds: BigInt(Math.floor(clock.now() / 1000) + 3600), nanos: 0 };
+    const made = await admin.createToken({ name: "team b", scopes: ["work"], queues: ["q_b*"], expiresAt });
+    const answer = await createClient(TokenService, protocols.connect!(server.url, made.secretToken)).whoAmI({});
+    expect(answer.authEnabled).toBe(true);
+    expect(answer.token).toMatchObject({
+      tokenId: made.token!.tokenId,
+      name: "team b",
+      scopes: ["work"],
+      queues: ["q_b*"],
+      expiresAt: { seconds: expiresAt.seconds },
+    });
+    expect(JSON.stringify(answer, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toContain(
+      made.secretToken.split("_")[2],
+    );
+    const read = await createClient(TokenService, protocols.grpc!(server.url, tokens.get("read"))).whoAmI({});
+    expect(read.token?.scopes).toEqual(["read"]);
+    const anonymous = await createClient(TokenService, protocols.connect!(server.url))
+      .whoAmI({})
+      .catch(ConnectError.from);
+    expect(anonymous).toMatchObject({ code: Code.Unauthenticated });
+  });
+
   it("never lists secrets", async () => {
     const listed = await createClient(TokenService, protocols.connect!(server.url, bootstrap)).listTokens({});
     expect(toJsonString(ListTokensResponseSchema, listed)).not.toMatch(/rl_[a-z0-9]{12}_/);
     expect(listed.tokens.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe("without auth", () => {
+  it("answers WhoAmI with auth off and no token, so a client knows every call is allowed", async () => {
+    const open = await startServer({ store: new MemoryStore(), port: 0 });
+    try {
+      const answer = await createClient(TokenService, protocols.connect!(open.url)).whoAmI({});
+      expect(answer.authEnabled).toBe(false);
+      expect(answer.token).toBeUndefined();
+    } finally {
+      await open.stop();
+    }
   });
 });
 

@@ -25,8 +25,12 @@ export function Notice({ text }: { text: string | undefined }) {
 }
 
 export function StateBadge({ state }: { state: JobState }) {
-  const name = stateNames[state];
-  return <span class={`badge state-${name}`}>{name}</span>;
+  return <Badge state={stateNames[state]} />;
+}
+
+/** A state by name, coloured by its `state-<name>` class (jobs, instances, runs, fires). */
+export function Badge({ state }: { state: string }) {
+  return <span class={`badge state-${state}`}>{state}</span>;
 }
 
 /** Paused and rate-limited markers of a queue. */
@@ -66,9 +70,9 @@ export function Head({ columns }: { columns: string[] }) {
   );
 }
 
-/** Renders its children only when the session may do `action` (access.ts). */
-export function Allowed({ action, children }: { action: Action; children: ComponentChildren }) {
-  return can(action) ? children : null;
+/** Renders its children only when the session may do `action` (on `queue`, when it names one) (access.ts). */
+export function Allowed({ action, queue, children }: { action: Action; queue?: string; children: ComponentChildren }) {
+  return can(action, queue) ? children : null;
 }
 
 export interface ConfirmProps {
@@ -109,5 +113,20 @@ export function Confirm(p: ConfirmProps) {
         </button>
       </div>
     </dialog>
+  );
+}
+
+/** Next/previous page buttons over pages reached one after another (page tokens, cursors). */
+export function Pager(p: { page: number; hasNext: boolean; onPrevious: () => void; onNext: () => void }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={p.page === 1} onClick={p.onPrevious}>
+        Previous page
+      </button>
+      <span>Page {p.page}</span>
+      <button type="button" disabled={!p.hasNext} onClick={p.onNext}>
+        Next page
+      </button>
+    </nav>
   );
 }

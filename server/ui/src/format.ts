@@ -28,6 +28,21 @@ export function dateTime(t: Timestamp | number | undefined): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** "2026-11-27 02:00:00" in the IANA time zone `zone` (a schedule's); undefined if the browser does not know it. */
+export function zonedDateTime(ms: number, zone: string): string | undefined {
+  try {
+    // Swedish dates read as ISO: 2026-11-27 02:00:00.
+    return new Intl.DateTimeFormat("sv-SE", { timeZone: zone, dateStyle: "short", timeStyle: "medium" }).format(ms);
+  } catch {
+    return undefined;
+  }
+}
+
+/** "1 run", "3 runs". */
+export function plural(n: number, noun: string): string {
+  return `${count(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 /** A span as a person reads it: "850 ms", "42 s", "3 min 5 s", "2 h 10 min", "3 d 4 h". */
 export function span(ms: number): string {
   if (!Number.isFinite(ms)) return "—";

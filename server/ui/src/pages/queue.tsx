@@ -9,7 +9,7 @@ import type { Queue, QueueConfig } from "@runlater/sdk/gen/queue_service_pb.js";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api, describeError } from "../api.js";
-import { Allowed, Confirm, ErrorBanner, Head, Markers, Notice, StateBadge } from "../components.js";
+import { Allowed, Confirm, ErrorBanner, Head, Markers, Notice, Pager, StateBadge } from "../components.js";
 import { count, dateTime, durationMs, msToDuration, rate, span, stateNames } from "../format.js";
 import { usePoll } from "../poll.js";
 import { RateTracker } from "../rates.js";
@@ -46,15 +46,15 @@ export function QueuePage({ name }: { name: string }) {
       {q && (
         <>
           <Stats queue={q} rates={data.rates} />
-          <Allowed action="queue.update">
+          <Allowed action="queue.update" queue={q.name}>
             <PauseButton queue={q} onChanged={refresh} />
           </Allowed>
           <JobsBrowser queue={q} onChanged={refresh} />
           <div class="columns">
-            <Allowed action="queue.update">
+            <Allowed action="queue.update" queue={q.name}>
               <ConfigForm queue={q} onSaved={refresh} />
             </Allowed>
-            <Allowed action="job.enqueue">
+            <Allowed action="job.enqueue" queue={q.name}>
               <EnqueueForm queue={q} onEnqueued={refresh} />
             </Allowed>
           </div>
@@ -667,14 +667,14 @@ function JobsBrowser({ queue, onChanged }: { queue: Queue; onChanged: () => void
       </form>
       <div class="toolbar">
         {failed > 0n && (
-          <Allowed action="jobs.retry">
+          <Allowed action="jobs.retry" queue={queue.name}>
             <button type="button" onClick={() => askBulk("retry")}>
               Retry failed jobs…
             </button>
           </Allowed>
         )}
         {state !== JobState.UNSPECIFIED && (
-          <Allowed action="jobs.delete">
+          <Allowed action="jobs.delete" queue={queue.name}>
             <button type="button" class="danger" onClick={() => askBulk("delete")}>
               Delete {stateNames[state]} jobs…
             </button>
@@ -745,15 +745,12 @@ function JobsBrowser({ queue, onChanged }: { queue: Queue; onChanged: () => void
           further.
         </p>
       )}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={trail.length === 1} onClick={() => setTrail(trail.slice(0, -1))}>
-          Previous page
-        </button>
-        <span>Page {trail.length}</span>
-        <button type="button" disabled={!p?.next} onClick={() => p?.next && setTrail([...trail, p.next])}>
-          Next page
-        </button>
-      </nav>
+      <Pager
+        page={trail.length}
+        hasNext={!!p?.next}
+        onPrevious={() => setTrail(trail.slice(0, -1))}
+        onNext={() => p?.next && setTrail([...trail, p.next])}
+      />
     </section>
   );
 }

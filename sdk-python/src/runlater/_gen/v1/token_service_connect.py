@@ -18,7 +18,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from ..._gen.v1.token_service_pb2 import CreateTokenRequest, CreateTokenResponse, ListTokensRequest, ListTokensResponse, RevokeTokenRequest, RevokeTokenResponse
+from ..._gen.v1.token_service_pb2 import CreateTokenRequest, CreateTokenResponse, ListTokensRequest, ListTokensResponse, RevokeTokenRequest, RevokeTokenResponse, WhoAmIRequest, WhoAmIResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -36,8 +36,8 @@ _GZIP_COMPRESSION = GzipCompression()
 
 class TokenService(Protocol):
     """
-    TokenService manages API tokens (docs/security.md). Every call needs a token with the
-    admin scope and no queue patterns.
+    TokenService manages API tokens (docs/security.md). Every call but WhoAmI needs a token
+    with the admin scope and no queue patterns.
     """
     async def create_token(self, request: CreateTokenRequest, ctx: RequestContext[CreateTokenRequest, CreateTokenResponse], /) -> CreateTokenResponse:
         """
@@ -54,6 +54,14 @@ class TokenService(Protocol):
     async def revoke_token(self, request: RevokeTokenRequest, ctx: RequestContext[RevokeTokenRequest, RevokeTokenResponse], /) -> RevokeTokenResponse:
         """
         RevokeToken deletes a token: every node refuses it within a few seconds.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def who_am_i(self, request: WhoAmIRequest, ctx: RequestContext[WhoAmIRequest, WhoAmIResponse], /) -> WhoAmIResponse:
+        """
+        WhoAmI tells the caller about the token it called with (never its secret), so a client
+        such as the dashboard can show only what that token may do. Open to every valid token,
+        whatever its scopes and queue patterns; without auth it says so.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -101,6 +109,16 @@ class TokenServiceASGIApplication(ConnectASGIApplication[TokenService]):
                     ),
                     function=svc.revoke_token,
                 ),
+                "/runlater.v1.TokenService/WhoAmI": Endpoint.unary(
+                    method=MethodInfo(
+                        name="WhoAmI",
+                        service_name="runlater.v1.TokenService",
+                        input=WhoAmIRequest,
+                        output=WhoAmIResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                    ),
+                    function=svc.who_am_i,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -116,8 +134,8 @@ class TokenServiceASGIApplication(ConnectASGIApplication[TokenService]):
 
 class TokenServiceClient(ConnectClient):
     """
-    TokenService manages API tokens (docs/security.md). Every call needs a token with the
-    admin scope and no queue patterns.
+    TokenService manages API tokens (docs/security.md). Every call but WhoAmI needs a token
+    with the admin scope and no queue patterns.
     """
     def __init__(
         self,
@@ -214,10 +232,37 @@ class TokenServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
         )
 
+    async def who_am_i(
+        self,
+        request: WhoAmIRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> WhoAmIResponse:
+        """
+        WhoAmI tells the caller about the token it called with (never its secret), so a client
+        such as the dashboard can show only what that token may do. Open to every valid token,
+        whatever its scopes and queue patterns; without auth it says so.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="WhoAmI",
+                service_name="runlater.v1.TokenService",
+                input=WhoAmIRequest,
+                output=WhoAmIResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+
 class TokenServiceSync(Protocol):
     """
-    TokenService manages API tokens (docs/security.md). Every call needs a token with the
-    admin scope and no queue patterns.
+    TokenService manages API tokens (docs/security.md). Every call but WhoAmI needs a token
+    with the admin scope and no queue patterns.
     """
     def create_token(self, request: CreateTokenRequest, ctx: RequestContext[CreateTokenRequest, CreateTokenResponse], /) -> CreateTokenResponse:
         """
@@ -234,6 +279,14 @@ class TokenServiceSync(Protocol):
     def revoke_token(self, request: RevokeTokenRequest, ctx: RequestContext[RevokeTokenRequest, RevokeTokenResponse], /) -> RevokeTokenResponse:
         """
         RevokeToken deletes a token: every node refuses it within a few seconds.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def who_am_i(self, request: WhoAmIRequest, ctx: RequestContext[WhoAmIRequest, WhoAmIResponse], /) -> WhoAmIResponse:
+        """
+        WhoAmI tells the caller about the token it called with (never its secret), so a client
+        such as the dashboard can show only what that token may do. Open to every valid token,
+        whatever its scopes and queue patterns; without auth it says so.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -279,6 +332,16 @@ class TokenServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.revoke_token,
                 ),
+                "/runlater.v1.TokenService/WhoAmI": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="WhoAmI",
+                        service_name="runlater.v1.TokenService",
+                        input=WhoAmIRequest,
+                        output=WhoAmIResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                    ),
+                    function=service.who_am_i,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -294,8 +357,8 @@ class TokenServiceWSGIApplication(ConnectWSGIApplication):
 
 class TokenServiceClientSync(ConnectClientSync):
     """
-    TokenService manages API tokens (docs/security.md). Every call needs a token with the
-    admin scope and no queue patterns.
+    TokenService manages API tokens (docs/security.md). Every call but WhoAmI needs a token
+    with the admin scope and no queue patterns.
     """
     def __init__(
         self,
@@ -388,4 +451,30 @@ class TokenServiceClientSync(ConnectClientSync):
             ),
             headers=headers,
             timeout_ms=timeout_ms,
+        )
+    def who_am_i(
+        self,
+        request: WhoAmIRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> WhoAmIResponse:
+        """
+        WhoAmI tells the caller about the token it called with (never its secret), so a client
+        such as the dashboard can show only what that token may do. Open to every valid token,
+        whatever its scopes and queue patterns; without auth it says so.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="WhoAmI",
+                service_name="runlater.v1.TokenService",
+                input=WhoAmIRequest,
+                output=WhoAmIResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
         )

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$runlater/_gen/v1/token_service.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x01\n\x05Token\x12\x10\n\x08token_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"r\n\x12\x43reateTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06scopes\x18\x02 \x03(\t\x12\x0e\n\x06queues\x18\x03 \x03(\t\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"N\n\x13\x43reateTokenResponse\x12\x14\n\x0csecret_token\x18\x01 \x01(\t\x12!\n\x05token\x18\x02 \x01(\x0b\x32\x12.runlater.v1.Token\"\x13\n\x11ListTokensRequest\"8\n\x12ListTokensResponse\x12\"\n\x06tokens\x18\x01 \x03(\x0b\x32\x12.runlater.v1.Token\"&\n\x12RevokeTokenRequest\x12\x10\n\x08token_id\x18\x01 \x01(\t\"&\n\x13RevokeTokenResponse\x12\x0f\n\x07revoked\x18\x01 \x01(\x08\x32\x86\x02\n\x0cTokenService\x12P\n\x0b\x43reateToken\x12\x1f.runlater.v1.CreateTokenRequest\x1a .runlater.v1.CreateTokenResponse\x12R\n\nListTokens\x12\x1e.runlater.v1.ListTokensRequest\x1a\x1f.runlater.v1.ListTokensResponse\"\x03\x90\x02\x01\x12P\n\x0bRevokeToken\x12\x1f.runlater.v1.RevokeTokenRequest\x1a .runlater.v1.RevokeTokenResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$runlater/_gen/v1/token_service.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa7\x01\n\x05Token\x12\x10\n\x08token_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12\x0e\n\x06queues\x18\x04 \x03(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"r\n\x12\x43reateTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06scopes\x18\x02 \x03(\t\x12\x0e\n\x06queues\x18\x03 \x03(\t\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"N\n\x13\x43reateTokenResponse\x12\x14\n\x0csecret_token\x18\x01 \x01(\t\x12!\n\x05token\x18\x02 \x01(\x0b\x32\x12.runlater.v1.Token\"\x13\n\x11ListTokensRequest\"8\n\x12ListTokensResponse\x12\"\n\x06tokens\x18\x01 \x03(\x0b\x32\x12.runlater.v1.Token\"&\n\x12RevokeTokenRequest\x12\x10\n\x08token_id\x18\x01 \x01(\t\"&\n\x13RevokeTokenResponse\x12\x0f\n\x07revoked\x18\x01 \x01(\x08\"\x0f\n\rWhoAmIRequest\"I\n\x0eWhoAmIResponse\x12\x14\n\x0c\x61uth_enabled\x18\x01 \x01(\x08\x12!\n\x05token\x18\x02 \x01(\x0b\x32\x12.runlater.v1.Token2\xce\x02\n\x0cTokenService\x12P\n\x0b\x43reateToken\x12\x1f.runlater.v1.CreateTokenRequest\x1a .runlater.v1.CreateTokenResponse\x12R\n\nListTokens\x12\x1e.runlater.v1.ListTokensRequest\x1a\x1f.runlater.v1.ListTokensResponse\"\x03\x90\x02\x01\x12P\n\x0bRevokeToken\x12\x1f.runlater.v1.RevokeTokenRequest\x1a .runlater.v1.RevokeTokenResponse\x12\x46\n\x06WhoAmI\x12\x1a.runlater.v1.WhoAmIRequest\x1a\x1b.runlater.v1.WhoAmIResponse\"\x03\x90\x02\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,6 +34,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_TOKENSERVICE'].methods_by_name['ListTokens']._loaded_options = None
   _globals['_TOKENSERVICE'].methods_by_name['ListTokens']._serialized_options = b'\220\002\001'
+  _globals['_TOKENSERVICE'].methods_by_name['WhoAmI']._loaded_options = None
+  _globals['_TOKENSERVICE'].methods_by_name['WhoAmI']._serialized_options = b'\220\002\001'
   _globals['_TOKEN']._serialized_start=87
   _globals['_TOKEN']._serialized_end=254
   _globals['_CREATETOKENREQUEST']._serialized_start=256
@@ -48,6 +50,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REVOKETOKENREQUEST']._serialized_end=569
   _globals['_REVOKETOKENRESPONSE']._serialized_start=571
   _globals['_REVOKETOKENRESPONSE']._serialized_end=609
-  _globals['_TOKENSERVICE']._serialized_start=612
-  _globals['_TOKENSERVICE']._serialized_end=874
+  _globals['_WHOAMIREQUEST']._serialized_start=611
+  _globals['_WHOAMIREQUEST']._serialized_end=626
+  _globals['_WHOAMIRESPONSE']._serialized_start=628
+  _globals['_WHOAMIRESPONSE']._serialized_end=701
+  _globals['_TOKENSERVICE']._serialized_start=704
+  _globals['_TOKENSERVICE']._serialized_end=1038
 # @@protoc_insertion_point(module_scope)

@@ -66,3 +66,15 @@ class RevokeTokenResponse(_message.Message):
     REVOKED_FIELD_NUMBER: _ClassVar[int]
     revoked: bool
     def __init__(self, revoked: _Optional[bool] = ...) -> None: ...
+
+class WhoAmIRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WhoAmIResponse(_message.Message):
+    __slots__ = ("auth_enabled", "token")
+    AUTH_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    auth_enabled: bool
+    token: Token
+    def __init__(self, auth_enabled: _Optional[bool] = ..., token: _Optional[_Union[Token, _Mapping]] = ...) -> None: ...

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/v1/token_service.proto.
  */
 export const file_runlater_v1_token_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9ydW5sYXRlci92MS90b2tlbl9zZXJ2aWNlLnByb3RvEgtydW5sYXRlci52MSKnAQoFVG9rZW4SEAoIdG9rZW5faWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZzY29wZXMYAyADKAkSDgoGcXVldWVzGAQgAygJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKEkNyZWF0ZVRva2VuUmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIOCgZxdWV1ZXMYAyADKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTgoTQ3JlYXRlVG9rZW5SZXNwb25zZRIUCgxzZWNyZXRfdG9rZW4YASABKAkSIQoFdG9rZW4YAiABKAsyEi5ydW5sYXRlci52MS5Ub2tlbiITChFMaXN0VG9rZW5zUmVxdWVzdCI4ChJMaXN0VG9rZW5zUmVzcG9uc2USIgoGdG9rZW5zGAEgAygLMhIucnVubGF0ZXIudjEuVG9rZW4iJgoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCHRva2VuX2lkGAEgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAEoCDKGAgoMVG9rZW5TZXJ2aWNlElAKC0NyZWF0ZVRva2VuEh8ucnVubGF0ZXIudjEuQ3JlYXRlVG9rZW5SZXF1ZXN0GiAucnVubGF0ZXIudjEuQ3JlYXRlVG9rZW5SZXNwb25zZRJSCgpMaXN0VG9rZW5zEh4ucnVubGF0ZXIudjEuTGlzdFRva2Vuc1JlcXVlc3QaHy5ydW5sYXRlci52MS5MaXN0VG9rZW5zUmVzcG9uc2UiA5ACARJQCgtSZXZva2VUb2tlbhIfLnJ1bmxhdGVyLnYxLlJldm9rZVRva2VuUmVxdWVzdBogLnJ1bmxhdGVyLnYxLlJldm9rZVRva2VuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9ydW5sYXRlci92MS90b2tlbl9zZXJ2aWNlLnByb3RvEgtydW5sYXRlci52MSKnAQoFVG9rZW4SEAoIdG9rZW5faWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZzY29wZXMYAyADKAkSDgoGcXVldWVzGAQgAygJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKEkNyZWF0ZVRva2VuUmVxdWVzdBIMCgRuYW1lGAEgASgJEg4KBnNjb3BlcxgCIAMoCRIOCgZxdWV1ZXMYAyADKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTgoTQ3JlYXRlVG9rZW5SZXNwb25zZRIUCgxzZWNyZXRfdG9rZW4YASABKAkSIQoFdG9rZW4YAiABKAsyEi5ydW5sYXRlci52MS5Ub2tlbiITChFMaXN0VG9rZW5zUmVxdWVzdCI4ChJMaXN0VG9rZW5zUmVzcG9uc2USIgoGdG9rZW5zGAEgAygLMhIucnVubGF0ZXIudjEuVG9rZW4iJgoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCHRva2VuX2lkGAEgASgJIiYKE1Jldm9rZVRva2VuUmVzcG9uc2USDwoHcmV2b2tlZBgBIAEoCCIPCg1XaG9BbUlSZXF1ZXN0IkkKDldob0FtSVJlc3BvbnNlEhQKDGF1dGhfZW5hYmxlZBgBIAEoCBIhCgV0b2tlbhgCIAEoCzISLnJ1bmxhdGVyLnYxLlRva2VuMs4CCgxUb2tlblNlcnZpY2USUAoLQ3JlYXRlVG9rZW4SHy5ydW5sYXRlci52MS5DcmVhdGVUb2tlblJlcXVlc3QaIC5ydW5sYXRlci52MS5DcmVhdGVUb2tlblJlc3BvbnNlElIKCkxpc3RUb2tlbnMSHi5ydW5sYXRlci52MS5MaXN0VG9rZW5zUmVxdWVzdBofLnJ1bmxhdGVyLnYxLkxpc3RUb2tlbnNSZXNwb25zZSIDkAIBElAKC1Jldm9rZVRva2VuEh8ucnVubGF0ZXIudjEuUmV2b2tlVG9rZW5SZXF1ZXN0GiAucnVubGF0ZXIudjEuUmV2b2tlVG9rZW5SZXNwb25zZRJGCgZXaG9BbUkSGi5ydW5sYXRlci52MS5XaG9BbUlSZXF1ZXN0GhsucnVubGF0ZXIudjEuV2hvQW1JUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * Token is what the server keeps about a token.
@@ -220,8 +220,51 @@ export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> = /*@__P
   messageDesc(file_runlater_v1_token_service, 6);
 
 /**
- * TokenService manages API tokens (docs/security.md). Every call needs a token with the
- * admin scope and no queue patterns.
+ * WhoAmIRequest asks about the caller's own token.
+ *
+ * @generated from message runlater.v1.WhoAmIRequest
+ */
+export type WhoAmIRequest = Message<"runlater.v1.WhoAmIRequest"> & {
+};
+
+/**
+ * Describes the message runlater.v1.WhoAmIRequest.
+ * Use `create(WhoAmIRequestSchema)` to create a new message.
+ */
+export const WhoAmIRequestSchema: GenMessage<WhoAmIRequest> = /*@__PURE__*/
+  messageDesc(file_runlater_v1_token_service, 7);
+
+/**
+ * WhoAmIResponse describes the caller's token.
+ *
+ * @generated from message runlater.v1.WhoAmIResponse
+ */
+export type WhoAmIResponse = Message<"runlater.v1.WhoAmIResponse"> & {
+  /**
+   * Whether the server checks tokens; false: every call is allowed, and token is unset.
+   *
+   * @generated from field: bool auth_enabled = 1;
+   */
+  authEnabled: boolean;
+
+  /**
+   * The token the call carried: its id, name, scopes, queue patterns and expiry.
+   *
+   * @generated from field: runlater.v1.Token token = 2;
+   */
+  token?: Token | undefined;
+};
+
+/**
+ * Describes the message runlater.v1.WhoAmIResponse.
+ * Use `create(WhoAmIResponseSchema)` to create a new message.
+ */
+export const WhoAmIResponseSchema: GenMessage<WhoAmIResponse> = /*@__PURE__*/
+  messageDesc(file_runlater_v1_token_service, 8);
+
+/**
+ * TokenService manages API tokens (docs/security.md). Every call but WhoAmI needs a token
+ * with the admin scope and no queue patterns.
  *
  * @generated from service runlater.v1.TokenService
  */
@@ -255,6 +298,18 @@ export const TokenService: GenService<{
     methodKind: "unary";
     input: typeof RevokeTokenRequestSchema;
     output: typeof RevokeTokenResponseSchema;
+  },
+  /**
+   * WhoAmI tells the caller about the token it called with (never its secret), so a client
+   * such as the dashboard can show only what that token may do. Open to every valid token,
+   * whatever its scopes and queue patterns; without auth it says so.
+   *
+   * @generated from rpc runlater.v1.TokenService.WhoAmI
+   */
+  whoAmI: {
+    methodKind: "unary";
+    input: typeof WhoAmIRequestSchema;
+    output: typeof WhoAmIResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_runlater_v1_token_service, 0);
