@@ -75,13 +75,7 @@ export class MysqlSchedules implements ScheduleStore {
     });
   }
 
-  async scheduleFire(p: {
-    rev: number;
-    schedule: Schedule;
-    start?: FireStart;
-    cancel: string[];
-    now: number;
-  }): Promise<{ applied: boolean; existed: boolean }> {
+  async scheduleFire(p: Parameters<ScheduleStore["scheduleFire"]>[0]): ReturnType<ScheduleStore["scheduleFire"]> {
     const shard = this.oneShard();
     if (!storable(p.schedule.name)) return { applied: false, existed: false };
     const jobs = !p.start ? [] : "instance" in p.start ? p.start.jobs : [p.start.job];

@@ -62,13 +62,7 @@ export class RedisSchedules implements ScheduleStore {
     return text(next) === "" ? { due: schedules } : { due: schedules, nextDueAt: Number(text(next)) };
   }
 
-  async scheduleFire(p: {
-    rev: number;
-    schedule: Schedule;
-    start?: FireStart;
-    cancel: string[];
-    now: number;
-  }): Promise<{ applied: boolean; existed: boolean }> {
+  async scheduleFire(p: Parameters<ScheduleStore["scheduleFire"]>[0]): ReturnType<ScheduleStore["scheduleFire"]> {
     const args: ScriptArg[] = [
       this.ctx.keys.prefix,
       p.now,
