@@ -77,19 +77,7 @@ describe("runlater serve --tls-cert --tls-key", () => {
     copyFileSync(a.key, live.key);
     const child = spawn(
       RUNLATER,
-      [
-        "serve",
-        "--store",
-        "memory",
-        "--port",
-        "0",
-        "--tls-cert",
-        live.cert,
-        "--tls-key",
-        live.key,
-        "--log-level",
-        "info",
-      ],
+      ["serve", "--store", "memory", "--port", "0", "--tls-cert", live.cert, "--tls-key", live.key, "--log-level", "info"],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let stdout = "";
