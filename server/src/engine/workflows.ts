@@ -351,7 +351,10 @@ export class Workflows {
     for (const job of def.jobs) await this.o.queues.get(job.queue, `workflow ${def.name} job ${job.name} queue`);
   }
 
-  /** The queue jobs of a transition's runs, with their workflow context. */
+  /**
+   * The queue jobs of a transition's runs, with their workflow context. A run placed on
+   * another partition than the one it was planned on gets its job's id in `t.instance`.
+   */
   private async newJobs(def: WorkflowDef, t: Transition, now: number): Promise<NewJob[]> {
     const jobs: NewJob[] = [];
     for (const plan of t.enqueue) jobs.push(await this.newJob(def, t.instance, plan, now));
@@ -362,9 +365,18 @@ export class Workflows {
     const { config } = await this.o.queues.get(plan.queue, `workflow ${def.name} job ${plan.job} queue`);
     const run = instance.jobs[plan.job]!.runs.find((r) => r.run === plan.run)!;
     const where = parseJobId(plan.id)!;
-    const partition = where.partition < config.partitions ? where.partition : 0;
+    let id = plan.id;
+    let partition = where.partition;
+    if (partition >= config.partitions) {
+      // Picked from a cached view of the queue with more partitions than it has now (deleted
+      // and created again with fewer): place it on partition 0, and tell the run its new id,
+      // or the instance would name a job that does not exist.
+      partition = 0;
+      id = newJobId(plan.queue, partition, now);
+      run.queueJobId = id;
+    }
     return {
-      id: where.partition === partition ? plan.id : newJobId(plan.queue, partition, now),
+      id,
       queue: plan.queue,
       partition,
       priority: Math.min(plan.priority || 1, config.priorities),

@@ -146,12 +146,23 @@ export function highestPartitions(wants: Iterable<{ queue: string; partition: nu
  * runs must live where one atomic step reaches them, but the engine places a run's queue
  * job on any partition of its queue, which may be on another shard than the instance.
  * Until instances are placed, a store of several shards refuses every workflow write with
- * this error; `step` is what reaches both on one shard ("script", "transaction").
+ * this error; `step` is what reaches both on one shard ("script", "transaction"). Schedules
+ * live beside the instances for the same reason (a fire starts an instance or a queue job
+ * in the step that records it), so they are refused alike (`what` "schedules").
  */
-export function workflowsNeedOneShard(store: string, shards: number, step: string): RunlaterError {
+export function workflowsNeedOneShard(
+  store: string,
+  shards: number,
+  step: string,
+  what: "workflows" | "schedules" = "workflows",
+): RunlaterError {
+  const why =
+    what === "workflows"
+      ? "an instance and the queue jobs of its runs"
+      : "a schedule and the instance or queue job its fire starts";
   return new RunlaterError(
     "failed_precondition",
     "UNSUPPORTED",
-    `workflows need a ${store} store of one shard; this one has ${shards} (--store given ${shards} times): an instance and the queue jobs of its runs must live where one ${step} reaches them, and placing them across shards is not built yet (docs/workflows.md)`,
+    `${what} need a ${store} store of one shard; this one has ${shards} (--store given ${shards} times): ${why} must live where one ${step} reaches them, and placing them across shards is not built yet (docs/workflows.md)`,
   );
 }

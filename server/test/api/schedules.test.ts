@@ -1,156 +1,27 @@
 /**
- * ScheduleService through the public API, on the memory store under a manual clock
- * (docs/workflows.md#schedules), on the SQLite store under the real clock (the default
- * store: its calls go through its database's thread, which a manual clock's settling does
- * not wait for), and one fire per time across a failover of the maintenance leader between
- * two nodes sharing one store.
+ * ScheduleService through the public API: on the memory store under a manual clock
+ * (schedule-cases.ts), on the SQLite store under the real clock (the default store: its
+ * calls go through its database's thread, which a manual clock's settling does not wait
+ * for), and one fire per time across a failover of the maintenance leader between two
+ * nodes sharing one store.
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { ErrorInfoSchema } from "@runlater/sdk/gen/errors_pb.js";
-import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
-import { CatchUp, FireOutcome, OverlapPolicy, ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
-import { InstanceState, WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
+import { FireOutcome, OverlapPolicy } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { timestampToMs } from "../../src/wire/time.js";
 import { SqliteFiles } from "../store/sqlite-harness.js";
+import { clients, describeScheduleService } from "./schedule-cases.js";
 
 const T0 = Date.UTC(2030, 0, 1);
-const HOUR = 3_600_000;
 
-function clients(url: string) {
-  const transport = createConnectTransport({ baseUrl: url, httpVersion: "1.1" });
-  return {
-    schedules: createClient(ScheduleService, transport),
-    workflows: createClient(WorkflowService, transport),
-    queues: createClient(QueueService, transport),
-  };
-}
+describeScheduleService("memory", async () => new MemoryStore());
 
-async function refusal(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, field: e.findDetails(ErrorInfoSchema)[0]?.field, message: e.rawMessage };
-  }
-  throw new Error("not refused");
-}
-
-describe("ScheduleService on the memory store", () => {
-  let server: RunningServer;
-  let clock: ManualClock;
-  let c: ReturnType<typeof clients>;
-
-  beforeAll(async () => {
-    clock = new ManualClock(Date.UTC(2030, 0, 1, 7, 59, 50)); // 10 s before 09:00 in Berlin
-    server = await startServer({ store: new MemoryStore(), port: 0, clock });
-    c = clients(server.url);
-    await c.queues.createQueue({ name: "reports" });
-    await c.workflows.applyWorkflow({
-      workflow: { name: "report", jobs: [{ name: "build", queue: "reports", body: new TextEncoder().encode("r") }] },
-    });
-  });
-  afterAll(() => server.stop());
-
-  it("creates, shows next fire times, fires under the clock, pauses, resumes, updates and deletes", async () => {
-    const created = await c.schedules.createSchedule({
-      schedule: {
-        name: "daily_report",
-        cron: "0 9 * * *",
-        timeZone: "Europe/Berlin",
-        target: { case: "workflow", value: { workflow: "report" } },
-        overlap: OverlapPolicy.ALLOW,
-      },
-    });
-    expect(created.created).toBe(true);
-    const s = created.schedule!;
-    expect(s).toMatchObject({ name: "daily_report", timeZone: "Europe/Berlin", catchUp: CatchUp.NONE, paused: false });
-    expect(timestampToMs(s.nextFireAt)).toBe(Date.UTC(2030, 0, 1, 8)); // 09:00 in Berlin
-
-    const got = await c.schedules.getSchedule({ name: "daily_report", upcoming: 3 });
-    expect(got.schedule!.upcoming.map(timestampToMs)).toEqual([
-      Date.UTC(2030, 0, 1, 8),
-      Date.UTC(2030, 0, 2, 8),
-      Date.UTC(2030, 0, 3, 8),
-    ]);
-    expect((await c.schedules.getSchedule({ name: "daily_report" })).schedule!.upcoming).toHaveLength(5);
-    expect((await c.schedules.getSchedule({ name: "daily_report", upcoming: 100 })).schedule!.upcoming).toHaveLength(
-      100,
-    );
-
-    await clock.advance(10_000);
-    const fired = (await c.schedules.getSchedule({ name: "daily_report" })).schedule!;
-    expect(fired.fires).toBe(1n);
-    expect(fired.lastStarted).toBe("daily_report@20300101T080000Z");
-    expect(fired.history[0]).toMatchObject({ outcome: FireOutcome.STARTED, started: fired.lastStarted });
-    const { instance } = await c.workflows.getInstance({ instanceId: fired.lastStarted });
-    expect(instance!.state).toBe(InstanceState.RUNNING);
-
-    const paused = await c.schedules.pauseSchedule({ name: "daily_report" });
-    expect(paused.schedule!.paused).toBe(true);
-    expect(paused.schedule!.nextFireAt).toBeUndefined();
-    await clock.advance(HOUR / 2);
-    expect((await c.schedules.getSchedule({ name: "daily_report" })).schedule!.fires).toBe(1n);
-    const resumed = await c.schedules.resumeSchedule({ name: "daily_report" });
-    expect(timestampToMs(resumed.schedule!.nextFireAt)).toBe(Date.UTC(2030, 0, 2, 8));
-
-    const updated = await c.schedules.updateSchedule({
-      schedule: {
-        name: "daily_report",
-        cron: "*/30 * * * *",
-        target: { case: "job", value: { queue: "reports", body: new TextEncoder().encode("plain") } },
-        catchUp: CatchUp.LATEST,
-      },
-    });
-    expect(updated.schedule).toMatchObject({ timeZone: "UTC", catchUp: CatchUp.LATEST, overlap: OverlapPolicy.SKIP });
-    expect(updated.schedule!.catchUpWindow?.seconds).toBe(3600n);
-    expect(updated.schedule!.target.case).toBe("job");
-
-    expect((await c.schedules.deleteSchedule({ name: "daily_report" })).deleted).toBe(true);
-    expect((await c.schedules.deleteSchedule({ name: "daily_report" })).deleted).toBe(false);
-    expect((await refusal(c.schedules.getSchedule({ name: "daily_report" }))).code).toBe(Code.NotFound);
-  });
-
-  it("refuses what a schedule may not be, naming the field", async () => {
-    const bad = (over: object) =>
-      refusal(
-        c.schedules.createSchedule({
-          schedule: {
-            name: "bad",
-            cron: "0 * * * *",
-            target: { case: "workflow", value: { workflow: "report" } },
-            ...over,
-          },
-        }),
-      );
-    expect(await bad({ cron: "61 * * * *" })).toMatchObject({ code: Code.InvalidArgument, field: "schedule.cron" });
-    expect(await bad({ timeZone: "Nowhere/City" })).toMatchObject({ field: "schedule.time_zone" });
-    expect(await bad({ target: { case: undefined } })).toMatchObject({ field: "schedule.target" });
-    expect(await bad({ catchUp: CatchUp.LATEST, catchUpWindow: { seconds: 30n, nanos: 0 } })).toMatchObject({
-      field: "schedule.catch_up_window",
-    });
-    expect(await refusal(c.schedules.getSchedule({ name: "x", upcoming: 101 }))).toMatchObject({ field: "upcoming" });
-  });
-
-  it("lists by name a page at a time", async () => {
-    for (const name of ["list_a", "list_b", "list_c"]) {
-      await c.schedules.createSchedule({
-        schedule: { name, cron: "0 0 * * *", target: { case: "workflow", value: { workflow: "report" } } },
-        paused: true,
-      });
-    }
-    const first = await c.schedules.listSchedules({ limit: 2 });
-    expect(first.schedules.map((s) => s.name)).toEqual(["list_a", "list_b"]);
-    const rest = await c.schedules.listSchedules({ limit: 2, pageToken: first.nextPageToken });
-    expect(rest.schedules.map((s) => s.name)).toEqual(["list_c"]);
-    expect(rest.nextPageToken).toBe("");
-    expect((await refusal(c.schedules.listSchedules({ pageToken: "??" }))).field).toBe("page_token");
-  });
-});
+// The same cases on SQLite: they wait for fires that finish after an advance returns.
+const sqliteCaseFiles = new SqliteFiles();
+afterAll(() => sqliteCaseFiles.dispose());
+describeScheduleService("sqlite", () => sqliteCaseFiles.open());
 
 describe("ScheduleService on the SQLite store (real clock)", () => {
   const files = new SqliteFiles();

@@ -21,7 +21,7 @@ async function emptyStore(urls: string[]): Promise<MysqlStore> {
   for (const [i, url] of urls.entries()) {
     const shard = new Shard(i, url, { retryForMs: 5000, connectionLimit: 1 });
     await shard.session(async (c) => {
-      for (const table of ["jobs", "leases", "queues", "workflow_instances", "workflow_versions"])
+      for (const table of ["jobs", "leases", "queues", "workflow_instances", "workflow_versions", "schedules"])
         await c.query(`DELETE FROM ${table}`);
     });
     await shard.close();

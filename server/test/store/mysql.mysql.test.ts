@@ -1,6 +1,6 @@
 import { afterAll } from "vitest";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { exerciseStore, exerciseWorkflowStore } from "../storetest/index.js";
+import { exerciseScheduleStore, exerciseStore, exerciseWorkflowStore } from "../storetest/index.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 // One database for this file; each open() is a new store (its own pool) on it. The suite
@@ -15,5 +15,6 @@ const open = async () => {
 
 exerciseStore("mysql", open);
 exerciseWorkflowStore("mysql", open);
+exerciseScheduleStore("mysql", open);
 
 afterAll(() => dropDatabases(...opened));

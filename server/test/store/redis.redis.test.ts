@@ -1,5 +1,11 @@
 import { afterAll } from "vitest";
-import { exerciseStore, exerciseWorkflowStore, exerciseWorkflowsOnShards } from "../storetest/index.js";
+import {
+  exerciseScheduleStore,
+  exerciseSchedulesOnShards,
+  exerciseStore,
+  exerciseWorkflowStore,
+  exerciseWorkflowsOnShards,
+} from "../storetest/index.js";
 import { cleanup, openTestStore } from "./redis-helpers.js";
 
 exerciseStore("redis", () => openTestStore(1));
@@ -8,5 +14,7 @@ exerciseStore("redis", () => openTestStore(1));
 exerciseStore("redis, 3 shards", () => openTestStore(3));
 exerciseWorkflowStore("redis", () => openTestStore(1));
 exerciseWorkflowsOnShards("redis, 3 shards", () => openTestStore(3));
+exerciseScheduleStore("redis", () => openTestStore(1));
+exerciseSchedulesOnShards("redis, 3 shards", () => openTestStore(3));
 
 afterAll(cleanup);

@@ -6,7 +6,8 @@
  * `other` must be empty: the claim-timeout sweep is global. Generalised from
  * server/test/store/redis-differential.redis.test.ts so every store can run it. Some jobs
  * are workflow jobs' runs (their ACKs answer "workflow"); with `workflows`, the sequence
- * also takes workflow steps (differential-workflows.ts) on a store that keeps workflows.
+ * also takes workflow steps (differential-workflows.ts) on a store that keeps workflows,
+ * and schedule fires on one that keeps schedules too.
  */
 import { expect } from "vitest";
 import { newJobId } from "../../src/domain/job-id.js";
@@ -87,6 +88,7 @@ export async function runDifferential(seed: number, other: Store, o: { workflows
       "gc",
       "delete",
       ...(o.workflows ? (["wfstart", "wfstep", "wfstep", "wfgc"] as const) : []),
+      ...(o.workflows && other.schedules ? (["wffire"] as const) : []),
     ]);
     if (op === "insert") {
       const jobs: NewJob[] = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => {
@@ -177,7 +179,7 @@ export async function runDifferential(seed: number, other: Store, o: { workflows
       await both((s) =>
         s.jobDeleteFinished({ queue, succeededBefore: now - 500, failedBefore: now - 1500, limit: 1000 }),
       );
-    } else if (op === "wfstart" || op === "wfstep" || op === "wfgc") {
+    } else if (op === "wfstart" || op === "wfstep" || op === "wfgc" || op === "wffire") {
       await workflows.step(op, { now, memory: stores[0]!, running: await running(), ids, both });
     } else {
       const filter = {
@@ -195,7 +197,7 @@ export async function runDifferential(seed: number, other: Store, o: { workflows
     await both((s) => s.queueStats({ name: queue, now }));
     for (let partition = 0; partition < partitions; partition++)
       await both((s) => s.jobNextDueAt({ queue, partition }));
-    if (o.workflows) await workflows.compare(both);
+    if (o.workflows) await workflows.compare(both, now);
   }
   await both(
     (s) => s.jobScan({ queue, filter: {}, limit: 1000, now }),

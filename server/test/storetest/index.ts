@@ -15,7 +15,7 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
-import { exerciseSchedules } from "./schedules.js";
+import { exerciseSchedules, exerciseSchedulesRefused } from "./schedules.js";
 import { exerciseTokens } from "./tokens.js";
 import { exerciseWorkflows, exerciseWorkflowsRefused } from "./workflows.js";
 
@@ -40,6 +40,11 @@ export function exerciseScheduleStore(name: string, open: OpenStore): void {
 /** Stores opened with several shards, which refuse workflows until instances can be placed (docs/workflows.md). */
 export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
   describe(`workflow store suite, several shards: ${name}`, () => exerciseWorkflowsRefused(open));
+}
+
+/** Stores opened with several shards, which refuse schedules as they refuse workflows (docs/workflows.md#schedules). */
+export function exerciseSchedulesOnShards(name: string, open: OpenStore): void {
+  describe(`schedule store suite, several shards: ${name}`, () => exerciseSchedulesRefused(open));
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {

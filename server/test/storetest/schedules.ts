@@ -4,6 +4,7 @@
  * that a fire is applied atomically with what it starts, over the revision it was decided on.
  */
 import { describe, expect, it } from "vitest";
+import { RunlaterError } from "../../src/domain/errors.js";
 import { fireInstanceId, type Schedule } from "../../src/domain/schedule.js";
 import { createSchedule } from "../../src/domain/schedule-transitions.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
@@ -219,5 +220,36 @@ export function exerciseSchedules(open: OpenStore): void {
       expect(await ss.scheduleGet({ name: s.name })).toEqual(s);
       expect(await get(store, job.id)).toBeUndefined();
     });
+  });
+}
+
+/**
+ * A store opened with several shards keeps no schedules, as it keeps no workflows
+ * (docs/workflows.md): every schedule write is refused, and reads answer (nothing).
+ */
+export function exerciseSchedulesRefused(open: OpenStore): void {
+  it("refuses schedule writes with failed_precondition, and still reads", async () => {
+    const store = await open();
+    const ss = store.schedules!;
+    const s = schedule(T0);
+    const job = newJob(await createQueue(store));
+    for (const call of [
+      ss.scheduleInsert({ schedule: s, max: 1_000_000 }),
+      ss.scheduleReplace({ schedule: s, rev: s.rev }),
+      ss.scheduleDelete({ name: s.name }),
+      ss.scheduleFire({ rev: s.rev, schedule: fired(s, job.id), start: { job }, cancel: [], now: T0 }),
+    ]) {
+      const refused = await call.then(
+        () => "accepted",
+        (err: unknown) => err instanceof RunlaterError && `${err.code} ${err.reason} ${err.message}`,
+      );
+      expect(refused).toMatch(
+        /^failed_precondition UNSUPPORTED schedules need a \w+ store of one shard; this one has \d+/,
+      );
+    }
+    expect(await ss.scheduleGet({ name: s.name })).toBeUndefined();
+    expect(await ss.scheduleList({ limit: 10 })).toEqual([]);
+    expect(await ss.scheduleDue({ now: T0, limit: 10 })).toEqual({ due: [] });
+    expect(await get(store, job.id)).toBeUndefined();
   });
 }

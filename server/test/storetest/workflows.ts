@@ -343,6 +343,26 @@ export function exerciseWorkflows(open: OpenStore): void {
       expect(await ws.instanceGet({ id: ended.id })).toBeUndefined();
       expect(await ws.instanceGet({ id: running.id })).toBeDefined();
     });
+
+    it("deletes the oldest end first under a limit, whatever the order the instances were written in", async () => {
+      const { ws, queue } = await setup();
+      const def = definition(queue);
+      // Ends long before any other case's, so a store shared with them has no other candidate.
+      const endedAt = (at: number) => ({
+        ...startInstance(def, { id: `o${process.pid}_${++counter}`, now: T0, keepOpen: false, external: [] }, () => "")
+          .instance,
+        state: "succeeded" as const,
+        endedAt: at,
+      });
+      const newer = endedAt(2_000);
+      const older = endedAt(1_000);
+      for (const instance of [newer, older]) await ws.instanceInsert({ instance, jobs: [], now: T0 });
+      expect(await ws.instanceDeleteEnded({ endedBefore: 3_000, limit: 1 })).toBe(1);
+      expect(await ws.instanceGet({ id: older.id })).toBeUndefined();
+      expect(await ws.instanceGet({ id: newer.id })).toBeDefined();
+      expect(await ws.instanceDeleteEnded({ endedBefore: 3_000, limit: 1 })).toBe(1);
+      expect(await ws.instanceGet({ id: newer.id })).toBeUndefined();
+    });
   });
 }
 

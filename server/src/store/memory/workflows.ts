@@ -114,14 +114,13 @@ export class MemoryWorkflows implements WorkflowStore {
   }
 
   async instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number> {
-    let deleted = 0;
-    for (const [id, instance] of this.instances) {
-      if (deleted >= p.limit) break;
-      if (instance.state === "running" || instance.endedAt >= p.endedBefore) continue;
-      this.instances.delete(id);
-      deleted++;
-    }
-    return deleted;
+    // Oldest end first (ties by id), as the other stores' retention indexes order them.
+    const ended = [...this.instances.values()]
+      .filter((i) => i.state !== "running" && i.endedAt < p.endedBefore)
+      .sort((a, b) => a.endedAt - b.endedAt || (a.id < b.id ? -1 : 1))
+      .slice(0, p.limit);
+    for (const instance of ended) this.instances.delete(instance.id);
+    return ended.length;
   }
 
   private applyAck(ack: WorkflowAck, now: number): OutcomeResult {

@@ -66,9 +66,17 @@ export async function applyStep(
   );
   const ack = p.ack && acked && (await applyAck(c, acked, p.ack, p.now));
   if (p.instance) await run(c, sql.INSTANCE_UPSERT, p.instance);
-  const cancel = [...new Set(p.cancel.filter((id) => parseJobId(id)))];
-  if (cancel.length > 0) await deleteWithKeys(c, cancel, CANCELLABLE, p.now);
+  await cancelJobs(c, p.cancel, p.now);
   return { applied: true, ack };
+}
+
+/**
+ * Deletes the jobs named (a step's or a schedule fire's cancels) through DeleteJobs' delete
+ * where still pending, waiting or buffered, promoting the next job of their ordering keys.
+ */
+export async function cancelJobs(c: Conn, ids: string[], now: number): Promise<void> {
+  const cancel = [...new Set(ids.filter((id) => parseJobId(id)))];
+  if (cancel.length > 0) await deleteWithKeys(c, cancel, CANCELLABLE, now);
 }
 
 /** The ACK's transition on its locked row, fenced again by its claim token. */

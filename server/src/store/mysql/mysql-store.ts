@@ -32,7 +32,8 @@
  * it to a module function (../delegating-store.ts), one module per concern: broker-registry.ts,
  * leases.ts, queue-admin.ts, insert-jobs.ts (enqueue), hand-out.ts (claim, start, release),
  * running-writes.ts (ACK, checkpoint, claim expiry), bulk-admin.ts (GC, delete, retry) and
- * job-reads.ts. Store.workflows is workflows.ts (with instance-apply.ts).
+ * job-reads.ts. Store.workflows is workflows.ts (with instance-apply.ts), Store.schedules
+ * schedules.ts.
  */
 import { DelegatingStore, type StoreFunctions } from "../delegating-store.js";
 import { ShardRouter } from "../shard-router.js";
@@ -47,6 +48,7 @@ import { migrate } from "./migrate.js";
 import type { MysqlContext } from "./mysql-context.js";
 import * as queues from "./queue-admin.js";
 import * as running from "./running-writes.js";
+import { MysqlSchedules } from "./schedules.js";
 import { Shard } from "./shard.js";
 import { checkShards } from "./shard-map.js";
 import * as tokens from "./tokens.js";
@@ -104,6 +106,8 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
   protected readonly ctx: MysqlContext;
   /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
   readonly workflows: MysqlWorkflows;
+  /** Schedules (schedules.ts), beside the workflow instances: refused alike on several shards. */
+  readonly schedules: MysqlSchedules;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(shards: Shard[], legacyShards: number = shards.length) {
@@ -114,6 +118,7 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
       held: new HeldJobs(),
     };
     this.workflows = new MysqlWorkflows(this.ctx);
+    this.schedules = new MysqlSchedules(this.ctx);
   }
 
   async close(): Promise<void> {

@@ -270,6 +270,28 @@ export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at
 export const instancesDelete = (n: number) =>
   `DELETE FROM workflow_instances WHERE id IN (${list(n)}) AND ended_at < ?`;
 
+// ---- schedules (schedules.ts; docs/mysql.md, "Workflows"): on shard 0, beside the instances
+
+export const SCHEDULE_SELECT = "SELECT schedule FROM schedules WHERE name = ?";
+/** The revision fence of a fire: the schedule's row locked until the fire commits. */
+export const SCHEDULE_REV_LOCK = "SELECT rev FROM schedules WHERE name = ? FOR UPDATE";
+/** Serializes inserts, so the quota's count holds until the insert commits (migration 0009). */
+export const SCHEDULE_INSERTS_LOCK = "SELECT id FROM schedule_inserts WHERE id = 1 FOR UPDATE";
+export const SCHEDULE_COUNT = "SELECT COUNT(*) AS n FROM schedules";
+export const SCHEDULE_INSERT = "INSERT INTO schedules (rev, next_fire_at, schedule, name) VALUES (?, ?, ?, ?)";
+/** A schedule written over its revision (the params as SCHEDULE_INSERT's, then the revision expected). */
+export const SCHEDULE_REPLACE =
+  "UPDATE schedules SET rev = ?, next_fire_at = ?, schedule = ? WHERE name = ? AND rev = ?";
+export const SCHEDULE_DELETE = "DELETE FROM schedules WHERE name = ?";
+export const scheduleList = (after: boolean) =>
+  `SELECT schedule FROM schedules${after ? " WHERE name > ?" : ""} ORDER BY name LIMIT ?`;
+/** Due schedules from schedules_due (next_fire_at is NULL for none). */
+export const SCHEDULES_DUE =
+  "SELECT schedule FROM schedules WHERE next_fire_at <= ? ORDER BY next_fire_at, name LIMIT ?";
+export const SCHEDULE_NEXT_DUE = "SELECT MIN(next_fire_at) AS at FROM schedules WHERE next_fire_at > ?";
+/** Whether a queue job exists (a fire's plain job, started by an earlier try). */
+export const JOB_EXISTS = "SELECT id FROM jobs WHERE id = ?";
+
 export const PEEK =
   `SELECT ${ALL_COLUMNS} FROM jobs WHERE queue = ? AND (queued_state = 'buffered' OR (queued_state = 'pending' AND run_after <= ?)) ` +
   "ORDER BY priority, run_after, seq LIMIT ?";

@@ -123,11 +123,18 @@ export class MysqlWorkflows implements WorkflowStore {
     return this.ctx.shards[0]!;
   }
 
-  /** The instances' shard, for a write; refused while the store has several (see the header). */
   private oneShard(): Shard {
-    if (this.ctx.shards.length > 1) throw workflowsNeedOneShard("MySQL", this.ctx.shards.length, "transaction");
-    return this.shard0();
+    return instancesShard(this.ctx, "workflows");
   }
+}
+
+/**
+ * The instances' shard, for a write of workflows or schedules (schedules.ts); refused
+ * while the store has several (see the header).
+ */
+export function instancesShard(ctx: MysqlContext, what: "workflows" | "schedules"): Shard {
+  if (ctx.shards.length > 1) throw workflowsNeedOneShard("MySQL", ctx.shards.length, "transaction", what);
+  return ctx.shards[0]!;
 }
 
 /** The instance was there before this insert (instanceInsert answers false). */
@@ -147,14 +154,14 @@ function storedWorkflow(row: WorkflowRow): StoredWorkflow {
 }
 
 /** An instance's INSERT values (sql.INSTANCE_INSERT): ended_at stays NULL while it runs. */
-function instanceParams(i: WorkflowInstance): Param[] {
+export function instanceParams(i: WorkflowInstance): Param[] {
   return [i.id, i.workflow, i.state, i.rev, i.createdAt, i.state === "running" ? null : i.endedAt, encodeInstance(i)];
 }
 
 /**
- * Whether a name or id can be in the ascii columns that hold instance ids and workflow
- * names (a string that cannot names none; MySQL would refuse to compare it).
+ * Whether a name or id can be in the ascii columns that hold instance ids, workflow and
+ * schedule names (a string that cannot names none; MySQL would refuse to compare it).
  */
-function storable(s: string): boolean {
+export function storable(s: string): boolean {
   return /^[\x20-\x7e]{1,128}$/.test(s);
 }

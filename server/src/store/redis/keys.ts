@@ -127,4 +127,19 @@ export class Keys {
   instanceList(): string {
     return `${this.prefix}:{wf}:list`;
   }
+
+  /** The instances' shard (0): one schedule's hash (lua/include/schedules.lua lists the rest). */
+  schedule(name: string): string {
+    return `${this.prefix}:{wf}:s:${name}`;
+  }
+
+  /** The instances' shard (0): every schedule's name. */
+  schedules(): string {
+    return `${this.prefix}:{wf}:schedules`;
+  }
+
+  /** The instances' shard (0): schedules by next fire time. */
+  schedulesDue(): string {
+    return `${this.prefix}:{wf}:schedules:due`;
+  }
 }

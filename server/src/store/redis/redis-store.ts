@@ -21,7 +21,7 @@
  * it to a module function (../delegating-store.ts), one module per concern: broker-registry.ts,
  * leases.ts, queue-admin.ts, insert-jobs.ts (enqueue), hand-out.ts (claim, start, release),
  * running-writes.ts (ACK, checkpoint, claim expiry), bulk-admin.ts (GC, delete, retry) and
- * job-reads.ts. Store.workflows is workflows.ts.
+ * job-reads.ts. Store.workflows is workflows.ts, Store.schedules schedules.ts.
  */
 import { Redis } from "ioredis";
 import { DelegatingStore, type StoreFunctions } from "../delegating-store.js";
@@ -36,6 +36,7 @@ import * as leases from "./leases.js";
 import * as queues from "./queue-admin.js";
 import { type RedisContext, runOnPartition } from "./redis-context.js";
 import * as running from "./running-writes.js";
+import { RedisSchedules } from "./schedules.js";
 import { defineScripts } from "./scripts.js";
 import { checkShards, connect } from "./shard-check.js";
 import * as tokens from "./tokens.js";
@@ -101,6 +102,8 @@ export class RedisStore extends DelegatingStore<RedisContext> {
   protected readonly ctx: RedisContext;
   /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
   readonly workflows: RedisWorkflows;
+  /** Schedules (schedules.ts), beside the workflow instances: refused alike on several shards. */
+  readonly schedules: RedisSchedules;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
   constructor(
@@ -118,6 +121,7 @@ export class RedisStore extends DelegatingStore<RedisContext> {
       sweepStart: 0,
     };
     this.workflows = new RedisWorkflows(this.ctx);
+    this.schedules = new RedisSchedules(this.ctx);
   }
 
   async close(): Promise<void> {

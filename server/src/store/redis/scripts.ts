@@ -41,6 +41,12 @@ export type ScriptName =
   | "queue_purge"
   | "queue_stats"
   | "queue_update"
+  | "schedule_delete"
+  | "schedule_due"
+  | "schedule_fire"
+  | "schedule_insert"
+  | "schedule_list"
+  | "schedule_replace"
   | "workflow_insert";
 
 export type ScriptArg = string | number | Buffer | Uint8Array;

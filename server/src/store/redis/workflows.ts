@@ -98,15 +98,22 @@ export class RedisWorkflows implements WorkflowStore {
     return this.ctx.shards[0]!;
   }
 
-  /** The instances' shard, for a write; refused while the store has several (see the header). */
   private oneShard(): Redis {
-    if (this.ctx.shards.length > 1) throw workflowsNeedOneShard("Redis", this.ctx.shards.length, "script");
-    return this.shard0();
+    return instancesShard(this.ctx, "workflows");
   }
 }
 
+/**
+ * The instances' shard, for a write of workflows or schedules (schedules.ts); refused
+ * while the store has several (see the header).
+ */
+export function instancesShard(ctx: RedisContext, what: "workflows" | "schedules"): Redis {
+  if (ctx.shards.length > 1) throw workflowsNeedOneShard("Redis", ctx.shards.length, "script", what);
+  return ctx.shards[0]!;
+}
+
 /** An instance as the workflow scripts take it: rev, state, workflow, created_at, ended_at, data. */
-function instanceArgs(i: WorkflowInstance): ScriptArg[] {
+export function instanceArgs(i: WorkflowInstance): ScriptArg[] {
   return [i.rev, i.state, i.workflow, i.createdAt, i.endedAt, encodeInstance(i)];
 }
 

@@ -5,7 +5,7 @@
   was decided on. Then, in memory's order (memory/workflows.ts): the new queue jobs are
   inserted, the ACK's transition applied (transitions.lua, with apply(): a job that ends
   leaves its ordering key's sequence), the instance written, and the jobs to cancel deleted
-  (removeJob, as DeleteJobs does) if they are pending, waiting or buffered.
+  if they are pending, waiting or buffered (cancel.lua).
   KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, now, instance id, rev (the stored revision expected; 0: no instance),
            the new instance: rev ("" for none: with rev 0, the ACK alone), state, workflow,
@@ -28,6 +28,7 @@
 --@include sequences
 --@include apply
 --@include insert
+--@include cancel
 --@include workflows
 local now, id, rev = tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
 local kind, ackId, token = ARGV[11], ARGV[12], ARGV[13]
@@ -64,13 +65,6 @@ if ARGV[5] ~= "" then writeInstance(id, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV
 -- A job to cancel may be one the ACK just sent back to pending (or promoted): its queued
 -- index writes must land before the removal's, or its new entry would outlive it.
 flushIndexes()
-local cancel, at = ARGV[17], 1
-while at <= #cancel do
-  local jobId
-  jobId, at = idAt(cancel, at)
-  local tag = tagOfId(jobId)
-  local job = tag and loadJob(tag, jobId)
-  if job and (job.st == "p" or job.st == "w" or job.st == "b") then removeJob(tag, job, now) end
-end
+cancelJobs(ARGV[17], now)
 flushCounts()
 return "1" .. ack
