@@ -1,5 +1,7 @@
 package dev.runlater;
 
+import dev.runlater.v1.JobServiceGrpc;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
@@ -8,8 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
-import runlater.v1.JobServiceGrpc;
-import runlater.v1.WorkerServiceGrpc;
 
 /**
  * The main calls of a {@link RunlaterClient} as {@link CompletableFuture}s, on the same channel

@@ -1,6 +1,25 @@
 package dev.runlater;
 
 import com.google.protobuf.FieldMask;
+import dev.runlater.v1.AckRequest;
+import dev.runlater.v1.CheckpointRequest;
+import dev.runlater.v1.CountJobsRequest;
+import dev.runlater.v1.CreateQueueRequest;
+import dev.runlater.v1.CreateQueueResponse;
+import dev.runlater.v1.DeleteJobsRequest;
+import dev.runlater.v1.DeleteQueueRequest;
+import dev.runlater.v1.DequeueRequest;
+import dev.runlater.v1.EnqueueRequest;
+import dev.runlater.v1.GetJobsRequest;
+import dev.runlater.v1.GetQueueRequest;
+import dev.runlater.v1.JobServiceGrpc;
+import dev.runlater.v1.ListQueuesRequest;
+import dev.runlater.v1.QueueServiceGrpc;
+import dev.runlater.v1.RetryFailedJobsRequest;
+import dev.runlater.v1.ScanJobsRequest;
+import dev.runlater.v1.ScanJobsResponse;
+import dev.runlater.v1.UpdateQueueRequest;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
@@ -17,12 +36,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import runlater.v1.JobServiceGrpc;
-import runlater.v1.JobServiceOuterClass;
-import runlater.v1.QueueServiceGrpc;
-import runlater.v1.QueueServiceOuterClass;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * A client for one runlater server: jobs (enqueue, look up, scan, count, retry, delete), queue
@@ -195,7 +208,7 @@ public final class RunlaterClient implements AutoCloseable {
    * The batch is validated as a whole: one bad job rejects it and nothing is written.
    */
   public List<String> enqueue(List<JobSpec> specs) {
-    JobServiceOuterClass.EnqueueRequest req = ProtoConvert.enqueueRequest(specs);
+    EnqueueRequest req = ProtoConvert.enqueueRequest(specs);
     return call(() -> jobs().enqueue(req).getJobIdsList());
   }
 
@@ -207,7 +220,7 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Looks up to 1,000 jobs up; returns those found, in request order. */
   public List<Job> getJobs(List<String> jobIds, boolean includeBody) {
-    JobServiceOuterClass.GetJobsRequest req = ProtoConvert.getJobsRequest(jobIds, includeBody);
+    GetJobsRequest req = ProtoConvert.getJobsRequest(jobIds, includeBody);
     return call(() -> ProtoConvert.jobs(jobs().getJobs(req)));
   }
 
@@ -220,8 +233,8 @@ public final class RunlaterClient implements AutoCloseable {
    * @param includeBody return bodies too
    */
   public JobPage scanJobs(JobFilter filter, int limit, String pageToken, boolean includeBody) {
-    JobServiceOuterClass.ScanJobsRequest.Builder req =
-        JobServiceOuterClass.ScanJobsRequest.newBuilder()
+    ScanJobsRequest.Builder req =
+        ScanJobsRequest.newBuilder()
             .setQueue(filter.queue())
             .setState(ProtoConvert.jobState(filter.state()))
             .setPriority(filter.priority())
@@ -232,15 +245,15 @@ public final class RunlaterClient implements AutoCloseable {
     if (filter.future() != null) {
       req.setFuture(filter.future());
     }
-    JobServiceOuterClass.ScanJobsResponse resp = call(() -> jobs().scanJobs(req.build()));
+    ScanJobsResponse resp = call(() -> jobs().scanJobs(req.build()));
     return new JobPage(
         resp.getJobsList().stream().map(ProtoConvert::job).toList(), resp.getNextPageToken());
   }
 
   /** Counts a queue's jobs matching {@code filter}. */
   public long countJobs(JobFilter filter) {
-    JobServiceOuterClass.CountJobsRequest.Builder req =
-        JobServiceOuterClass.CountJobsRequest.newBuilder()
+    CountJobsRequest.Builder req =
+        CountJobsRequest.newBuilder()
             .setQueue(filter.queue())
             .setState(ProtoConvert.jobState(filter.state()))
             .setPriority(filter.priority())
@@ -270,8 +283,8 @@ public final class RunlaterClient implements AutoCloseable {
    */
   public long retryFailedJobs(
       String queue, int priority, int attemptsAllowed, Instant runAfter, int limit) {
-    JobServiceOuterClass.RetryFailedJobsRequest.Builder req =
-        JobServiceOuterClass.RetryFailedJobsRequest.newBuilder()
+    RetryFailedJobsRequest.Builder req =
+        RetryFailedJobsRequest.newBuilder()
             .setQueue(queue)
             .setPriority(priority)
             .setAttemptsAllowed(attemptsAllowed)
@@ -297,8 +310,8 @@ public final class RunlaterClient implements AutoCloseable {
     if (filter.future() != null) {
       throw new IllegalArgumentException("deleteJobs cannot filter on future");
     }
-    JobServiceOuterClass.DeleteJobsRequest req =
-        JobServiceOuterClass.DeleteJobsRequest.newBuilder()
+    DeleteJobsRequest req =
+        DeleteJobsRequest.newBuilder()
             .setQueue(filter.queue())
             .setState(ProtoConvert.jobState(filter.state()))
             .setPriority(filter.priority())
@@ -315,12 +328,12 @@ public final class RunlaterClient implements AutoCloseable {
    * existing queue is returned unchanged with {@code created == false}.
    */
   public CreateQueueResult createQueue(String name, QueueConfig config) {
-    QueueServiceOuterClass.CreateQueueRequest req =
-        QueueServiceOuterClass.CreateQueueRequest.newBuilder()
+    CreateQueueRequest req =
+        CreateQueueRequest.newBuilder()
             .setName(name)
             .setConfig(ProtoConvert.queueConfig(config, new ArrayList<>()))
             .build();
-    QueueServiceOuterClass.CreateQueueResponse resp = call(() -> queues().createQueue(req));
+    CreateQueueResponse resp = call(() -> queues().createQueue(req));
     return new CreateQueueResult(ProtoConvert.queue(resp.getQueue()), resp.getCreated());
   }
 
@@ -331,12 +344,12 @@ public final class RunlaterClient implements AutoCloseable {
    */
   public Queue updateQueue(String name, QueueConfig changes) {
     List<String> paths = new ArrayList<>();
-    QueueServiceOuterClass.QueueConfig config = ProtoConvert.queueConfig(changes, paths);
+    dev.runlater.v1.QueueConfig config = ProtoConvert.queueConfig(changes, paths);
     if (paths.isEmpty()) {
       throw new IllegalArgumentException("updateQueue needs at least one non-null field");
     }
-    QueueServiceOuterClass.UpdateQueueRequest req =
-        QueueServiceOuterClass.UpdateQueueRequest.newBuilder()
+    UpdateQueueRequest req =
+        UpdateQueueRequest.newBuilder()
             .setName(name)
             .setConfig(config)
             .setUpdateMask(FieldMask.newBuilder().addAllPaths(paths))
@@ -346,23 +359,20 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Deletes a queue and every job in it; false if there was no such queue. */
   public boolean deleteQueue(String name) {
-    QueueServiceOuterClass.DeleteQueueRequest req =
-        QueueServiceOuterClass.DeleteQueueRequest.newBuilder().setName(name).build();
+    DeleteQueueRequest req = DeleteQueueRequest.newBuilder().setName(name).build();
     return call(() -> queues().deleteQueue(req).getDeleted());
   }
 
   /** Every queue, by name, with config and live stats. */
   public List<Queue> listQueues() {
-    QueueServiceOuterClass.ListQueuesRequest req =
-        QueueServiceOuterClass.ListQueuesRequest.getDefaultInstance();
+    ListQueuesRequest req = ListQueuesRequest.getDefaultInstance();
     return call(
         () -> queues().listQueues(req).getQueuesList().stream().map(ProtoConvert::queue).toList());
   }
 
   /** One queue with config and live stats; throws NOT_FOUND if there is none. */
   public Queue getQueue(String name) {
-    QueueServiceOuterClass.GetQueueRequest req =
-        QueueServiceOuterClass.GetQueueRequest.newBuilder().setName(name).build();
+    GetQueueRequest req = GetQueueRequest.newBuilder().setName(name).build();
     return ProtoConvert.queue(call(() -> queues().getQueue(req)).getQueue());
   }
 
@@ -389,8 +399,7 @@ public final class RunlaterClient implements AutoCloseable {
    */
   public DequeueResult dequeue(
       String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    WorkerServiceOuterClass.DequeueRequest req =
-        ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks);
+    DequeueRequest req = ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks);
     Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, wait);
     return call(
         () -> ProtoConvert.dequeueResult(queue, withDeadline(workers, deadline).dequeue(req)));
@@ -398,12 +407,8 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Returns up to {@code limit} due jobs, with bodies, without claiming them (a dry run). */
   public List<DequeuedJob> peek(String queue, int limit) {
-    WorkerServiceOuterClass.DequeueRequest req =
-        WorkerServiceOuterClass.DequeueRequest.newBuilder()
-            .setQueue(queue)
-            .setLimit(limit)
-            .setDryRun(true)
-            .build();
+    DequeueRequest req =
+        DequeueRequest.newBuilder().setQueue(queue).setLimit(limit).setDryRun(true).build();
     return call(() -> workers().dequeue(req)).getJobsList().stream()
         .map(j -> ProtoConvert.dequeuedJob(queue, j))
         .toList();
@@ -414,14 +419,13 @@ public final class RunlaterClient implements AutoCloseable {
    * the batch): the successes first, then the failures, each in request order.
    */
   public List<JobOutcome> ack(String queue, List<Ack> acks) {
-    WorkerServiceOuterClass.AckRequest req = ProtoConvert.ackRequest(queue, acks);
+    AckRequest req = ProtoConvert.ackRequest(queue, acks);
     return ProtoConvert.outcomes(call(() -> workers().ack(req)).getResultsList());
   }
 
   /** Changes running jobs of one queue; one outcome per checkpoint, in request order. */
   public List<JobOutcome> checkpoint(String queue, List<Checkpoint> checkpoints) {
-    WorkerServiceOuterClass.CheckpointRequest req =
-        ProtoConvert.checkpointRequest(queue, checkpoints);
+    CheckpointRequest req = ProtoConvert.checkpointRequest(queue, checkpoints);
     return ProtoConvert.outcomes(call(() -> workers().checkpoint(req)).getResultsList());
   }
 
