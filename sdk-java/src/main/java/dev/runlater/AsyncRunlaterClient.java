@@ -73,19 +73,20 @@ public final class AsyncRunlaterClient {
 
   /** See {@link RunlaterClient#dequeue(String, int, Duration)}. */
   public CompletableFuture<List<DequeuedJob>> dequeue(String queue, int limit, Duration wait) {
+    // Not dequeue(options).thenApply(...): cancelling that future would not cancel the call.
+    DequeueOptions options = DequeueOptions.builder().limit(limit).maxWait(wait).build();
     return call(
-        stub(workers, ProtoConvert.dequeueDeadline(defaultDeadline, wait))::dequeue,
-        ProtoConvert.dequeueRequest(queue, limit, wait, "", List.of()),
+        stub(workers, ProtoConvert.dequeueDeadline(defaultDeadline, options.maxWait()))::dequeue,
+        ProtoConvert.dequeueRequest(queue, options),
         resp -> ProtoConvert.dequeueResult(queue, resp).jobs());
   }
 
-  /** See {@link RunlaterClient#dequeue(String, int, Duration, String, List)}. */
-  public CompletableFuture<DequeueResult> dequeue(
-      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, wait);
+  /** See {@link RunlaterClient#dequeue(String, DequeueOptions)}. */
+  public CompletableFuture<DequeueResult> dequeue(String queue, DequeueOptions options) {
+    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, options.maxWait());
     return call(
         stub(workers, deadline)::dequeue,
-        ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks),
+        ProtoConvert.dequeueRequest(queue, options),
         resp -> ProtoConvert.dequeueResult(queue, resp));
   }
 

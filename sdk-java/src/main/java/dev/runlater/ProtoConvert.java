@@ -237,19 +237,18 @@ final class ProtoConvert {
     return resp.getJobsList().stream().map(ProtoConvert::job).toList();
   }
 
-  static DequeueRequest dequeueRequest(
-      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
+  static DequeueRequest dequeueRequest(String queue, DequeueOptions options) {
     DequeueRequest.Builder req =
         DequeueRequest.newBuilder()
             .setQueue(queue)
-            .setLimit(limit)
-            .setWorkerId(workerId == null ? "" : workerId);
-    if (wait != null && !wait.isZero()) {
-      req.setWait(duration(wait));
+            .setLimit(options.limit())
+            .setWorkerId(options.workerId());
+    if (!options.maxWait().isZero()) {
+      req.setWait(duration(options.maxWait()));
     }
-    if (!acks.isEmpty()) {
+    if (!options.acks().isEmpty()) {
       // The piggy-backed ack may leave its queue empty: the request's queue is used.
-      req.setAck(ackRequest("", acks));
+      req.setAck(ackRequest("", options.acks()));
     }
     return req.build();
   }
