@@ -228,8 +228,8 @@ public final class RunlaterClient implements AutoCloseable {
 
   /**
    * One page of a queue's jobs matching {@code filter}, newest run_after first: the page {@code
-   * options} starts at, of its size, with bodies if it asks. {@link #scanAllJobs} follows the pages
-   * for you.
+   * options.pageToken()} names (the first when empty), of {@code options.pageSize()} jobs, with
+   * bodies when {@code options.includeBody()}. {@link #scanAllJobs} follows the pages for you.
    */
   public JobPage scanJobs(JobFilter filter, ScanOptions options) {
     Objects.requireNonNull(filter, "filter");
@@ -266,7 +266,8 @@ public final class RunlaterClient implements AutoCloseable {
   }
 
   /**
-   * Moves FAILED jobs of one queue back to PENDING: those {@code options} select, as it says.
+   * Moves the FAILED jobs of {@code queue} that {@code options} select back to PENDING, with the
+   * attempts and the due time it gives.
    *
    * @return how many jobs moved
    */
