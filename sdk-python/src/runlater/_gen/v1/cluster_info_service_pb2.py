@@ -25,13 +25,14 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+runlater/_gen/v1/cluster_info_service.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x17\n\x15GetClusterInfoRequest\"\x96\x01\n\x16GetClusterInfoResponse\x12\x11\n\tnode_role\x18\x01 \x01(\t\x12\x16\n\x0enode_broker_id\x18\x02 \x01(\t\x12(\n\x07\x62rokers\x18\x03 \x03(\x0b\x32\x17.runlater.v1.BrokerInfo\x12\'\n\x03now\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa9\x01\n\nBrokerInfo\x12\x11\n\tbroker_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12;\n\x17registration_expires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06leader\x18\x04 \x01(\x08\x12.\n\npartitions\x18\x05 \x03(\x0b\x32\x1a.runlater.v1.PartitionInfo\"|\n\rPartitionInfo\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpartition\x18\x02 \x01(\r\x12\x13\n\x0blease_epoch\x18\x03 \x01(\x04\x12\x34\n\x10lease_expires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2t\n\x12\x43lusterInfoService\x12^\n\x0eGetClusterInfo\x12\".runlater.v1.GetClusterInfoRequest\x1a#.runlater.v1.GetClusterInfoResponse\"\x03\x90\x02\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n+runlater/_gen/v1/cluster_info_service.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x17\n\x15GetClusterInfoRequest\"\x96\x01\n\x16GetClusterInfoResponse\x12\x11\n\tnode_role\x18\x01 \x01(\t\x12\x16\n\x0enode_broker_id\x18\x02 \x01(\t\x12(\n\x07\x62rokers\x18\x03 \x03(\x0b\x32\x17.runlater.v1.BrokerInfo\x12\'\n\x03now\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa9\x01\n\nBrokerInfo\x12\x11\n\tbroker_id\x18\x01 \x01(\t\x12\x0b\n\x03url\x18\x02 \x01(\t\x12;\n\x17registration_expires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06leader\x18\x04 \x01(\x08\x12.\n\npartitions\x18\x05 \x03(\x0b\x32\x1a.runlater.v1.PartitionInfo\"|\n\rPartitionInfo\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpartition\x18\x02 \x01(\r\x12\x13\n\x0blease_epoch\x18\x03 \x01(\x04\x12\x34\n\x10lease_expires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp2t\n\x12\x43lusterInfoService\x12^\n\x0eGetClusterInfo\x12\".runlater.v1.GetClusterInfoRequest\x1a#.runlater.v1.GetClusterInfoResponse\"\x03\x90\x02\x01\x42\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'runlater._gen.v1.cluster_info_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\017dev.runlater.v1P\001'
   _globals['_CLUSTERINFOSERVICE'].methods_by_name['GetClusterInfo']._loaded_options = None
   _globals['_CLUSTERINFOSERVICE'].methods_by_name['GetClusterInfo']._serialized_options = b'\220\002\001'
   _globals['_GETCLUSTERINFOREQUEST']._serialized_start=93

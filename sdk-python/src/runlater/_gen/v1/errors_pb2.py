@@ -24,13 +24,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1drunlater/_gen/v1/errors.proto\x12\x0brunlater.v1\"D\n\tErrorInfo\x12(\n\x06reason\x18\x01 \x01(\x0e\x32\x18.runlater.v1.ErrorReason\x12\r\n\x05\x66ield\x18\x02 \x01(\t*\xa0\x04\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12 \n\x1c\x45RROR_REASON_QUEUE_NOT_FOUND\x10\x01\x12#\n\x1f\x45RROR_REASON_INVALID_QUEUE_NAME\x10\x02\x12!\n\x1d\x45RROR_REASON_INVALID_PRIORITY\x10\x03\x12\x1f\n\x1b\x45RROR_REASON_BODY_TOO_LARGE\x10\x04\x12 \n\x1c\x45RROR_REASON_BATCH_TOO_LARGE\x10\x05\x12!\n\x1d\x45RROR_REASON_INVALID_ARGUMENT\x10\x06\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x07\x12\x1a\n\x16\x45RROR_REASON_NO_BROKER\x10\x08\x12#\n\x1f\x45RROR_REASON_WORKFLOW_NOT_FOUND\x10\t\x12#\n\x1f\x45RROR_REASON_INSTANCE_NOT_FOUND\x10\n\x12\x1e\n\x1a\x45RROR_REASON_WORKFLOW_RULE\x10\x0b\x12\x19\n\x15\x45RROR_REASON_CONFLICT\x10\x0c\x12\x1c\n\x18\x45RROR_REASON_UNSUPPORTED\x10\r\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0e\x12\"\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x0f\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1drunlater/_gen/v1/errors.proto\x12\x0brunlater.v1\"D\n\tErrorInfo\x12(\n\x06reason\x18\x01 \x01(\x0e\x32\x18.runlater.v1.ErrorReason\x12\r\n\x05\x66ield\x18\x02 \x01(\t*\xa0\x04\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12 \n\x1c\x45RROR_REASON_QUEUE_NOT_FOUND\x10\x01\x12#\n\x1f\x45RROR_REASON_INVALID_QUEUE_NAME\x10\x02\x12!\n\x1d\x45RROR_REASON_INVALID_PRIORITY\x10\x03\x12\x1f\n\x1b\x45RROR_REASON_BODY_TOO_LARGE\x10\x04\x12 \n\x1c\x45RROR_REASON_BATCH_TOO_LARGE\x10\x05\x12!\n\x1d\x45RROR_REASON_INVALID_ARGUMENT\x10\x06\x12\x1e\n\x1a\x45RROR_REASON_SHUTTING_DOWN\x10\x07\x12\x1a\n\x16\x45RROR_REASON_NO_BROKER\x10\x08\x12#\n\x1f\x45RROR_REASON_WORKFLOW_NOT_FOUND\x10\t\x12#\n\x1f\x45RROR_REASON_INSTANCE_NOT_FOUND\x10\n\x12\x1e\n\x1a\x45RROR_REASON_WORKFLOW_RULE\x10\x0b\x12\x19\n\x15\x45RROR_REASON_CONFLICT\x10\x0c\x12\x1c\n\x18\x45RROR_REASON_UNSUPPORTED\x10\r\x12 \n\x1c\x45RROR_REASON_UNAUTHENTICATED\x10\x0e\x12\"\n\x1e\x45RROR_REASON_PERMISSION_DENIED\x10\x0f\x42\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'runlater._gen.v1.errors_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\017dev.runlater.v1P\001'
   _globals['_ERRORREASON']._serialized_start=117
   _globals['_ERRORREASON']._serialized_end=661
   _globals['_ERRORINFO']._serialized_start=46

@@ -1,5 +1,7 @@
 package dev.runlater;
 
+import dev.runlater.v1.JobServiceGrpc;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
@@ -8,8 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
-import runlater.v1.JobServiceGrpc;
-import runlater.v1.WorkerServiceGrpc;
 
 /**
  * The main calls of a {@link RunlaterClient} as {@link CompletableFuture}s, on the same channel
@@ -73,19 +73,20 @@ public final class AsyncRunlaterClient {
 
   /** See {@link RunlaterClient#dequeue(String, int, Duration)}. */
   public CompletableFuture<List<DequeuedJob>> dequeue(String queue, int limit, Duration wait) {
+    // Not dequeue(options).thenApply(...): cancelling that future would not cancel the call.
+    DequeueOptions options = DequeueOptions.builder().limit(limit).maxWait(wait).build();
     return call(
-        stub(workers, ProtoConvert.dequeueDeadline(defaultDeadline, wait))::dequeue,
-        ProtoConvert.dequeueRequest(queue, limit, wait, "", List.of()),
+        stub(workers, ProtoConvert.dequeueDeadline(defaultDeadline, options.maxWait()))::dequeue,
+        ProtoConvert.dequeueRequest(queue, options),
         resp -> ProtoConvert.dequeueResult(queue, resp).jobs());
   }
 
-  /** See {@link RunlaterClient#dequeue(String, int, Duration, String, List)}. */
-  public CompletableFuture<DequeueResult> dequeue(
-      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, wait);
+  /** See {@link RunlaterClient#dequeue(String, DequeueOptions)}. */
+  public CompletableFuture<DequeueResult> dequeue(String queue, DequeueOptions options) {
+    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, options.maxWait());
     return call(
         stub(workers, deadline)::dequeue,
-        ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks),
+        ProtoConvert.dequeueRequest(queue, options),
         resp -> ProtoConvert.dequeueResult(queue, resp));
   }
 

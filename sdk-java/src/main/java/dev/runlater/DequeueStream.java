@@ -1,11 +1,11 @@
 package dev.runlater;
 
+import dev.runlater.v1.DequeueStreamRequest;
+import dev.runlater.v1.DequeueStreamResponse;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.util.List;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass.DequeueStreamRequest;
-import runlater.v1.WorkerServiceOuterClass.DequeueStreamResponse;
 
 /**
  * One open {@code WorkerService.DequeueStream} (see {@link RunlaterClient#dequeueStream}): the

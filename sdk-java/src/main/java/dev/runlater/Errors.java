@@ -2,6 +2,7 @@ package dev.runlater;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.runlater.v1.ErrorInfo;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.handler.ssl.NotSslRecordException;
 import io.grpc.protobuf.StatusProto;
@@ -25,9 +26,9 @@ final class Errors {
     com.google.rpc.Status details = StatusProto.fromThrowable(t);
     if (details != null) {
       for (Any any : details.getDetailsList()) {
-        if (any.is(runlater.v1.Errors.ErrorInfo.class)) {
+        if (any.is(ErrorInfo.class)) {
           try {
-            runlater.v1.Errors.ErrorInfo info = any.unpack(runlater.v1.Errors.ErrorInfo.class);
+            ErrorInfo info = any.unpack(ErrorInfo.class);
             reason = ProtoConvert.reason(info.getReason());
             field = info.getField();
           } catch (InvalidProtocolBufferException ignored) {

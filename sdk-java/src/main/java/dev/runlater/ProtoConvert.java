@@ -2,15 +2,21 @@ package dev.runlater;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Timestamp;
+import dev.runlater.v1.AckRequest;
+import dev.runlater.v1.CheckpointRequest;
+import dev.runlater.v1.DequeueRequest;
+import dev.runlater.v1.DequeueResponse;
+import dev.runlater.v1.EnqueueRequest;
+import dev.runlater.v1.GetJobsRequest;
+import dev.runlater.v1.GetJobsResponse;
+import dev.runlater.v1.JobCheckpoint;
+import dev.runlater.v1.JobFailure;
+import dev.runlater.v1.JobSuccess;
+import dev.runlater.v1.Outcome;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import runlater.v1.Errors;
-import runlater.v1.JobOuterClass;
-import runlater.v1.JobServiceOuterClass;
-import runlater.v1.QueueServiceOuterClass;
-import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * Converts between the generated runlater.v1 messages and the SDK's records. Enum mappings are
@@ -44,19 +50,19 @@ final class ProtoConvert {
 
   // ---- enums ----
 
-  static JobOuterClass.JobState jobState(JobState s) {
+  static dev.runlater.v1.JobState jobState(JobState s) {
     if (s == null) {
-      return JobOuterClass.JobState.JOB_STATE_UNSPECIFIED;
+      return dev.runlater.v1.JobState.JOB_STATE_UNSPECIFIED;
     }
     return switch (s) {
-      case PENDING -> JobOuterClass.JobState.JOB_STATE_PENDING;
-      case RUNNING -> JobOuterClass.JobState.JOB_STATE_RUNNING;
-      case SUCCEEDED -> JobOuterClass.JobState.JOB_STATE_SUCCEEDED;
-      case FAILED -> JobOuterClass.JobState.JOB_STATE_FAILED;
+      case PENDING -> dev.runlater.v1.JobState.JOB_STATE_PENDING;
+      case RUNNING -> dev.runlater.v1.JobState.JOB_STATE_RUNNING;
+      case SUCCEEDED -> dev.runlater.v1.JobState.JOB_STATE_SUCCEEDED;
+      case FAILED -> dev.runlater.v1.JobState.JOB_STATE_FAILED;
     };
   }
 
-  static JobState jobState(JobOuterClass.JobState s) {
+  static JobState jobState(dev.runlater.v1.JobState s) {
     return switch (s) {
       case JOB_STATE_PENDING -> JobState.PENDING;
       case JOB_STATE_RUNNING -> JobState.RUNNING;
@@ -67,7 +73,7 @@ final class ProtoConvert {
     };
   }
 
-  static AckOutcome outcome(WorkerServiceOuterClass.Outcome o) {
+  static AckOutcome outcome(Outcome o) {
     return switch (o) {
       case OUTCOME_ACKNOWLEDGED -> AckOutcome.ACKNOWLEDGED;
       case OUTCOME_STALE_CLAIM -> AckOutcome.STALE_CLAIM;
@@ -77,7 +83,7 @@ final class ProtoConvert {
     };
   }
 
-  static ErrorReason reason(Errors.ErrorReason r) {
+  static ErrorReason reason(dev.runlater.v1.ErrorReason r) {
     return switch (r) {
       case ERROR_REASON_UNSPECIFIED, UNRECOGNIZED -> ErrorReason.UNSPECIFIED;
       case ERROR_REASON_QUEUE_NOT_FOUND -> ErrorReason.QUEUE_NOT_FOUND;
@@ -100,9 +106,9 @@ final class ProtoConvert {
 
   // ---- jobs ----
 
-  static JobOuterClass.JobSpec jobSpec(JobSpec s) {
-    JobOuterClass.JobSpec.Builder b =
-        JobOuterClass.JobSpec.newBuilder()
+  static dev.runlater.v1.JobSpec jobSpec(JobSpec s) {
+    dev.runlater.v1.JobSpec.Builder b =
+        dev.runlater.v1.JobSpec.newBuilder()
             .setQueue(s.queue())
             .setBody(ByteString.copyFrom(s.body()))
             .setPriority(s.priority())
@@ -116,7 +122,7 @@ final class ProtoConvert {
     return b.build();
   }
 
-  static Job job(JobOuterClass.Job j) {
+  static Job job(dev.runlater.v1.Job j) {
     return new Job(
         j.getJobId(),
         j.getQueue(),
@@ -134,7 +140,7 @@ final class ProtoConvert {
         j.getOrderingKey());
   }
 
-  static DequeuedJob dequeuedJob(String queue, WorkerServiceOuterClass.DequeuedJob j) {
+  static DequeuedJob dequeuedJob(String queue, dev.runlater.v1.DequeuedJob j) {
     return new DequeuedJob(
         queue,
         j.getJobId(),
@@ -148,9 +154,9 @@ final class ProtoConvert {
         j.getCustomStatus());
   }
 
-  static List<JobOutcome> outcomes(List<WorkerServiceOuterClass.JobOutcome> results) {
+  static List<JobOutcome> outcomes(List<dev.runlater.v1.JobOutcome> results) {
     List<JobOutcome> out = new ArrayList<>(results.size());
-    for (WorkerServiceOuterClass.JobOutcome r : results) {
+    for (dev.runlater.v1.JobOutcome r : results) {
       out.add(new JobOutcome(r.getJobId(), outcome(r.getOutcome())));
     }
     return out;
@@ -160,19 +166,18 @@ final class ProtoConvert {
    * Successes first, then failures: the server answers in that order, so callers that keep the
    * request order of {@code acks} should expect outcomes regrouped this way.
    */
-  static WorkerServiceOuterClass.AckRequest ackRequest(String queue, List<Ack> acks) {
-    WorkerServiceOuterClass.AckRequest.Builder b =
-        WorkerServiceOuterClass.AckRequest.newBuilder().setQueue(queue);
+  static AckRequest ackRequest(String queue, List<Ack> acks) {
+    AckRequest.Builder b = AckRequest.newBuilder().setQueue(queue);
     for (Ack a : acks) {
       if (a.succeeded()) {
         b.addSucceeded(
-            WorkerServiceOuterClass.JobSuccess.newBuilder()
+            JobSuccess.newBuilder()
                 .setJobId(a.jobId())
                 .setClaimToken(a.claimToken())
                 .setCustomStatus(a.customStatus()));
       } else {
-        WorkerServiceOuterClass.JobFailure.Builder f =
-            WorkerServiceOuterClass.JobFailure.newBuilder()
+        JobFailure.Builder f =
+            JobFailure.newBuilder()
                 .setJobId(a.jobId())
                 .setClaimToken(a.claimToken())
                 .setCustomStatus(a.customStatus())
@@ -186,19 +191,17 @@ final class ProtoConvert {
     return b.build();
   }
 
-  static WorkerServiceOuterClass.CheckpointRequest checkpointRequest(
-      String queue, List<Checkpoint> checkpoints) {
-    WorkerServiceOuterClass.CheckpointRequest.Builder req =
-        WorkerServiceOuterClass.CheckpointRequest.newBuilder().setQueue(queue);
+  static CheckpointRequest checkpointRequest(String queue, List<Checkpoint> checkpoints) {
+    CheckpointRequest.Builder req = CheckpointRequest.newBuilder().setQueue(queue);
     for (Checkpoint c : checkpoints) {
       req.addCheckpoints(checkpoint(c));
     }
     return req.build();
   }
 
-  static WorkerServiceOuterClass.JobCheckpoint checkpoint(Checkpoint c) {
-    WorkerServiceOuterClass.JobCheckpoint.Builder b =
-        WorkerServiceOuterClass.JobCheckpoint.newBuilder()
+  static JobCheckpoint checkpoint(Checkpoint c) {
+    JobCheckpoint.Builder b =
+        JobCheckpoint.newBuilder()
             .setJobId(c.jobId())
             .setClaimToken(c.claimToken())
             .setMoveToPending(c.moveToPending())
@@ -218,40 +221,34 @@ final class ProtoConvert {
 
   // ---- requests and answers shared by the blocking and the async client ----
 
-  static JobServiceOuterClass.EnqueueRequest enqueueRequest(List<JobSpec> specs) {
-    JobServiceOuterClass.EnqueueRequest.Builder req =
-        JobServiceOuterClass.EnqueueRequest.newBuilder();
+  static EnqueueRequest enqueueRequest(List<JobSpec> specs) {
+    EnqueueRequest.Builder req = EnqueueRequest.newBuilder();
     for (JobSpec s : specs) {
       req.addJobs(jobSpec(s));
     }
     return req.build();
   }
 
-  static JobServiceOuterClass.GetJobsRequest getJobsRequest(
-      List<String> jobIds, boolean includeBody) {
-    return JobServiceOuterClass.GetJobsRequest.newBuilder()
-        .addAllJobIds(jobIds)
-        .setIncludeBody(includeBody)
-        .build();
+  static GetJobsRequest getJobsRequest(List<String> jobIds, boolean includeBody) {
+    return GetJobsRequest.newBuilder().addAllJobIds(jobIds).setIncludeBody(includeBody).build();
   }
 
-  static List<Job> jobs(JobServiceOuterClass.GetJobsResponse resp) {
+  static List<Job> jobs(GetJobsResponse resp) {
     return resp.getJobsList().stream().map(ProtoConvert::job).toList();
   }
 
-  static WorkerServiceOuterClass.DequeueRequest dequeueRequest(
-      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    WorkerServiceOuterClass.DequeueRequest.Builder req =
-        WorkerServiceOuterClass.DequeueRequest.newBuilder()
+  static DequeueRequest dequeueRequest(String queue, DequeueOptions options) {
+    DequeueRequest.Builder req =
+        DequeueRequest.newBuilder()
             .setQueue(queue)
-            .setLimit(limit)
-            .setWorkerId(workerId == null ? "" : workerId);
-    if (wait != null && !wait.isZero()) {
-      req.setWait(duration(wait));
+            .setLimit(options.limit())
+            .setWorkerId(options.workerId());
+    if (!options.maxWait().isZero()) {
+      req.setWait(duration(options.maxWait()));
     }
-    if (!acks.isEmpty()) {
+    if (!options.acks().isEmpty()) {
       // The piggy-backed ack may leave its queue empty: the request's queue is used.
-      req.setAck(ackRequest("", acks));
+      req.setAck(ackRequest("", options.acks()));
     }
     return req.build();
   }
@@ -261,7 +258,7 @@ final class ProtoConvert {
     return wait == null ? defaultDeadline : defaultDeadline.plus(wait);
   }
 
-  static DequeueResult dequeueResult(String queue, WorkerServiceOuterClass.DequeueResponse resp) {
+  static DequeueResult dequeueResult(String queue, DequeueResponse resp) {
     List<DequeuedJob> jobs = resp.getJobsList().stream().map(j -> dequeuedJob(queue, j)).toList();
     return new DequeueResult(jobs, outcomes(resp.getAck().getResultsList()));
   }
@@ -269,8 +266,8 @@ final class ProtoConvert {
   // ---- queues ----
 
   /** The proto config and, alongside, the field-mask paths of the fields that were set. */
-  static QueueServiceOuterClass.QueueConfig queueConfig(QueueConfig c, List<String> setPaths) {
-    QueueServiceOuterClass.QueueConfig.Builder b = QueueServiceOuterClass.QueueConfig.newBuilder();
+  static dev.runlater.v1.QueueConfig queueConfig(QueueConfig c, List<String> setPaths) {
+    dev.runlater.v1.QueueConfig.Builder b = dev.runlater.v1.QueueConfig.newBuilder();
     if (c.priorities() != null) {
       b.setPriorities(c.priorities());
       setPaths.add("priorities");
@@ -281,8 +278,8 @@ final class ProtoConvert {
     }
     if (c.retryPolicy() != null) {
       QueueRetryPolicy p = c.retryPolicy();
-      QueueServiceOuterClass.RetryPolicy.Builder rp =
-          QueueServiceOuterClass.RetryPolicy.newBuilder().setLinearSteps(p.linearSteps());
+      dev.runlater.v1.RetryPolicy.Builder rp =
+          dev.runlater.v1.RetryPolicy.newBuilder().setLinearSteps(p.linearSteps());
       if (p.initialDelay() != null) {
         rp.setInitialDelay(duration(p.initialDelay()));
       }
@@ -327,8 +324,8 @@ final class ProtoConvert {
     return b.build();
   }
 
-  static QueueConfig queueConfig(QueueServiceOuterClass.QueueConfig c) {
-    QueueServiceOuterClass.RetryPolicy rp = c.getRetryPolicy();
+  static QueueConfig queueConfig(dev.runlater.v1.QueueConfig c) {
+    dev.runlater.v1.RetryPolicy rp = c.getRetryPolicy();
     return new QueueConfig(
         c.getPriorities(),
         duration(c.getClaimTimeout()),
@@ -344,8 +341,8 @@ final class ProtoConvert {
         c.getMaxBodyBytes());
   }
 
-  static Queue queue(QueueServiceOuterClass.Queue q) {
-    QueueServiceOuterClass.QueueStats s = q.getStats();
+  static Queue queue(dev.runlater.v1.Queue q) {
+    dev.runlater.v1.QueueStats s = q.getStats();
     return new Queue(
         q.getName(),
         queueConfig(q.getConfig()),

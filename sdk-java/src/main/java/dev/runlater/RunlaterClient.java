@@ -1,6 +1,21 @@
 package dev.runlater;
 
 import com.google.protobuf.FieldMask;
+import dev.runlater.v1.AckRequest;
+import dev.runlater.v1.CheckpointRequest;
+import dev.runlater.v1.CreateQueueRequest;
+import dev.runlater.v1.CreateQueueResponse;
+import dev.runlater.v1.DeleteJobsRequest;
+import dev.runlater.v1.DeleteQueueRequest;
+import dev.runlater.v1.DequeueRequest;
+import dev.runlater.v1.EnqueueRequest;
+import dev.runlater.v1.GetJobsRequest;
+import dev.runlater.v1.GetQueueRequest;
+import dev.runlater.v1.JobServiceGrpc;
+import dev.runlater.v1.ListQueuesRequest;
+import dev.runlater.v1.QueueServiceGrpc;
+import dev.runlater.v1.UpdateQueueRequest;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallCredentials;
 import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
@@ -8,7 +23,6 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -17,12 +31,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import runlater.v1.JobServiceGrpc;
-import runlater.v1.JobServiceOuterClass;
-import runlater.v1.QueueServiceGrpc;
-import runlater.v1.QueueServiceOuterClass;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass;
 
 /**
  * A client for one runlater server: jobs (enqueue, look up, scan, count, retry, delete), queue
@@ -195,7 +203,7 @@ public final class RunlaterClient implements AutoCloseable {
    * The batch is validated as a whole: one bad job rejects it and nothing is written.
    */
   public List<String> enqueue(List<JobSpec> specs) {
-    JobServiceOuterClass.EnqueueRequest req = ProtoConvert.enqueueRequest(specs);
+    EnqueueRequest req = ProtoConvert.enqueueRequest(specs);
     return call(() -> jobs().enqueue(req).getJobIdsList());
   }
 
@@ -207,104 +215,89 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Looks up to 1,000 jobs up; returns those found, in request order. */
   public List<Job> getJobs(List<String> jobIds, boolean includeBody) {
-    JobServiceOuterClass.GetJobsRequest req = ProtoConvert.getJobsRequest(jobIds, includeBody);
+    GetJobsRequest req = ProtoConvert.getJobsRequest(jobIds, includeBody);
     return call(() -> ProtoConvert.jobs(jobs().getJobs(req)));
   }
 
   /**
-   * Lists one page of a queue's jobs matching {@code filter}, newest run_after first.
-   *
-   * @param filter which jobs
-   * @param limit page size; 0 means the server's default (100), at most 1,000
-   * @param pageToken {@link JobPage#nextPageToken()} of the previous page; empty for the first
-   * @param includeBody return bodies too
+   * The first page of a queue's jobs matching {@code filter} (newest run_after first), no bodies.
    */
-  public JobPage scanJobs(JobFilter filter, int limit, String pageToken, boolean includeBody) {
-    JobServiceOuterClass.ScanJobsRequest.Builder req =
-        JobServiceOuterClass.ScanJobsRequest.newBuilder()
-            .setQueue(filter.queue())
-            .setState(ProtoConvert.jobState(filter.state()))
-            .setPriority(filter.priority())
-            .setBodyRegex(filter.bodyRegex())
-            .setLimit(limit)
-            .setPageToken(pageToken == null ? "" : pageToken)
-            .setIncludeBody(includeBody);
-    if (filter.future() != null) {
-      req.setFuture(filter.future());
-    }
-    JobServiceOuterClass.ScanJobsResponse resp = call(() -> jobs().scanJobs(req.build()));
-    return new JobPage(
-        resp.getJobsList().stream().map(ProtoConvert::job).toList(), resp.getNextPageToken());
+  public JobPage scanJobs(JobFilter filter) {
+    return scanJobs(filter, ScanOptions.defaults());
+  }
+
+  /**
+   * One page of a queue's jobs matching {@code filter}, newest run_after first: the page {@code
+   * options.pageToken()} names (the first when empty), of {@code options.pageSize()} jobs, with
+   * bodies when {@code options.includeBody()}. {@link #scanAllJobs} follows the pages for you.
+   */
+  public JobPage scanJobs(JobFilter filter, ScanOptions options) {
+    Objects.requireNonNull(filter, "filter");
+    Objects.requireNonNull(options, "options");
+    return call(() -> JobQueries.page(jobs().scanJobs(JobQueries.scan(filter, options))));
+  }
+
+  /** Every job matching {@code filter}, fetched a page (the server's default size) at a time. */
+  public JobScan scanAllJobs(JobFilter filter) {
+    return scanAllJobs(filter, ScanOptions.defaults());
+  }
+
+  /**
+   * Every job matching {@code filter}, from the page {@code options} starts at, fetched lazily a
+   * page of {@code options.pageSize()} at a time: iterate it, or {@link JobScan#stream()} it.
+   */
+  public JobScan scanAllJobs(JobFilter filter, ScanOptions options) {
+    Objects.requireNonNull(filter, "filter");
+    Objects.requireNonNull(options, "options");
+    return new JobScan(options, page -> scanJobs(filter, page));
   }
 
   /** Counts a queue's jobs matching {@code filter}. */
   public long countJobs(JobFilter filter) {
-    JobServiceOuterClass.CountJobsRequest.Builder req =
-        JobServiceOuterClass.CountJobsRequest.newBuilder()
-            .setQueue(filter.queue())
-            .setState(ProtoConvert.jobState(filter.state()))
-            .setPriority(filter.priority())
-            .setBodyRegex(filter.bodyRegex());
-    if (filter.future() != null) {
-      req.setFuture(filter.future());
-    }
-    return call(() -> jobs().countJobs(req.build()).getCount());
+    Objects.requireNonNull(filter, "filter");
+    return call(() -> jobs().countJobs(JobQueries.count(filter)).getCount());
   }
 
   /**
    * Moves up to 1,000 FAILED jobs of {@code queue} back to PENDING, due now, with fresh attempts.
    */
   public long retryFailedJobs(String queue) {
-    return retryFailedJobs(queue, 0, 0, null, 0);
+    return retryFailedJobs(queue, RetryFailedOptions.builder().build());
   }
 
   /**
-   * Moves FAILED jobs of one queue back to PENDING.
+   * Moves the FAILED jobs of {@code queue} that {@code options} select back to PENDING, with the
+   * attempts and the due time it gives.
    *
-   * @param queue the queue
-   * @param priority only this priority; 0: every priority
-   * @param attemptsAllowed attempts the retried jobs get; 0: the queue's default
-   * @param runAfter when they become due; null: now
-   * @param limit at most this many, oldest failures first; 0: the server's default (1,000)
    * @return how many jobs moved
    */
-  public long retryFailedJobs(
-      String queue, int priority, int attemptsAllowed, Instant runAfter, int limit) {
-    JobServiceOuterClass.RetryFailedJobsRequest.Builder req =
-        JobServiceOuterClass.RetryFailedJobsRequest.newBuilder()
-            .setQueue(queue)
-            .setPriority(priority)
-            .setAttemptsAllowed(attemptsAllowed)
-            .setLimit(limit);
-    if (runAfter != null) {
-      req.setRunAfter(ProtoConvert.timestamp(runAfter));
-    }
-    return call(() -> jobs().retryFailedJobs(req.build()).getCount());
+  public long retryFailedJobs(String queue, RetryFailedOptions options) {
+    Objects.requireNonNull(queue, "queue");
+    Objects.requireNonNull(options, "options");
+    return call(() -> jobs().retryFailedJobs(JobQueries.retryFailed(queue, options)).getCount());
   }
 
   /**
-   * Deletes jobs matching {@code filter}, which must name a state (so no call wipes a queue by
-   * accident) and cannot filter on {@code future}.
+   * Deletes up to 1,000 jobs matching {@code filter}, which must name a state (so no call wipes a
+   * queue by accident) and cannot filter on {@code future}.
    *
-   * @param filter which jobs; {@link JobFilter#state()} is required
+   * @return how many jobs were deleted
+   * @throws IllegalArgumentException for a filter without a state, or with {@code future}
+   */
+  public long deleteJobs(JobFilter filter) {
+    return deleteJobs(filter, 0);
+  }
+
+  /**
+   * Deletes at most {@code limit} jobs matching {@code filter} (see {@link
+   * #deleteJobs(JobFilter)}).
+   *
    * @param limit at most this many; 0: the server's default (1,000)
    * @return how many jobs were deleted
    */
   public long deleteJobs(JobFilter filter, int limit) {
-    if (filter.state() == null) {
-      throw new IllegalArgumentException("deleteJobs needs a state in its filter");
-    }
-    if (filter.future() != null) {
-      throw new IllegalArgumentException("deleteJobs cannot filter on future");
-    }
-    JobServiceOuterClass.DeleteJobsRequest req =
-        JobServiceOuterClass.DeleteJobsRequest.newBuilder()
-            .setQueue(filter.queue())
-            .setState(ProtoConvert.jobState(filter.state()))
-            .setPriority(filter.priority())
-            .setBodyRegex(filter.bodyRegex())
-            .setLimit(limit)
-            .build();
+    Objects.requireNonNull(filter, "filter");
+    DeleteJobsRequest req = JobQueries.delete(filter, limit);
     return call(() -> jobs().deleteJobs(req).getCount());
   }
 
@@ -315,12 +308,12 @@ public final class RunlaterClient implements AutoCloseable {
    * existing queue is returned unchanged with {@code created == false}.
    */
   public CreateQueueResult createQueue(String name, QueueConfig config) {
-    QueueServiceOuterClass.CreateQueueRequest req =
-        QueueServiceOuterClass.CreateQueueRequest.newBuilder()
+    CreateQueueRequest req =
+        CreateQueueRequest.newBuilder()
             .setName(name)
             .setConfig(ProtoConvert.queueConfig(config, new ArrayList<>()))
             .build();
-    QueueServiceOuterClass.CreateQueueResponse resp = call(() -> queues().createQueue(req));
+    CreateQueueResponse resp = call(() -> queues().createQueue(req));
     return new CreateQueueResult(ProtoConvert.queue(resp.getQueue()), resp.getCreated());
   }
 
@@ -331,12 +324,12 @@ public final class RunlaterClient implements AutoCloseable {
    */
   public Queue updateQueue(String name, QueueConfig changes) {
     List<String> paths = new ArrayList<>();
-    QueueServiceOuterClass.QueueConfig config = ProtoConvert.queueConfig(changes, paths);
+    dev.runlater.v1.QueueConfig config = ProtoConvert.queueConfig(changes, paths);
     if (paths.isEmpty()) {
       throw new IllegalArgumentException("updateQueue needs at least one non-null field");
     }
-    QueueServiceOuterClass.UpdateQueueRequest req =
-        QueueServiceOuterClass.UpdateQueueRequest.newBuilder()
+    UpdateQueueRequest req =
+        UpdateQueueRequest.newBuilder()
             .setName(name)
             .setConfig(config)
             .setUpdateMask(FieldMask.newBuilder().addAllPaths(paths))
@@ -346,23 +339,20 @@ public final class RunlaterClient implements AutoCloseable {
 
   /** Deletes a queue and every job in it; false if there was no such queue. */
   public boolean deleteQueue(String name) {
-    QueueServiceOuterClass.DeleteQueueRequest req =
-        QueueServiceOuterClass.DeleteQueueRequest.newBuilder().setName(name).build();
+    DeleteQueueRequest req = DeleteQueueRequest.newBuilder().setName(name).build();
     return call(() -> queues().deleteQueue(req).getDeleted());
   }
 
   /** Every queue, by name, with config and live stats. */
   public List<Queue> listQueues() {
-    QueueServiceOuterClass.ListQueuesRequest req =
-        QueueServiceOuterClass.ListQueuesRequest.getDefaultInstance();
+    ListQueuesRequest req = ListQueuesRequest.getDefaultInstance();
     return call(
         () -> queues().listQueues(req).getQueuesList().stream().map(ProtoConvert::queue).toList());
   }
 
   /** One queue with config and live stats; throws NOT_FOUND if there is none. */
   public Queue getQueue(String name) {
-    QueueServiceOuterClass.GetQueueRequest req =
-        QueueServiceOuterClass.GetQueueRequest.newBuilder().setName(name).build();
+    GetQueueRequest req = GetQueueRequest.newBuilder().setName(name).build();
     return ProtoConvert.queue(call(() -> queues().getQueue(req)).getQueue());
   }
 
@@ -373,37 +363,26 @@ public final class RunlaterClient implements AutoCloseable {
    * return at once, at most 60 s) when none is due.
    */
   public List<DequeuedJob> dequeue(String queue, int limit, Duration wait) {
-    return dequeue(queue, limit, wait, "", List.of()).jobs();
+    return dequeue(queue, DequeueOptions.builder().limit(limit).maxWait(wait).build()).jobs();
   }
 
   /**
-   * Applies {@code acks} (the previous batch's outcomes) first, then takes up to {@code limit} due
-   * jobs, long-polling up to {@code wait}. The call's deadline is the default deadline plus the
-   * wait.
-   *
-   * @param queue queue to take jobs from
-   * @param limit at most this many jobs (1 to 1,000)
-   * @param wait long-poll time; null or zero returns at once
-   * @param workerId free text naming the worker, for the server's logs
-   * @param acks outcomes to piggy-back; may be empty
+   * Applies {@code options.acks()} (the previous batch's outcomes) first, then takes up to {@code
+   * options.limit()} due jobs of {@code queue}, long-polling up to {@code options.maxWait()}. The
+   * call's deadline is the default deadline plus the wait.
    */
-  public DequeueResult dequeue(
-      String queue, int limit, Duration wait, String workerId, List<Ack> acks) {
-    WorkerServiceOuterClass.DequeueRequest req =
-        ProtoConvert.dequeueRequest(queue, limit, wait, workerId, acks);
-    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, wait);
+  public DequeueResult dequeue(String queue, DequeueOptions options) {
+    Objects.requireNonNull(queue, "queue");
+    DequeueRequest req = ProtoConvert.dequeueRequest(queue, options);
+    Duration deadline = ProtoConvert.dequeueDeadline(defaultDeadline, options.maxWait());
     return call(
         () -> ProtoConvert.dequeueResult(queue, withDeadline(workers, deadline).dequeue(req)));
   }
 
   /** Returns up to {@code limit} due jobs, with bodies, without claiming them (a dry run). */
   public List<DequeuedJob> peek(String queue, int limit) {
-    WorkerServiceOuterClass.DequeueRequest req =
-        WorkerServiceOuterClass.DequeueRequest.newBuilder()
-            .setQueue(queue)
-            .setLimit(limit)
-            .setDryRun(true)
-            .build();
+    DequeueRequest req =
+        DequeueRequest.newBuilder().setQueue(queue).setLimit(limit).setDryRun(true).build();
     return call(() -> workers().dequeue(req)).getJobsList().stream()
         .map(j -> ProtoConvert.dequeuedJob(queue, j))
         .toList();
@@ -414,14 +393,13 @@ public final class RunlaterClient implements AutoCloseable {
    * the batch): the successes first, then the failures, each in request order.
    */
   public List<JobOutcome> ack(String queue, List<Ack> acks) {
-    WorkerServiceOuterClass.AckRequest req = ProtoConvert.ackRequest(queue, acks);
+    AckRequest req = ProtoConvert.ackRequest(queue, acks);
     return ProtoConvert.outcomes(call(() -> workers().ack(req)).getResultsList());
   }
 
   /** Changes running jobs of one queue; one outcome per checkpoint, in request order. */
   public List<JobOutcome> checkpoint(String queue, List<Checkpoint> checkpoints) {
-    WorkerServiceOuterClass.CheckpointRequest req =
-        ProtoConvert.checkpointRequest(queue, checkpoints);
+    CheckpointRequest req = ProtoConvert.checkpointRequest(queue, checkpoints);
     return ProtoConvert.outcomes(call(() -> workers().checkpoint(req)).getResultsList());
   }
 

@@ -49,7 +49,14 @@ class AsyncClientTest extends ServerTest {
   void aLongPollWaitsForAJobWithoutBlockingTheCaller() throws Exception {
     String q = newQueue("async_poll", QueueConfig.defaults());
     CompletableFuture<DequeueResult> poll =
-        client.async().dequeue(q, 1, Duration.ofSeconds(10), "async-test", List.of());
+        client
+            .async()
+            .dequeue(
+                q,
+                DequeueOptions.builder()
+                    .maxWait(Duration.ofSeconds(10))
+                    .workerId("async-test")
+                    .build());
     assertTrue(!poll.isDone(), "nothing is due yet");
     String id = client.enqueue(JobSpec.of(q, "late"));
     assertEquals(id, await(poll).jobs().get(0).jobId());

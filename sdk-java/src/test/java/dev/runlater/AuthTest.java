@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.runlater.v1.CreateTokenRequest;
+import dev.runlater.v1.TokenServiceGrpc;
 import dev.runlater.worker.DequeueMode;
 import dev.runlater.worker.JobResult;
 import dev.runlater.worker.Worker;
@@ -31,8 +33,6 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import runlater.v1.TokenServiceGrpc;
-import runlater.v1.TokenServiceOuterClass.CreateTokenRequest;
 
 /**
  * A server running with {@code --auth}: the token a client sends (from {@code token(...)}, {@code

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
+import dev.runlater.v1.ErrorInfo;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -37,10 +38,8 @@ class ErrorFamiliesTest extends ServerTest {
           Map.entry(ErrorReason.PERMISSION_DENIED, RunlaterException.class));
 
   /** A failure as the server sends it: a status with an ErrorInfo detail. */
-  private static StatusRuntimeException failure(
-      Status.Code code, runlater.v1.Errors.ErrorReason r) {
-    runlater.v1.Errors.ErrorInfo info =
-        runlater.v1.Errors.ErrorInfo.newBuilder().setReason(r).setField("jobs[0].queue").build();
+  private static StatusRuntimeException failure(Status.Code code, dev.runlater.v1.ErrorReason r) {
+    ErrorInfo info = ErrorInfo.newBuilder().setReason(r).setField("jobs[0].queue").build();
     return StatusProto.toStatusRuntimeException(
         com.google.rpc.Status.newBuilder()
             .setCode(code.value())
@@ -51,10 +50,10 @@ class ErrorFamiliesTest extends ServerTest {
 
   @ParameterizedTest
   @EnumSource(
-      value = runlater.v1.Errors.ErrorReason.class,
+      value = dev.runlater.v1.ErrorReason.class,
       names = {"ERROR_REASON_UNSPECIFIED", "UNRECOGNIZED"},
       mode = EnumSource.Mode.EXCLUDE)
-  void everyReasonMapsToItsFamily(runlater.v1.Errors.ErrorReason wire) {
+  void everyReasonMapsToItsFamily(dev.runlater.v1.ErrorReason wire) {
     // The code is deliberately unrelated: the reason decides.
     RunlaterException e = Errors.from(failure(Status.Code.INTERNAL, wire), "h:1");
     ErrorReason reason = ProtoConvert.reason(wire);

@@ -95,7 +95,7 @@ class JobsTest extends ServerTest {
         client.getJobs(ids, false).stream().map(Job::orderingKey).toList());
     Map<String, String> scanned = new HashMap<>();
     client
-        .scanJobs(JobFilter.queue(q), 0, "", false)
+        .scanJobs(JobFilter.queue(q))
         .jobs()
         .forEach(j -> scanned.put(j.jobId(), j.orderingKey()));
     assertEquals(
@@ -201,7 +201,10 @@ class JobsTest extends ServerTest {
     String token = "";
     int pages = 0;
     do {
-      JobPage page = client.scanJobs(JobFilter.queue(q), 2, token, true);
+      JobPage page =
+          client.scanJobs(
+              JobFilter.queue(q),
+              ScanOptions.builder().pageSize(2).pageToken(token).includeBody(true).build());
       page.jobs().forEach(j -> seen.add(j.jobId()));
       token = page.nextPageToken();
       pages++;
@@ -228,7 +231,12 @@ class JobsTest extends ServerTest {
     assertEquals(2, client.countJobs(JobFilter.queue(q).withFuture(false)));
     assertEquals(2, client.countJobs(JobFilter.queue(q).withBodyRegex("^(b|c)")));
 
-    List<Job> future = client.scanJobs(JobFilter.queue(q).withFuture(true), 0, "", true).jobs();
+    List<Job> future =
+        client
+            .scanJobs(
+                JobFilter.queue(q).withFuture(true),
+                ScanOptions.builder().includeBody(true).build())
+            .jobs();
     assertEquals(1, future.size());
     assertEquals("cherry", future.get(0).bodyUtf8());
   }
@@ -251,10 +259,12 @@ class JobsTest extends ServerTest {
     client.ack(q, failures);
     assertEquals(3, client.countJobs(JobFilter.queue(q).withState(JobState.FAILED)));
 
-    assertEquals(1, client.retryFailedJobs(q, 0, 5, null, 1));
+    assertEquals(
+        1,
+        client.retryFailedJobs(
+            q, RetryFailedOptions.builder().attemptsAllowed(5).limit(1).build()));
     assertEquals(1, client.countJobs(JobFilter.queue(q).withState(JobState.PENDING)));
-    Job retried =
-        client.scanJobs(JobFilter.queue(q).withState(JobState.PENDING), 0, "", false).jobs().get(0);
+    Job retried = client.scanJobs(JobFilter.queue(q).withState(JobState.PENDING)).jobs().get(0);
     assertEquals(5, retried.attemptsAllowed());
     assertTrue(ids.contains(retried.jobId()));
 
@@ -262,14 +272,13 @@ class JobsTest extends ServerTest {
     assertEquals(1, client.countJobs(JobFilter.queue(q).withState(JobState.FAILED)));
     assertEquals(1, client.retryFailedJobs(q));
     assertEquals(0, client.countJobs(JobFilter.queue(q).withState(JobState.FAILED)));
-    assertEquals(2, client.deleteJobs(JobFilter.queue(q).withState(JobState.PENDING), 0));
+    assertEquals(2, client.deleteJobs(JobFilter.queue(q).withState(JobState.PENDING)));
     assertEquals(0, client.countJobs(JobFilter.queue(q)));
   }
 
   @Test
   void deleteNeedsAState() {
-    assertThrows(
-        IllegalArgumentException.class, () -> client.deleteJobs(JobFilter.queue("any"), 0));
+    assertThrows(IllegalArgumentException.class, () -> client.deleteJobs(JobFilter.queue("any")));
   }
 
   @Test

@@ -109,14 +109,22 @@ class WorkerCallsTest extends ServerTest {
     String q = newQueue(QueueConfig.defaults());
     List<String> ids = client.enqueue(List.of(JobSpec.of(q, "1"), JobSpec.of(q, "2")));
     DequeuedJob first = client.dequeue(q, 1, null).get(0);
-    DequeueResult r = client.dequeue(q, 1, null, "test-worker", List.of(Ack.success(first)));
+    DequeueResult r =
+        client.dequeue(
+            q,
+            DequeueOptions.builder()
+                .workerId("test-worker")
+                .acks(List.of(Ack.success(first)))
+                .build());
     assertEquals(List.of(new JobOutcome(first.jobId(), AckOutcome.ACKNOWLEDGED)), r.ackOutcomes());
     assertEquals(1, r.jobs().size());
     assertEquals(JobState.SUCCEEDED, job(first.jobId()).state());
     assertTrue(ids.contains(r.jobs().get(0).jobId()));
 
     // The ack is applied even when nothing is handed out.
-    DequeueResult last = client.dequeue(q, 1, null, "", List.of(Ack.success(r.jobs().get(0))));
+    DequeueResult last =
+        client.dequeue(
+            q, DequeueOptions.builder().acks(List.of(Ack.success(r.jobs().get(0)))).build());
     assertTrue(last.jobs().isEmpty());
     assertEquals(AckOutcome.ACKNOWLEDGED, last.ackOutcomes().get(0).outcome());
   }

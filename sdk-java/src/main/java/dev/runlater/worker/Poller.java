@@ -1,6 +1,7 @@
 package dev.runlater.worker;
 
 import dev.runlater.Ack;
+import dev.runlater.DequeueOptions;
 import dev.runlater.DequeueResult;
 import dev.runlater.DequeuedJob;
 import io.grpc.Context;
@@ -66,6 +67,8 @@ final class Poller implements Puller {
       }
       // Whichever poller calls next carries the acks pending now.
       List<Ack> acks = s.acks().take();
+      DequeueOptions.Builder request =
+          DequeueOptions.builder().limit(n).workerId(s.workerId()).acks(acks);
       DequeueResult result;
       try {
         // A Dequeue that carries acks does not long-poll, and stop() does not cancel it: its
@@ -73,8 +76,8 @@ final class Poller implements Puller {
         // were applied, and they would have to be sent again (to come back STALE_CLAIM).
         result =
             acks.isEmpty()
-                ? polls.call(() -> s.client().dequeue(s.queue(), n, pollWait, s.workerId(), acks))
-                : s.client().dequeue(s.queue(), n, Duration.ZERO, s.workerId(), acks);
+                ? polls.call(() -> s.client().dequeue(s.queue(), request.maxWait(pollWait).build()))
+                : s.client().dequeue(s.queue(), request.build());
       } catch (Exception e) {
         s.slots().giveBack(n);
         s.acks().restore(acks); // whether a failed call applied them is unknown

@@ -3,6 +3,7 @@ package dev.runlater.conformance;
 import dev.runlater.Ack;
 import dev.runlater.Checkpoint;
 import dev.runlater.CreateQueueResult;
+import dev.runlater.DequeueOptions;
 import dev.runlater.DequeueResult;
 import dev.runlater.DequeuedJob;
 import dev.runlater.Job;
@@ -14,8 +15,10 @@ import dev.runlater.JobState;
 import dev.runlater.Queue;
 import dev.runlater.QueueConfig;
 import dev.runlater.QueueRetryPolicy;
+import dev.runlater.RetryFailedOptions;
 import dev.runlater.RunlaterClient;
 import dev.runlater.RunlaterException;
+import dev.runlater.ScanOptions;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -203,9 +206,11 @@ public final class Driver {
         JobPage page =
             c.scanJobs(
                 filter(r),
-                integer(r.get("limit"), 0),
-                (String) r.get("page_token"),
-                bool(r.get("include_body")));
+                ScanOptions.builder()
+                    .pageSize(integer(r.get("limit"), 0))
+                    .pageToken((String) r.get("page_token"))
+                    .includeBody(bool(r.get("include_body")))
+                    .build());
         out.put("jobs", page.jobs().stream().map(Driver::jobJson).toList());
         out.put("next_page_token", page.nextPageToken());
       }
@@ -215,10 +220,12 @@ public final class Driver {
               "count",
               c.retryFailedJobs(
                   queue,
-                  integer(r.get("priority"), 0),
-                  integer(r.get("attempts_allowed"), 0),
-                  instant(r.get("run_after_ms")),
-                  integer(r.get("limit"), 0)));
+                  RetryFailedOptions.builder()
+                      .priority(integer(r.get("priority"), 0))
+                      .attemptsAllowed(integer(r.get("attempts_allowed"), 0))
+                      .runAfter(instant(r.get("run_after_ms")))
+                      .limit(integer(r.get("limit"), 0))
+                      .build()));
       case "delete_jobs" -> out.put("count", c.deleteJobs(filter(r), integer(r.get("limit"), 0)));
       case "dequeue" -> {
         int limit = integer(r.get("limit"), 1);
@@ -230,7 +237,8 @@ public final class Driver {
           out.put("jobs", c.peek(queue, limit).stream().map(Driver::dequeuedJson).toList());
           out.put("ack_results", List.of());
         } else {
-          DequeueResult res = c.dequeue(queue, limit, null, "", acks);
+          DequeueResult res =
+              c.dequeue(queue, DequeueOptions.builder().limit(limit).acks(acks).build());
           out.put("jobs", res.jobs().stream().map(Driver::dequeuedJson).toList());
           out.put("ack_results", res.ackOutcomes().stream().map(Driver::outcomeJson).toList());
         }

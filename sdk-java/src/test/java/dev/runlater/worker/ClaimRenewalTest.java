@@ -11,6 +11,8 @@ import dev.runlater.QueueConfig;
 import dev.runlater.RunlaterClient;
 import dev.runlater.ServerTest;
 import dev.runlater.TestServer;
+import dev.runlater.v1.CheckpointRequest;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -23,8 +25,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass.CheckpointRequest;
 
 /**
  * Claims of jobs that run together are renewed together: one Checkpoint per round for all of them,

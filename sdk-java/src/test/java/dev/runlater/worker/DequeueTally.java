@@ -1,5 +1,9 @@
 package dev.runlater.worker;
 
+import dev.runlater.v1.AckRequest;
+import dev.runlater.v1.DequeueRequest;
+import dev.runlater.v1.DequeueResponse;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -11,10 +15,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.HashMap;
 import java.util.Map;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass.AckRequest;
-import runlater.v1.WorkerServiceOuterClass.DequeueRequest;
-import runlater.v1.WorkerServiceOuterClass.DequeueResponse;
 
 /**
  * Watches a worker's calls from the client side: Dequeue calls in flight, the jobs they ask for,

@@ -1,5 +1,9 @@
 package dev.runlater.worker;
 
+import dev.runlater.v1.AckRequest;
+import dev.runlater.v1.DequeueStreamRequest;
+import dev.runlater.v1.DequeueStreamResponse;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -11,10 +15,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.util.HashMap;
 import java.util.Map;
-import runlater.v1.WorkerServiceGrpc;
-import runlater.v1.WorkerServiceOuterClass.AckRequest;
-import runlater.v1.WorkerServiceOuterClass.DequeueStreamRequest;
-import runlater.v1.WorkerServiceOuterClass.DequeueStreamResponse;
 
 /**
  * Watches a stream-mode worker from the client side: the calls it makes, the credits it grants and

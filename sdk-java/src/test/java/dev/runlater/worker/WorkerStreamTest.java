@@ -13,6 +13,7 @@ import dev.runlater.QueueConfig;
 import dev.runlater.RunlaterClient;
 import dev.runlater.ServerTest;
 import dev.runlater.TestServer;
+import dev.runlater.v1.WorkerServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -25,7 +26,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import runlater.v1.WorkerServiceGrpc;
 
 /** Stream mode as the server sees it, watched from the client side by {@link StreamTally}. */
 class WorkerStreamTest extends ServerTest {
