@@ -32,11 +32,31 @@ from ._types import (
 )
 from .async_client import AsyncClient
 from .client import Client
-from .control import DoNotRetry, RetryAfter, Snooze
+from .control import DoNotRetry, RetryAfter, Snooze, Success
 from .retry import RetryPolicy
 from .worker import Worker
+from .workflows import (
+    MAX_RESULT_BYTES,
+    External,
+    ExternalEvent,
+    FireOutcome,
+    Instance,
+    InstanceJob,
+    InstanceJobState,
+    InstanceState,
+    JobRun,
+    OverlapPolicy,
+    RunOutcome,
+    Schedule,
+    ScheduleFire,
+    Upstream,
+    Workflow,
+    WorkflowContext,
+    WorkflowEvent,
+)
 
 __all__ = [
+    "MAX_RESULT_BYTES",
     "AsyncClient",
     "Client",
     "DeadlineExceededError",
@@ -44,19 +64,28 @@ __all__ = [
     "DequeuedJob",
     "DoNotRetry",
     "ErrorReason",
+    "External",
+    "ExternalEvent",
     "FailedPreconditionError",
+    "FireOutcome",
     "GetJobsResult",
+    "Instance",
+    "InstanceJob",
+    "InstanceJobState",
+    "InstanceState",
     "InvalidArgumentError",
     "Job",
     "JobCheckpoint",
     "JobFailure",
     "JobOutcome",
     "JobPage",
+    "JobRun",
     "JobSpec",
     "JobState",
     "JobSuccess",
     "NotFoundError",
     "Outcome",
+    "OverlapPolicy",
     "Queue",
     "QueueConfig",
     "QueueRetryPolicy",
@@ -64,8 +93,16 @@ __all__ = [
     "ResourceExhaustedError",
     "RetryAfter",
     "RetryPolicy",
+    "RunOutcome",
     "RunlaterError",
+    "Schedule",
+    "ScheduleFire",
     "Snooze",
+    "Success",
     "UnavailableError",
+    "Upstream",
     "Worker",
+    "Workflow",
+    "WorkflowContext",
+    "WorkflowEvent",
 ]
