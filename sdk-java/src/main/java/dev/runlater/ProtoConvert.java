@@ -145,7 +145,8 @@ final class ProtoConvert {
         j.getClaimToken(),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasCreatedAt(), j.getCreatedAt()),
-        j.getCustomStatus());
+        j.getCustomStatus(),
+        j.hasWorkflow() ? WorkflowClient.context(j.getWorkflow()) : null);
   }
 
   static List<JobOutcome> outcomes(List<WorkerServiceOuterClass.JobOutcome> results) {
@@ -169,7 +170,9 @@ final class ProtoConvert {
             WorkerServiceOuterClass.JobSuccess.newBuilder()
                 .setJobId(a.jobId())
                 .setClaimToken(a.claimToken())
-                .setCustomStatus(a.customStatus()));
+                .setCustomStatus(a.customStatus())
+                .setResult(com.google.protobuf.ByteString.copyFrom(a.result()))
+                .setNoEvents(a.noEvents()));
       } else {
         WorkerServiceOuterClass.JobFailure.Builder f =
             WorkerServiceOuterClass.JobFailure.newBuilder()

@@ -49,6 +49,7 @@ public final class RunlaterClient implements AutoCloseable {
   private final WorkerServiceGrpc.WorkerServiceBlockingStub workers;
   private final WorkerServiceGrpc.WorkerServiceStub streams;
   private final AsyncRunlaterClient async;
+  private final WorkflowClient workflows;
 
   private RunlaterClient(
       ManagedChannel channel, String target, Duration defaultDeadline, CallCredentials creds) {
@@ -60,6 +61,12 @@ public final class RunlaterClient implements AutoCloseable {
     this.queues = QueueServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
     this.workers = WorkerServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
     this.streams = WorkerServiceGrpc.newStub(channel).withCallCredentials(creds);
+    this.workflows =
+        new WorkflowClient(
+            runlater.v1.WorkflowServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
+            runlater.v1.ScheduleServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
+            target,
+            defaultDeadline);
     this.async =
         new AsyncRunlaterClient(
             JobServiceGrpc.newStub(channel).withCallCredentials(creds),
@@ -470,6 +477,13 @@ public final class RunlaterClient implements AutoCloseable {
 
   private JobServiceGrpc.JobServiceBlockingStub jobs() {
     return withDeadline(jobs, defaultDeadline);
+  }
+
+  /**
+   * Workflows and schedules: apply, start, steer, read and wait for instances (docs/workflows.md).
+   */
+  public WorkflowClient workflows() {
+    return workflows;
   }
 
   private QueueServiceGrpc.QueueServiceBlockingStub queues() {
