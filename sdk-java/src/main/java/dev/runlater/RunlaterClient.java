@@ -49,7 +49,6 @@ public final class RunlaterClient implements AutoCloseable {
   private final WorkerServiceGrpc.WorkerServiceBlockingStub workers;
   private final WorkerServiceGrpc.WorkerServiceStub streams;
   private final AsyncRunlaterClient async;
-  private final WorkflowClient workflows;
 
   private RunlaterClient(
       ManagedChannel channel, String target, Duration defaultDeadline, CallCredentials creds) {
@@ -61,12 +60,6 @@ public final class RunlaterClient implements AutoCloseable {
     this.queues = QueueServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
     this.workers = WorkerServiceGrpc.newBlockingStub(channel).withCallCredentials(creds);
     this.streams = WorkerServiceGrpc.newStub(channel).withCallCredentials(creds);
-    this.workflows =
-        new WorkflowClient(
-            runlater.v1.WorkflowServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
-            runlater.v1.ScheduleServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
-            target,
-            defaultDeadline);
     this.async =
         new AsyncRunlaterClient(
             JobServiceGrpc.newStub(channel).withCallCredentials(creds),
@@ -479,11 +472,10 @@ public final class RunlaterClient implements AutoCloseable {
     return withDeadline(jobs, defaultDeadline);
   }
 
-  /**
-   * Workflows and schedules: apply, start, steer, read and wait for instances (docs/workflows.md).
-   */
+  /** Workflows and schedules (docs/workflows.md), on this client's channel and credentials. */
   public WorkflowClient workflows() {
-    return workflows;
+    return WorkflowClient.over(
+        channel, jobs.getCallOptions().getCredentials(), target, defaultDeadline);
   }
 
   private QueueServiceGrpc.QueueServiceBlockingStub queues() {

@@ -28,7 +28,7 @@ public final class WorkflowClient {
   private final String target;
   private final Duration deadline;
 
-  WorkflowClient(
+  private WorkflowClient(
       WorkflowServiceGrpc.WorkflowServiceBlockingStub workflows,
       ScheduleServiceGrpc.ScheduleServiceBlockingStub schedules,
       String target,
@@ -37,6 +37,16 @@ public final class WorkflowClient {
     this.schedules = schedules;
     this.target = target;
     this.deadline = deadline;
+  }
+
+  /** Over {@code channel}, as {@link RunlaterClient} makes it (its credentials, its deadline). */
+  static WorkflowClient over(
+      io.grpc.Channel channel, io.grpc.CallCredentials creds, String target, Duration deadline) {
+    return new WorkflowClient(
+        WorkflowServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
+        ScheduleServiceGrpc.newBlockingStub(channel).withCallCredentials(creds),
+        target,
+        deadline);
   }
 
   /** What {@link #apply} did: the version in force, and whether this call made it. */
