@@ -76,6 +76,8 @@ interface Filter {
  * worker layer; a body that is not an action succeeds with no custom status).
  *
  *   {"return": "s"}                            success, custom status "s" ("" for none)
+ *   {"return": "s", "result_b64": "…",         the same with a workflow output: the result
+ *    "no_events": true}                        payload, and/or no events posted downstream
  *   {"raise": "m"}                             throw/raise a plain error with message "m"
  *   {"retry_after_ms": N, "message": "m"}      throw/raise RetryAfter(N ms, "m")
  *   {"do_not_retry": "m"}                      throw/raise DoNotRetry("m")
@@ -83,15 +85,132 @@ interface Filter {
  *   {"wait": "g", "do": action}                block until gate "g" opens (worker_release),
  *                                              or the worker gives the job up, then do `do`
  *   {"attempts": [action, ...]}                attempt n does attempts[min(n, length) - 1]
+ *   {"runs": [action, ...]}                    workflow run n does runs[min(n, length) - 1]
  */
 export type HandlerAction =
-  | { return: string }
+  | { return: string; result_b64?: string; no_events?: boolean }
   | { raise: string }
   | { retry_after_ms: number; message?: string }
   | { do_not_retry: string }
   | { snooze_ms: number; status?: string }
   | { wait: string; do: HandlerAction }
-  | { attempts: HandlerAction[] };
+  | { attempts: HandlerAction[] }
+  | { runs: HandlerAction[] };
+
+// ---- workflows and schedules (docs/workflows.md)
+
+/** An input of a workflow job: an upstream job (seeded or not) or an external input. */
+export type WorkflowInputJson = { job: string; seed?: boolean } | { external: string };
+
+export interface WorkflowJobJson {
+  name: string;
+  queue: string;
+  inputs?: WorkflowInputJson[];
+  on_failure?: "ABORT" | "CONTINUE";
+  body_b64?: string;
+  priority?: number;
+  attempts_allowed?: number;
+}
+
+/** apply_workflow's definition; results carry `version` and the jobs as defined. */
+export interface WorkflowJson {
+  name: string;
+  version?: number;
+  jobs: WorkflowJobJson[];
+}
+
+export interface ExternalEventJson {
+  input: string;
+  custom_status?: string;
+  result_b64?: string;
+}
+
+/** An event in an input: a run's output or an external payload. */
+export interface WorkflowEventJson {
+  event_id: string;
+  /** "job:<name>" or "external:<name>". */
+  input: string;
+  from_job: string;
+  from_run: number;
+  custom_status: string;
+  result_b64: string;
+  posted_at_ms: number | null;
+}
+
+export interface JobRunJson {
+  run: number;
+  job_id: string;
+  triggered_by: WorkflowEventJson[];
+  outcome: "QUEUED" | "SUCCEEDED" | "FAILED" | "ABANDONED";
+  custom_status: string;
+  result_b64: string;
+  queued_at_ms: number | null;
+  ended_at_ms: number | null;
+}
+
+export interface InstanceJobJson {
+  name: string;
+  state: "WAITING" | "RUNNABLE" | "RUNNING" | "DISABLED";
+  pending_events: WorkflowEventJson[];
+  runs: JobRunJson[];
+  run_count: number;
+  dropped_events: number;
+}
+
+export interface InstanceJson {
+  instance_id: string;
+  workflow: string;
+  version: number;
+  state: "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED" | "CANCELLED";
+  keep_open: boolean;
+  created_at_ms: number | null;
+  ended_at_ms: number | null;
+  jobs: InstanceJobJson[];
+}
+
+/** What a worker's handler saw of a workflow job's run (HandlerCallJson.workflow). */
+export interface WorkflowContextJson {
+  workflow: string;
+  version: number;
+  instance_id: string;
+  job: string;
+  run: number;
+  triggered_by: WorkflowEventJson[];
+}
+
+/** create_schedule's schedule: exactly one of workflow and job. */
+export interface ScheduleSpecJson {
+  name: string;
+  cron: string;
+  time_zone?: string;
+  workflow?: { workflow: string; events?: ExternalEventJson[]; keep_open?: boolean };
+  job?: { queue: string; body_b64?: string; priority?: number; attempts_allowed?: number };
+  overlap?: "SKIP" | "ALLOW" | "CANCEL_PREVIOUS";
+  catch_up?: "NONE" | "LATEST";
+  catch_up_window_ms?: number;
+}
+
+export interface ScheduleFireJson {
+  outcome: "STARTED" | "SKIPPED" | "MISSED" | "FAILED";
+  at_ms: number | null;
+  through_ms: number | null;
+  fired_at_ms: number | null;
+  started: string;
+  previous: string;
+  error: string;
+}
+
+export interface ScheduleJson {
+  name: string;
+  cron: string;
+  overlap: "SKIP" | "ALLOW" | "CANCEL_PREVIOUS";
+  paused: boolean;
+  next_fire_at_ms: number | null;
+  last_started: string;
+  fires: number;
+  /** Oldest first, as the server keeps it. */
+  history: ScheduleFireJson[];
+}
 
 /** Worker options a scenario may set; the rest take the SDK's defaults. */
 export interface WorkerOptionsJson {
@@ -173,7 +292,21 @@ export type SdkRequest =
   /** Open gate `gate`: handlers waiting on it go on (it stays open until reset). */
   | { op: "worker_release"; gate: string }
   /** The settings of a Worker made with no options (not started). */
-  | { op: "worker_defaults" };
+  | { op: "worker_defaults" }
+  // ---- workflows and schedules, through the SDK's workflow helpers
+  | { op: "apply_workflow"; workflow: WorkflowJson }
+  | { op: "start_instance"; workflow: string; events?: ExternalEventJson[]; keep_open?: boolean }
+  | { op: "post_event"; instance_id: string; event: ExternalEventJson }
+  | { op: "get_instance"; instance_id: string }
+  /** The SDK's waitForInstance: polls until the instance ends; its timeout error otherwise. */
+  | { op: "wait_instance"; instance_id: string; timeout_ms: number }
+  | { op: "rerun_job"; instance_id: string; job: string; run: number }
+  | { op: "disable_job"; instance_id: string; job: string }
+  | { op: "enable_job"; instance_id: string; job: string }
+  | { op: "close_instance"; instance_id: string }
+  | { op: "cancel_instance"; instance_id: string }
+  | { op: "create_schedule"; schedule: ScheduleSpecJson; paused?: boolean }
+  | { op: "get_schedule"; name: string };
 
 export type SdkOp = SdkRequest["op"];
 
@@ -197,6 +330,18 @@ export const sdkOps: readonly SdkOp[] = [
   "worker_await",
   "worker_release",
   "worker_defaults",
+  "apply_workflow",
+  "start_instance",
+  "post_event",
+  "get_instance",
+  "wait_instance",
+  "rerun_job",
+  "disable_job",
+  "enable_job",
+  "close_instance",
+  "cancel_instance",
+  "create_schedule",
+  "get_schedule",
 ];
 
 /** One handler call a worker made: the job, its attempt, and whether the handler has returned. */
@@ -205,6 +350,8 @@ export interface HandlerCallJson {
   attempt: number;
   body_b64: string;
   finished: boolean;
+  /** The run's workflow context; null for a job that is not a workflow job's run. */
+  workflow: WorkflowContextJson | null;
 }
 
 export interface QueueJson {
@@ -283,6 +430,18 @@ export interface ResultByOp {
   worker_await: { calls: HandlerCallJson[]; stopped: boolean };
   worker_release: Record<string, never>;
   worker_defaults: Required<WorkerOptionsJson>;
+  apply_workflow: { created: boolean; workflow: WorkflowJson };
+  start_instance: { instance: InstanceJson };
+  post_event: { instance: InstanceJson };
+  get_instance: { instance: InstanceJson };
+  wait_instance: { instance: InstanceJson };
+  rerun_job: { instance: InstanceJson };
+  disable_job: { instance: InstanceJson };
+  enable_job: { instance: InstanceJson };
+  close_instance: { instance: InstanceJson };
+  cancel_instance: { instance: InstanceJson };
+  create_schedule: { created: boolean; schedule: ScheduleJson };
+  get_schedule: { schedule: ScheduleJson };
 }
 
 export type DriverResponse = ({ ok: true } & Record<string, unknown>) | { ok: false; error: ErrorJson };

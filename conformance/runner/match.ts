@@ -32,7 +32,10 @@ const varName = (v: unknown) => (typeof v === "string" && /^\$[A-Za-z_]\w*$/.tes
 
 // ---- requests
 
-/** Resolves $vars, bodies (body/body_hex/body_size → body_b64) and `*_in_ms` times. */
+/**
+ * Resolves $vars, bodies (body/body_hex/body_size → body_b64, result → result_b64) and
+ * `*_in_ms` times.
+ */
 export function prepare(value: unknown, ctx: Context, path = ""): unknown {
   const name = varName(value);
   if (name !== undefined) {
@@ -52,6 +55,8 @@ export function prepare(value: unknown, ctx: Context, path = ""): unknown {
     const p = prepare(v, ctx, `${path}.${k}`);
     if (k.endsWith("_in_ms")) out[`${k.slice(0, -"_in_ms".length)}_ms`] = ctx.now + (p as number);
     else if (k === "body" || k === "new_body") out[`${k}_b64`] = Buffer.from(p as string, "utf8").toString("base64");
+    // A workflow output or external event's result payload, written as text.
+    else if (k === "result") out.result_b64 = Buffer.from(p as string, "utf8").toString("base64");
     else if (k === "body_hex") out.body_b64 = Buffer.from(p as string, "hex").toString("base64");
     else if (k === "body_json") out.body_b64 = Buffer.from(JSON.stringify(p), "utf8").toString("base64");
     else if (k === "body_size" || k === "new_body_size")
@@ -73,7 +78,8 @@ export function sizedBody(n: number): Buffer {
 
 /**
  * Adds derived fields to every object with a `body_b64`: `body` (the text, if the bytes
- * are valid UTF-8), `body_len` and `body_sha256`; drops null values (null = unset).
+ * are valid UTF-8), `body_len` and `body_sha256`, and `result` next to a `result_b64`;
+ * drops null values (null = unset).
  */
 export function normalize(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalize);
@@ -87,6 +93,8 @@ export function normalize(value: unknown): unknown {
     const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
     if (Buffer.from(text, "utf8").equals(bytes)) out.body = text;
   }
+  // A workflow result payload: its text next to it (results in this suite are text).
+  if (typeof out.result_b64 === "string") out.result = Buffer.from(out.result_b64, "base64").toString("utf8");
   return out;
 }
 

@@ -28,7 +28,15 @@ export type ControlOp = "advance_clock" | "net";
 export const controlOps: readonly ControlOp[] = ["advance_clock", "net"];
 
 /** The ops `eventually` may repeat: they change nothing. */
-export const readOps: readonly SdkOp[] = ["get_jobs", "scan_jobs", "count_jobs", "get_queue", "list_queues"];
+export const readOps: readonly SdkOp[] = [
+  "get_jobs",
+  "scan_jobs",
+  "count_jobs",
+  "get_queue",
+  "list_queues",
+  "get_instance",
+  "get_schedule",
+];
 
 export interface Scenario {
   name: string;
@@ -98,13 +106,15 @@ const state = oneOf("PENDING", "RUNNING", "SUCCEEDED", "FAILED");
 /** A scripted handler's action (conformance/protocol.ts, HandlerAction). */
 const action: Check = (v, p, e) => {
   const shapes: Record<string, Check> = {
-    return: obj({ return: str }, ["return"]),
+    // result: text, sent as result_b64 (match.ts prepare)
+    return: obj({ return: str, result: str, no_events: bool }, ["return"]),
     raise: obj({ raise: str }, ["raise"]),
     retry_after_ms: obj({ retry_after_ms: int, message: str }, ["retry_after_ms"]),
     do_not_retry: obj({ do_not_retry: str }, ["do_not_retry"]),
     snooze_ms: obj({ snooze_ms: int, status: str }, ["snooze_ms"]),
     wait: obj({ wait: str, do: action }, ["wait", "do"]),
     attempts: obj({ attempts: arr(action) }, ["attempts"]),
+    runs: obj({ runs: arr(action) }, ["runs"]),
   };
   const kind = typeof v === "object" && v !== null ? Object.keys(shapes).find((k) => k in v) : undefined;
   if (!kind) return void e.push(`${p}: expected a handler action, one of ${Object.keys(shapes).join(", ")}`);
@@ -179,6 +189,40 @@ const workerOptions = obj({
   ack_delay_ms: int,
 });
 
+const externalEvent = obj({ input: str, custom_status: str, result: str, result_b64: str }, ["input"]);
+const workflowInput = exactlyOne(["job", "external"], obj({ job: str, seed: bool, external: str }));
+const workflowJob = obj(
+  {
+    name: str,
+    queue: str,
+    inputs: arr(workflowInput),
+    on_failure: oneOf("ABORT", "CONTINUE"),
+    body: str,
+    body_b64: str,
+    body_json: action,
+    priority: int,
+    attempts_allowed: int,
+  },
+  ["name", "queue"],
+);
+const scheduleSpec = exactlyOne(
+  ["workflow", "job"],
+  obj(
+    {
+      name: str,
+      cron: str,
+      time_zone: str,
+      workflow: obj({ workflow: str, events: arr(externalEvent), keep_open: bool }, ["workflow"]),
+      job: obj({ queue: str, body: str, body_b64: str, priority: int, attempts_allowed: int }, ["queue"]),
+      overlap: oneOf("SKIP", "ALLOW", "CANCEL_PREVIOUS"),
+      catch_up: oneOf("NONE", "LATEST"),
+      catch_up_window_ms: int,
+    },
+    ["name", "cron"],
+  ),
+);
+const instanceId = { instance_id: str };
+
 /** Parameters of each operation (besides actor, op, expect, note). */
 export const stepSchemas: Record<SdkOp | ControlOp, Check> = {
   create_queue: obj({ queue: str, config: queueConfig }, ["queue"]),
@@ -203,6 +247,18 @@ export const stepSchemas: Record<SdkOp | ControlOp, Check> = {
   worker_await: obj({ calls: int, finished: int, stopped: bool }),
   worker_release: obj({ gate: str }, ["gate"]),
   worker_defaults: obj({}),
+  apply_workflow: obj({ workflow: obj({ name: str, jobs: arr(workflowJob) }, ["name", "jobs"]) }, ["workflow"]),
+  start_instance: obj({ workflow: str, events: arr(externalEvent), keep_open: bool }, ["workflow"]),
+  post_event: obj({ ...instanceId, event: externalEvent }, ["instance_id", "event"]),
+  get_instance: obj(instanceId, ["instance_id"]),
+  wait_instance: obj({ ...instanceId, timeout_ms: int }, ["instance_id", "timeout_ms"]),
+  rerun_job: obj({ ...instanceId, job: str, run: int }, ["instance_id", "job", "run"]),
+  disable_job: obj({ ...instanceId, job: str }, ["instance_id", "job"]),
+  enable_job: obj({ ...instanceId, job: str }, ["instance_id", "job"]),
+  close_instance: obj(instanceId, ["instance_id"]),
+  cancel_instance: obj(instanceId, ["instance_id"]),
+  create_schedule: obj({ schedule: scheduleSpec, paused: bool }, ["schedule"]),
+  get_schedule: obj({ name: str }, ["name"]),
   advance_clock: obj({ ms: int }, ["ms"]),
   net: obj({ action: oneOf("sever", "hold", "down", "up"), when_held: bool }, ["action"]),
 };

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from workflow_ops import context_json, run_workflow_op
+
 from runlater import (
     Client,
     DequeuedJob,
@@ -39,6 +41,7 @@ from runlater import (
     RetryAfter,
     RunlaterError,
     Snooze,
+    Success,
     Worker,
 )
 
@@ -339,7 +342,10 @@ class Driver:
                 for x in r["checkpoints"]
             ]
             return {"results": [outcome_json(o) for o in c.checkpoint(r["queue"], checkpoints)]}
-        raise RuntimeError(f"unknown op {op!r}")
+        result = run_workflow_op(c, r)
+        if result is None:
+            raise RuntimeError(f"unknown op {op!r}")
+        return result
 
     def handle(self, r: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -361,7 +367,7 @@ class Driver:
 # --- the worker layer: the SDK's own Worker, with the scripted handler ---------------------
 
 
-def act(action: Any, job: DequeuedJob, gate_wait: Any) -> str | Snooze | None:
+def act(action: Any, job: DequeuedJob, gate_wait: Any) -> str | Snooze | Success | None:
     """The scripted handler: the job's body says what to do (conformance/protocol.ts,
     HandlerAction). `gate_wait(name)` blocks until the gate opens."""
     if not isinstance(action, dict):
@@ -369,11 +375,20 @@ def act(action: Any, job: DequeuedJob, gate_wait: Any) -> str | Snooze | None:
     if "attempts" in action:
         steps = action["attempts"]
         return act(steps[min(job.attempt, len(steps)) - 1], job, gate_wait)
+    if "runs" in action:
+        steps, run = action["runs"], job.workflow.run if job.workflow else 1
+        return act(steps[min(run, len(steps)) - 1], job, gate_wait)
     if "wait" in action:
         gate_wait(action["wait"])
         return act(action["do"], job, gate_wait)
     if "return" in action:
-        return str(action["return"])
+        if "result_b64" not in action and "no_events" not in action:
+            return str(action["return"])
+        return Success(
+            str(action["return"]),
+            result=base64.b64decode(action.get("result_b64", "")),
+            no_events=action.get("no_events", False),
+        )
     if "raise" in action:
         raise Exception(action["raise"])  # noqa: TRY002 - a plain error, as handlers raise
     if "retry_after_ms" in action:
@@ -391,12 +406,17 @@ def act(action: Any, job: DequeuedJob, gate_wait: Any) -> str | Snooze | None:
 GATE_WAITERS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="gate")
 
 
-async def act_async(action: Any, job: DequeuedJob, workers: Workers) -> str | Snooze | None:
+async def act_async(
+    action: Any, job: DequeuedJob, workers: Workers
+) -> str | Snooze | Success | None:
     """act() for an `async def` handler: waiting on a gate does not block the event loop,
     and a cancellation (the job given up at shutdown) ends the wait."""
     if isinstance(action, dict) and "attempts" in action:
         steps = action["attempts"]
         return await act_async(steps[min(job.attempt, len(steps)) - 1], job, workers)
+    if isinstance(action, dict) and "runs" in action:
+        steps, run = action["runs"], job.workflow.run if job.workflow else 1
+        return await act_async(steps[min(run, len(steps)) - 1], job, workers)
     if isinstance(action, dict) and "wait" in action:
         gate = workers.gate(action["wait"])
         await asyncio.get_running_loop().run_in_executor(GATE_WAITERS, gate.wait)
@@ -451,6 +471,7 @@ class Workers:
                 "attempt": job.attempt,
                 "body_b64": b64(job.body),
                 "finished": False,
+                "workflow": context_json(job.workflow),
             }
             with self.changed:
                 w.calls.append(record)
@@ -462,14 +483,14 @@ class Workers:
                 record["finished"] = True
                 self.changed.notify_all()
 
-        def handle(job: DequeuedJob) -> str | Snooze | None:
+        def handle(job: DequeuedJob) -> str | Snooze | Success | None:
             record = call(job)
             try:
                 return act(parse_action(job.body), job, lambda g: self.gate(g).wait())
             finally:
                 finished(record)
 
-        async def handle_async(job: DequeuedJob) -> str | Snooze | None:
+        async def handle_async(job: DequeuedJob) -> str | Snooze | Success | None:
             record = call(job)
             try:
                 return await act_async(parse_action(job.body), job, self)

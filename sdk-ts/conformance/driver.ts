@@ -26,6 +26,7 @@ import {
   type RunlaterClient,
   type RunlaterClientOptions,
   snooze,
+  success,
   Worker,
   type WorkerJob,
 } from "@runlater/sdk";
@@ -43,6 +44,7 @@ import type {
   WireProtocol,
   WorkerOptionsJson,
 } from "../../conformance/protocol.js";
+import { runWorkflowOp, workflowContextJson } from "./workflow-ops.js";
 
 let target:
   | { url: string; workerUrl: string; protocol: WireProtocol; token: string | undefined; caFile: string | undefined }
@@ -322,8 +324,11 @@ async function run(actor: string, r: SdkRequest): Promise<Record<string, unknown
           await c.worker.checkpoint({ queue: r.queue, checkpoints: r.checkpoints.map(checkpoint) })
         ).results.map(outcomeJson),
       };
-    default:
-      throw new Error(`unknown op ${r.op}`);
+    default: {
+      const res = await runWorkflowOp(c, r);
+      if (res === undefined) throw new Error(`unknown op ${r.op}`);
+      return res;
+    }
   }
 }
 
@@ -419,7 +424,11 @@ async function act(action: HandlerAction | undefined, job: WorkerJob): Promise<H
     await Promise.race([gate(action.wait).promise, aborted]); // given up: stop waiting
     return act(action.do, job);
   }
-  if ("return" in action) return action.return;
+  if ("runs" in action) return act(action.runs[Math.min(job.workflow?.run ?? 1, action.runs.length) - 1], job);
+  if ("return" in action) {
+    if (action.result_b64 === undefined && action.no_events === undefined) return action.return;
+    return success({ customStatus: action.return, result: bytes(action.result_b64), noEvents: action.no_events });
+  }
   if ("raise" in action) throw new Error(action.raise);
   if ("retry_after_ms" in action) throw new RetryAfter(action.retry_after_ms, action.message ?? "");
   if ("do_not_retry" in action) throw new DoNotRetry(action.do_not_retry);
@@ -428,7 +437,13 @@ async function act(action: HandlerAction | undefined, job: WorkerJob): Promise<H
 
 function handlerFor(calls: HandlerCallJson[]) {
   return async (job: WorkerJob): Promise<HandlerResult> => {
-    const call = { job_id: job.id, attempt: job.attempt, body_b64: b64(job.body), finished: false };
+    const call = {
+      job_id: job.id,
+      attempt: job.attempt,
+      body_b64: b64(job.body),
+      finished: false,
+      workflow: workflowContextJson(job.workflow),
+    };
     calls.push(call);
     changed();
     let action: HandlerAction | undefined;

@@ -1,7 +1,8 @@
 /**
- * createRunlaterClient: the three generated service clients over one transport, plus the
- * few conveniences nearly every producer wants (enqueue with a JS body, create a queue).
- * Anything else is one call away on `jobs`, `worker` and `queues`.
+ * createRunlaterClient: the generated service clients over one transport, plus the few
+ * conveniences nearly every producer wants (enqueue with a JS body, create a queue, apply
+ * and run a workflow). Anything else is one call away on `jobs`, `worker`, `queues`,
+ * `workflows` and `schedules`.
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -10,9 +11,24 @@ import { encodeBody, type JobBody } from "./body.js";
 import { type JobSpec, JobSpecSchema } from "./gen/runlater/v1/job_pb.js";
 import { JobService } from "./gen/runlater/v1/job_service_pb.js";
 import { type CreateQueueResponse, QueueService } from "./gen/runlater/v1/queue_service_pb.js";
+import { ScheduleService } from "./gen/runlater/v1/schedule_service_pb.js";
 import { WorkerService } from "./gen/runlater/v1/worker_service_pb.js";
+import {
+  type ApplyWorkflowResponse,
+  type Instance,
+  type Workflow,
+  WorkflowService,
+} from "./gen/runlater/v1/workflow_service_pb.js";
 import { type QueueOptions, queueConfigFromOptions } from "./queue-options.js";
 import { openTransport, type TransportOptions } from "./transport.js";
+import {
+  type ExternalEventOptions,
+  externalEvent,
+  pollUntilEnded,
+  type StartInstanceOptions,
+  type WaitForInstanceOptions,
+  WorkflowBuilder,
+} from "./workflows.js";
 
 export type RunlaterClientOptions = TransportOptions;
 
@@ -50,12 +66,32 @@ export interface RunlaterClient {
   readonly worker: Client<typeof WorkerService>;
   /** runlater.v1.QueueService: CreateQueue, UpdateQueue, DeleteQueue, ListQueues, GetQueue. */
   readonly queues: Client<typeof QueueService>;
+  /** runlater.v1.WorkflowService: workflows and their instances (docs/workflows.md). */
+  readonly workflows: Client<typeof WorkflowService>;
+  /** runlater.v1.ScheduleService: cron schedules that start instances or enqueue jobs. */
+  readonly schedules: Client<typeof ScheduleService>;
   /** Enqueues one job and returns its id. A string body is sent as UTF-8, an object as JSON. */
   enqueue(queue: string, body: JobBody, options?: EnqueueOptions): Promise<string>;
   /** Enqueues up to 1,000 jobs in one all-or-nothing call; ids come back in order. */
   enqueueMany(specs: readonly EnqueueSpec[]): Promise<string[]>;
   /** Creates a queue (idempotent: an existing queue is returned unchanged, created = false). */
   createQueue(name: string, options?: QueueOptions): Promise<CreateQueueResponse>;
+  /**
+   * Defines a workflow or changes it (a new version if the definition differs from the
+   * latest; created = false when it is the same).
+   */
+  applyWorkflow(workflow: WorkflowBuilder | Workflow): Promise<ApplyWorkflowResponse>;
+  /** Starts an instance of the workflow's latest version, optionally with external events. */
+  startInstance(workflow: string, options?: StartInstanceOptions): Promise<Instance>;
+  /** Posts an event to an external input of a running instance; returns the instance after. */
+  postEvent(instanceId: string, input: string, event?: ExternalEventOptions): Promise<Instance>;
+  /** The instance with every job's state and runs. */
+  getInstance(instanceId: string): Promise<Instance>;
+  /**
+   * Polls getInstance until the instance has ended (any state but RUNNING) and returns it;
+   * a ConnectError DEADLINE_EXCEEDED if it still runs after timeoutMs (default 60 s).
+   */
+  waitForInstance(instanceId: string, options?: WaitForInstanceOptions): Promise<Instance>;
   /** Whether the transport carries bidirectional streams (HTTP/2 with Connect or gRPC): Worker's stream mode. */
   readonly streams: boolean;
   /** The server's URL, as given. */
@@ -71,12 +107,21 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   const jobs = createClient(JobService, transport);
   const worker = createClient(WorkerService, transport);
   const queues = createClient(QueueService, transport);
+  const workflows = createClient(WorkflowService, transport);
+  const schedules = createClient(ScheduleService, transport);
+  const instance = (i: Instance | undefined) => {
+    if (!i) throw new Error("the server answered no instance");
+    return i;
+  };
+  const getInstance = async (instanceId: string) => instance((await workflows.getInstance({ instanceId })).instance);
   const enqueueMany = async (specs: readonly EnqueueSpec[]) =>
     (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
   return {
     jobs,
     worker,
     queues,
+    workflows,
+    schedules,
     streams,
     baseUrl,
     options: Object.freeze({ ...options }),
@@ -87,6 +132,21 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
       return id;
     },
     createQueue: (name, opts = {}) => queues.createQueue({ name, config: queueConfigFromOptions(opts) }),
+    applyWorkflow: (w) => workflows.applyWorkflow({ workflow: w instanceof WorkflowBuilder ? w.build() : w }),
+    startInstance: async (workflow, o = {}) =>
+      instance(
+        (
+          await workflows.startInstance({
+            workflow,
+            keepOpen: o.keepOpen,
+            events: Object.entries(o.events ?? {}).map(([input, e]) => externalEvent(input, e)),
+          })
+        ).instance,
+      ),
+    postEvent: async (instanceId, input, e = {}) =>
+      instance((await workflows.postEvent({ instanceId, event: externalEvent(input, e) })).instance),
+    getInstance,
+    waitForInstance: (instanceId, o) => pollUntilEnded(instanceId, () => getInstance(instanceId), o),
     close,
   };
 }

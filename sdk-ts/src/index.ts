@@ -8,7 +8,8 @@
 export type { JobBody, JsonValue } from "./body.js";
 export type { EnqueueOptions, EnqueueSpec, RunlaterClient, RunlaterClientOptions } from "./client.js";
 export { createRunlaterClient } from "./client.js";
-export { DoNotRetry, RetryAfter, Snooze, snooze } from "./control.js";
+export type { SuccessOptions } from "./control.js";
+export { DoNotRetry, MAX_RESULT_BYTES, RetryAfter, Snooze, Success, snooze, success } from "./control.js";
 export { errorInfo, errorReason } from "./errors.js";
 export type { ErrorInfo } from "./gen/runlater/v1/errors_pb.js";
 // Protocol enums and messages users meet in results of the raw clients.
@@ -21,9 +22,29 @@ export type {
   QueueStats,
   RetryPolicy as QueueRetryPolicy,
 } from "./gen/runlater/v1/queue_service_pb.js";
+export type {
+  CreateScheduleRequest,
+  Schedule,
+  ScheduleFire,
+  ScheduleJobTarget,
+  ScheduleWorkflowTarget,
+} from "./gen/runlater/v1/schedule_service_pb.js";
+export { CatchUp, FireOutcome, OverlapPolicy } from "./gen/runlater/v1/schedule_service_pb.js";
 export type { DequeuedJob, JobOutcome } from "./gen/runlater/v1/worker_service_pb.js";
 export { Outcome } from "./gen/runlater/v1/worker_service_pb.js";
-export type { WorkflowContext, WorkflowEvent } from "./gen/runlater/v1/workflow_service_pb.js";
+export type {
+  ApplyWorkflowResponse,
+  ExternalEvent,
+  Instance,
+  InstanceJob,
+  JobRun,
+  Workflow,
+  WorkflowContext,
+  WorkflowEvent,
+  WorkflowInput,
+  WorkflowJob,
+} from "./gen/runlater/v1/workflow_service_pb.js";
+export { FailurePolicy, InstanceJobState, InstanceState, RunOutcome } from "./gen/runlater/v1/workflow_service_pb.js";
 export type { QueueOptions } from "./queue-options.js";
 export type { RetryPolicy } from "./retry.js";
 export { constant, exponential, linear, pinlaterDefault } from "./retry.js";
@@ -32,6 +53,14 @@ export type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
 export type { HandlerResult, JobHandler, WorkerJob } from "./worker/worker-job.js";
 export type { WorkerOptions, WorkerSettings } from "./worker.js";
 export { Worker } from "./worker.js";
+export type {
+  ExternalEventOptions,
+  StartInstanceOptions,
+  WaitForInstanceOptions,
+  WorkflowInputSpec,
+  WorkflowJobOptions,
+} from "./workflows.js";
+export { defineWorkflow, externalEvent, WorkflowBuilder } from "./workflows.js";
 
 // ---- For integrators: services and schemas, to build transports, servers, tools ----
 
@@ -46,6 +75,7 @@ export {
   QueueStatsSchema,
   RetryPolicySchema as QueueRetryPolicySchema,
 } from "./gen/runlater/v1/queue_service_pb.js";
+export { ScheduleSchema, ScheduleService } from "./gen/runlater/v1/schedule_service_pb.js";
 export {
   DequeuedJobSchema,
   JobCheckpointSchema,
@@ -54,6 +84,7 @@ export {
   OutcomeSchema,
   WorkerService,
 } from "./gen/runlater/v1/worker_service_pb.js";
+export { InstanceSchema, WorkflowSchema, WorkflowService } from "./gen/runlater/v1/workflow_service_pb.js";
 export { readTls, type TlsMaterial, type TlsOptions } from "./tls.js";
 export type { OpenedTransport, TransportOptions } from "./transport.js";
 export { openTransport } from "./transport.js";

@@ -351,6 +351,7 @@ export class Worker {
   private async execute(run: Running): Promise<void> {
     let outcome: JobOutcome;
     try {
+      // Inside the try: an output out of bounds fails the attempt, naming the bound.
       outcome = outcomeOfResult(await this.o.handler(toWorkerJob(run.job, run.controller.signal)));
     } catch (err) {
       outcome = outcomeOfError(err, run.job.attempt, this.o.retryPolicy, MAX_STATUS_CHARS);
@@ -376,7 +377,12 @@ export class Worker {
     const ids = { jobId: job.jobId, claimToken: job.claimToken };
     switch (outcome.kind) {
       case "success":
-        this.acks.succeed({ ...ids, customStatus: outcome.customStatus });
+        this.acks.succeed({
+          ...ids,
+          customStatus: outcome.customStatus,
+          result: outcome.result,
+          noEvents: outcome.noEvents,
+        });
         return;
       case "failure":
         this.acks.fail({

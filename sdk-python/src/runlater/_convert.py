@@ -18,7 +18,13 @@ from datetime import datetime, timedelta, timezone
 from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 
 from ._body import encode_body
-from ._gen.v1 import job_pb2, job_service_pb2, queue_service_pb2, worker_service_pb2
+from ._gen.v1 import (
+    job_pb2,
+    job_service_pb2,
+    queue_service_pb2,
+    worker_service_pb2,
+    workflow_service_pb2,
+)
 from ._types import (
     DequeuedJob,
     DequeueResult,
@@ -37,6 +43,7 @@ from ._types import (
 )
 from ._validate import add, invalid, new, set_field
 from .control import MAX_DELAY
+from .workflows import WorkflowContext, WorkflowEvent
 
 # --- scalars ---------------------------------------------------------------------------
 
@@ -164,6 +171,29 @@ def state_to_proto(state: JobState | None) -> str:
 # --- worker -----------------------------------------------------------------------------
 
 
+def event_from_proto(e: workflow_service_pb2.WorkflowEvent) -> WorkflowEvent:
+    return WorkflowEvent(
+        event_id=e.event_id,
+        input=e.input,
+        from_job=e.from_job,
+        from_run=e.from_run,
+        custom_status=e.custom_status,
+        result=e.result,
+        posted_at=_opt_ts(e, "posted_at"),
+    )
+
+
+def context_from_proto(c: workflow_service_pb2.WorkflowContext) -> WorkflowContext:
+    return WorkflowContext(
+        workflow=c.workflow,
+        version=c.version,
+        instance_id=c.instance_id,
+        job=c.job,
+        run=c.run,
+        triggered_by=tuple(event_from_proto(e) for e in c.triggered_by),
+    )
+
+
 def dequeued_job_from_proto(queue: str, msg: worker_service_pb2.DequeuedJob) -> DequeuedJob:
     return DequeuedJob(
         queue=queue,
@@ -176,6 +206,7 @@ def dequeued_job_from_proto(queue: str, msg: worker_service_pb2.DequeuedJob) -> 
         claim_expires_at=_opt_ts(msg, "claim_expires_at"),
         created_at=_opt_ts(msg, "created_at"),
         custom_status=msg.custom_status,
+        workflow=context_from_proto(msg.workflow) if msg.HasField("workflow") else None,
     )
 
 
@@ -191,6 +222,8 @@ def ack_request(
             job_id=s.job_id,
             claim_token=s.claim_token,
             custom_status=s.custom_status,
+            result=s.result,
+            no_events=s.no_events,
         )
     for i, f in enumerate(failed):
         entry = add(

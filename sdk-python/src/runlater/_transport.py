@@ -19,7 +19,9 @@ from connectrpc.protocol import ProtocolType
 from . import _tls
 from ._gen.v1.job_service_connect import JobServiceClient, JobServiceClientSync
 from ._gen.v1.queue_service_connect import QueueServiceClient, QueueServiceClientSync
+from ._gen.v1.schedule_service_connect import ScheduleServiceClient, ScheduleServiceClientSync
 from ._gen.v1.worker_service_connect import WorkerServiceClient, WorkerServiceClientSync
+from ._gen.v1.workflow_service_connect import WorkflowServiceClient, WorkflowServiceClientSync
 from ._tls import Tls
 
 Protocol = Literal["connect", "grpc", "grpc-web"]
@@ -140,12 +142,16 @@ class SyncStubs:
     jobs: JobServiceClientSync
     queues: QueueServiceClientSync
     worker: WorkerServiceClientSync
+    workflows: WorkflowServiceClientSync
+    schedules: ScheduleServiceClientSync
     transport: pyqwest.SyncHTTPTransport | None  # ours to close; None: pyqwest's shared one
 
     def close(self) -> None:
         self.jobs.close()
         self.queues.close()
         self.worker.close()
+        self.workflows.close()
+        self.schedules.close()
         if self.transport is not None:
             self.transport.close()
 
@@ -155,12 +161,16 @@ class AsyncStubs:
     jobs: JobServiceClient
     queues: QueueServiceClient
     worker: WorkerServiceClient
+    workflows: WorkflowServiceClient
+    schedules: ScheduleServiceClient
     transport: pyqwest.HTTPTransport | None  # ours to close; None: pyqwest's shared one
 
     async def close(self) -> None:
         await self.jobs.close()
         await self.queues.close()
         await self.worker.close()
+        await self.workflows.close()
+        await self.schedules.close()
         if self.transport is not None:
             await self.transport.aclose()
 
@@ -200,6 +210,12 @@ def sync_stubs(opts: Options) -> SyncStubs:
         worker=WorkerServiceClientSync(
             opts.url, protocol=proto, send_compression=None, http_client=http
         ),
+        workflows=WorkflowServiceClientSync(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
+        schedules=ScheduleServiceClientSync(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
         transport=transport,
     )
 
@@ -214,6 +230,12 @@ def async_stubs(opts: Options) -> AsyncStubs:
             opts.url, protocol=proto, send_compression=None, http_client=http
         ),
         worker=WorkerServiceClient(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
+        workflows=WorkflowServiceClient(
+            opts.url, protocol=proto, send_compression=None, http_client=http
+        ),
+        schedules=ScheduleServiceClient(
             opts.url, protocol=proto, send_compression=None, http_client=http
         ),
         transport=transport,

@@ -13,6 +13,7 @@ from typing import Any
 
 from ._body import Body, decode_json, decode_text
 from ._gen.v1 import job_pb2, worker_service_pb2
+from .workflows import WorkflowContext
 
 
 class JobState(enum.IntEnum):
@@ -114,6 +115,9 @@ class DequeuedJob:
     claim_expires_at: datetime | None
     created_at: datetime | None
     custom_status: str
+    # Set when the job is a run of a workflow job: which run, and the events (upstream
+    # outputs) that triggered it.
+    workflow: WorkflowContext | None = None
 
     @property
     def is_last_attempt(self) -> bool:
@@ -133,11 +137,14 @@ class DequeuedJob:
 
 @dataclass(frozen=True)
 class JobSuccess:
-    """Ack entry: the job ran to completion."""
+    """Ack entry: the job ran to completion. `result` (at most 4 KiB) and `no_events`
+    are a workflow job's output; other jobs ignore them."""
 
     job_id: str
     claim_token: str
     custom_status: str = ""
+    result: bytes = b""
+    no_events: bool = False
 
 
 @dataclass(frozen=True)

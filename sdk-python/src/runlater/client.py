@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -11,8 +12,11 @@ from typing import TypeVar
 from connectrpc.errors import ConnectError
 
 from . import _convert as cv
+from . import _workflow_convert as wcv
 from ._body import Body
 from ._errors import translate
+from ._gen.v1 import schedule_service_pb2 as spb
+from ._gen.v1 import workflow_service_pb2 as wpb
 from ._transport import DEFAULT_TIMEOUT, HttpVersion, Protocol, make_options, sync_stubs
 from ._types import (
     DequeueResult,
@@ -28,6 +32,7 @@ from ._types import (
     Queue,
     QueueConfig,
 )
+from .workflows import ExternalEvent, Instance, OverlapPolicy, Schedule, Workflow
 
 _Req = TypeVar("_Req")
 _Res = TypeVar("_Res")
@@ -322,3 +327,129 @@ class Client:
         """Extends claims, replaces bodies or releases running jobs back to PENDING."""
         resp = self._call(self._stubs.worker.checkpoint, cv.checkpoint_request(queue, checkpoints))
         return cv.outcomes_from_proto(resp.results)
+
+    # --- WorkflowService (docs/workflows.md) ------------------------------------------
+
+    def apply_workflow(self, workflow: Workflow) -> tuple[int, bool]:
+        """Defines or changes a workflow; returns (version in force, whether this call
+        made it). ValueError first if an input names a job the definition lacks."""
+        req = wpb.ApplyWorkflowRequest(workflow=wcv.workflow_to_proto(workflow))
+        resp = self._call(self._stubs.workflows.apply_workflow, req)
+        return resp.workflow.version, resp.created
+
+    def start_instance(
+        self, workflow: str, *, events: Sequence[ExternalEvent] = (), keep_open: bool = False
+    ) -> Instance:
+        """Starts an instance of the workflow's latest version, posting `events` to its
+        external inputs; keep_open: it ends only on close_instance or cancel_instance."""
+        req = wpb.StartInstanceRequest(
+            workflow=workflow, events=wcv.events_to_proto(events), keep_open=keep_open
+        )
+        return wcv.instance_from_proto(
+            self._call(self._stubs.workflows.start_instance, req).instance
+        )
+
+    def post_event(self, instance_id: str, event: ExternalEvent) -> Instance:
+        """Posts an event to an external input of a running instance."""
+        req = wpb.PostEventRequest(instance_id=instance_id, event=wcv.events_to_proto([event])[0])
+        return wcv.instance_from_proto(self._call(self._stubs.workflows.post_event, req).instance)
+
+    def get_instance(self, instance_id: str) -> Instance:
+        """The instance with every job's state and runs; NotFoundError if there is none."""
+        req = wpb.GetInstanceRequest(instance_id=instance_id)
+        return wcv.instance_from_proto(self._call(self._stubs.workflows.get_instance, req).instance)
+
+    def wait_for_instance(
+        self,
+        instance_id: str,
+        *,
+        timeout: timedelta = timedelta(seconds=60),
+        poll_interval: timedelta = timedelta(milliseconds=500),
+    ) -> Instance:
+        """Polls get_instance until the instance has ended and returns it; raises
+        DeadlineExceededError if it still runs after `timeout` (at most a day)."""
+        wcv.check_wait(timeout, poll_interval)
+        give_up = time.monotonic() + timeout.total_seconds()
+        while True:
+            instance = self.get_instance(instance_id)
+            left = give_up - time.monotonic()
+            if instance.ended:
+                return instance
+            if left <= 0:
+                raise wcv.wait_timed_out(instance, timeout)
+            time.sleep(min(poll_interval.total_seconds(), left))
+
+    def rerun_job(self, instance_id: str, job: str, run: int) -> Instance:
+        """Posts the events that triggered run `run` of `job` again to its inputs."""
+        req = wpb.RerunJobRequest(instance_id=instance_id, job=job, run=run)
+        return wcv.instance_from_proto(self._call(self._stubs.workflows.rerun_job, req).instance)
+
+    def disable_job(self, instance_id: str, job: str) -> Instance:
+        """Stops `job` of the instance from running; its events still gather."""
+        req = wpb.DisableJobRequest(instance_id=instance_id, job=job)
+        return wcv.instance_from_proto(self._call(self._stubs.workflows.disable_job, req).instance)
+
+    def enable_job(self, instance_id: str, job: str) -> Instance:
+        """Lets a disabled job run again."""
+        req = wpb.EnableJobRequest(instance_id=instance_id, job=job)
+        return wcv.instance_from_proto(self._call(self._stubs.workflows.enable_job, req).instance)
+
+    def close_instance(self, instance_id: str) -> Instance:
+        """Lets a keep_open instance end once nothing is runnable or running."""
+        req = wpb.CloseInstanceRequest(instance_id=instance_id)
+        return wcv.instance_from_proto(
+            self._call(self._stubs.workflows.close_instance, req).instance
+        )
+
+    def cancel_instance(self, instance_id: str) -> Instance:
+        """Ends a running instance (CANCELLED); its pending queue jobs are deleted."""
+        req = wpb.CancelInstanceRequest(instance_id=instance_id)
+        return wcv.instance_from_proto(
+            self._call(self._stubs.workflows.cancel_instance, req).instance
+        )
+
+    # --- ScheduleService ----------------------------------------------------------------
+
+    def create_schedule(
+        self,
+        name: str,
+        cron: str,
+        *,
+        workflow: str | None = None,
+        events: Sequence[ExternalEvent] = (),
+        keep_open: bool = False,
+        queue: str | None = None,
+        body: bytes = b"",
+        overlap: OverlapPolicy = OverlapPolicy.SKIP,
+        time_zone: str = "",
+        catch_up_window: timedelta | None = None,
+        paused: bool = False,
+    ) -> tuple[Schedule, bool]:
+        """Creates a schedule that starts `workflow` (with `events`) or enqueues `body` on
+        `queue` at each time of `cron`; returns (schedule, created). catch_up_window:
+        after downtime, fire the latest missed time if it is at most this late."""
+        req = wcv.schedule_request(
+            name,
+            cron,
+            workflow=workflow,
+            events=events,
+            keep_open=keep_open,
+            queue=queue,
+            body=body,
+            overlap=overlap,
+            time_zone=time_zone,
+            catch_up_window=catch_up_window,
+            paused=paused,
+        )
+        resp = self._call(self._stubs.schedules.create_schedule, req)
+        return wcv.schedule_from_proto(resp.schedule), resp.created
+
+    def get_schedule(self, name: str) -> Schedule:
+        """A schedule with its latest fires; NotFoundError if there is none."""
+        req = spb.GetScheduleRequest(name=name)
+        return wcv.schedule_from_proto(self._call(self._stubs.schedules.get_schedule, req).schedule)
+
+    def delete_schedule(self, name: str) -> bool:
+        """Deletes a schedule; False if there was none."""
+        req = spb.DeleteScheduleRequest(name=name)
+        return self._call(self._stubs.schedules.delete_schedule, req).deleted

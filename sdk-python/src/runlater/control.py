@@ -5,6 +5,10 @@
 - raise RetryAfter(d)   -> failed attempt, retried after d
 - raise DoNotRetry(msg) -> failed for good (no_retry)
 - return Snooze(d)      -> back to PENDING, due in d, no attempt charged
+- return Success(custom_status, result=b"...", no_events=False)
+                        -> success with a workflow job's output: the result payload (at
+                           most 4 KiB) rides in the events posted downstream; no_events
+                           posts none (how a cycle stops itself)
 
 Delays are a timedelta or a number of seconds (int or float); a negative one means no
 delay. Anything else is refused where it is written, in the constructor, so a bad delay
@@ -16,6 +20,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import timedelta
+
+from .workflows import as_result
 
 # The longest delay the wire carries (google.protobuf.Duration): 10,000 years.
 MAX_DELAY = timedelta(seconds=315_576_000_000)
@@ -89,3 +95,29 @@ class Snooze:
             )
         object.__setattr__(self, "delay", as_delay(delay, "Snooze delay"))
         object.__setattr__(self, "custom_status", custom_status)
+
+
+@dataclass(frozen=True, init=False)
+class Success:
+    """A success with a workflow job's output: ``return Success("3 files", result=b"...")``.
+
+    `result` is bytes (or str, sent as UTF-8), at most 4 KiB: a bigger one raises
+    ValueError here, in the handler, so the attempt fails naming the bound (the server
+    would refuse the whole Ack). `no_events` posts nothing downstream. Jobs that are not
+    workflow runs keep only the custom status.
+    """
+
+    custom_status: str
+    result: bytes
+    no_events: bool
+
+    def __init__(
+        self, custom_status: str = "", *, result: bytes | str = b"", no_events: bool = False
+    ) -> None:
+        if not isinstance(custom_status, str):
+            raise TypeError(
+                f"Success custom_status must be a str, not {type(custom_status).__name__}"
+            )
+        object.__setattr__(self, "custom_status", custom_status)
+        object.__setattr__(self, "result", as_result(result, "Success result"))
+        object.__setattr__(self, "no_events", bool(no_events))

@@ -2,18 +2,29 @@
  * Turns what a handler returned or threw into what the worker reports, following the
  * control-flow vocabulary of control.ts.
  */
-import { DoNotRetry, RetryAfter, Snooze } from "../control.js";
+import { DoNotRetry, RetryAfter, Snooze, Success, type SuccessOptions, success } from "../control.js";
 import type { RetryPolicy } from "../retry.js";
 
 export type JobOutcome =
-  | { kind: "success"; customStatus: string }
+  | { kind: "success"; customStatus: string; result?: Uint8Array; noEvents?: boolean }
   | { kind: "failure"; customStatus: string; retryDelayMs: number | undefined; noRetry: boolean }
   | { kind: "snooze"; delayMs: number; customStatus: string };
 
+/** Throws (RangeError, TypeError) for an output out of bounds: the caller fails the attempt. */
 export function outcomeOfResult(result: unknown): JobOutcome {
   if (result instanceof Snooze)
     return { kind: "snooze", delayMs: Math.max(0, result.delayMs), customStatus: result.customStatus };
-  return { kind: "success", customStatus: typeof result === "string" ? result : "" };
+  if (typeof result === "string") return { kind: "success", customStatus: result };
+  // A plain { customStatus, result, noEvents } works as well as success({...}).
+  const s = result instanceof Success ? result : isSuccessOptions(result) ? success(result) : undefined;
+  if (s) return { kind: "success", customStatus: s.customStatus, result: s.result, noEvents: s.noEvents };
+  return { kind: "success", customStatus: "" };
+}
+
+function isSuccessOptions(value: unknown): value is SuccessOptions {
+  return (
+    typeof value === "object" && value !== null && ("customStatus" in value || "result" in value || "noEvents" in value)
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The job as a handler sees it: a DequeuedJob with decoded fields and its abort signal. */
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { decodeJson, decodeText } from "../body.js";
-import type { Snooze } from "../control.js";
+import type { Snooze, Success, SuccessOptions } from "../control.js";
 import type { DequeuedJob } from "../gen/runlater/v1/worker_service_pb.js";
 import type { WorkflowContext } from "../gen/runlater/v1/workflow_service_pb.js";
 
@@ -34,9 +34,12 @@ export interface WorkerJob {
   readonly signal: AbortSignal;
 }
 
-/** What a handler may return: nothing (success), a custom status (success), or snooze(ms). */
+/**
+ * What a handler may return: nothing (success), a custom status (success), snooze(ms), or
+ * success({ customStatus, result, noEvents }) (or that plain object): a workflow job's output.
+ */
 // biome-ignore lint/suspicious/noConfusingVoidType: `void` lets a handler that returns nothing (Promise<void>) be a JobHandler.
-export type HandlerResult = void | string | Snooze;
+export type HandlerResult = void | string | Snooze | Success | SuccessOptions;
 
 export type JobHandler = (job: WorkerJob) => Promise<HandlerResult>;
 

@@ -2,7 +2,8 @@
 
 The vocabulary (the same in the TypeScript and Java SDKs) is in control.py: returning
 None or a str is a success, raising is a failed attempt (RetryAfter and DoNotRetry say
-how), returning Snooze puts the job back to PENDING without charging an attempt.
+how), returning Snooze puts the job back to PENDING without charging an attempt, and
+returning Success carries a workflow job's output (result payload, no_events).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from .._types import DequeuedJob, JobFailure, JobSuccess
-from ..control import DoNotRetry, RetryAfter, Snooze
+from ..control import DoNotRetry, RetryAfter, Snooze, Success
 from ..retry import RetryPolicy
 
 log = logging.getLogger("runlater.worker")
 
-HandlerResult = str | Snooze | None
+HandlerResult = str | Snooze | Success | None
 Handler = Callable[[DequeuedJob], HandlerResult | Awaitable[HandlerResult]]
 
 # What the worker does with a finished job: ack it (success or failure) or snooze it.
@@ -31,15 +32,23 @@ def truncate(text: str) -> str:
 
 
 def result_of_value(job: DequeuedJob, value: object, policy: RetryPolicy | None) -> Result:
-    """The handler returned `value`. Anything but None, a str or a Snooze is a mistake in
-    the handler: it fails the attempt as if the handler had raised TypeError."""
+    """The handler returned `value`. Anything but None, a str, a Snooze or a Success is a
+    mistake in the handler: it fails the attempt as if the handler had raised TypeError."""
     if isinstance(value, Snooze):
         return value
+    if isinstance(value, Success):
+        return JobSuccess(
+            job.job_id,
+            job.claim_token,
+            truncate(value.custom_status),
+            result=value.result,
+            no_events=value.no_events,
+        )
     if value is None or isinstance(value, str):
         return JobSuccess(job.job_id, job.claim_token, truncate(value or ""))
     mistake = TypeError(
         f"handler for {job.queue!r} returned {type(value).__name__}; "
-        "a handler may return None, a str (the custom status) or a Snooze"
+        "a handler may return None, a str (the custom status), a Snooze or a Success"
     )
     return result_of_error(job, mistake, policy)
 

@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param customStatus appended to the job's custom status; empty: nothing
  * @param retryDelay failures only: run again after this delay; null: the queue's policy decides
  * @param noRetry failures only: go to FAILED whatever attempts are left
+ * @param result successes of a workflow job's run only: the result payload its events carry
+ *     downstream (at most {@link Workflow#MAX_RESULT_BYTES}); empty: none
+ * @param noEvents successes of a workflow job's run only: post no events downstream
  */
 public record Ack(
     String jobId,
@@ -20,13 +23,29 @@ public record Ack(
     boolean succeeded,
     String customStatus,
     Duration retryDelay,
-    boolean noRetry) {
+    boolean noRetry,
+    byte[] result,
+    boolean noEvents) {
 
-  /** Normalises null text to empty. */
+  /**
+   * Normalises null text to empty; refuses a result over 4 KiB (the server would refuse the Ack).
+   */
   public Ack {
     Objects.requireNonNull(jobId, "jobId");
     Objects.requireNonNull(claimToken, "claimToken");
     customStatus = customStatus == null ? "" : customStatus;
+    result = Workflow.checkResult(result, "result");
+  }
+
+  /** An outcome without a workflow output. */
+  public Ack(
+      String jobId,
+      String claimToken,
+      boolean succeeded,
+      String customStatus,
+      Duration retryDelay,
+      boolean noRetry) {
+    this(jobId, claimToken, succeeded, customStatus, retryDelay, noRetry, null, false);
   }
 
   /** The attempt succeeded. */
@@ -37,6 +56,15 @@ public record Ack(
   /** The attempt succeeded; {@code customStatus} is appended to the job's status. */
   public static Ack success(DequeuedJob job, String customStatus) {
     return new Ack(job.jobId(), job.claimToken(), true, customStatus, null, false);
+  }
+
+  /**
+   * A workflow job's run succeeded with an output: {@code result} (null: none) rides in the events
+   * posted downstream; {@code noEvents} posts none.
+   */
+  public static Ack success(DequeuedJob job, String customStatus, byte[] result, boolean noEvents) {
+    return new Ack(
+        job.jobId(), job.claimToken(), true, customStatus, null, false, result, noEvents);
   }
 
   /**

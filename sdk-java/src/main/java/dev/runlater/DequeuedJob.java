@@ -16,6 +16,8 @@ import java.time.Instant;
  * @param claimExpiresAt when the claim expires unless acked or extended; null for a peek
  * @param createdAt when the job was enqueued
  * @param customStatus the job's custom status so far
+ * @param workflow set when the job is a run of a workflow job: which run, and the events (upstream
+ *     outputs) that triggered it; null otherwise
  */
 public record DequeuedJob(
     String queue,
@@ -27,7 +29,34 @@ public record DequeuedJob(
     String claimToken,
     Instant claimExpiresAt,
     Instant createdAt,
-    String customStatus) {
+    String customStatus,
+    WorkflowContext workflow) {
+
+  /** A job that is not a workflow job's run. */
+  public DequeuedJob(
+      String queue,
+      String jobId,
+      byte[] body,
+      int priority,
+      int attempt,
+      int attemptsAllowed,
+      String claimToken,
+      Instant claimExpiresAt,
+      Instant createdAt,
+      String customStatus) {
+    this(
+        queue,
+        jobId,
+        body,
+        priority,
+        attempt,
+        attemptsAllowed,
+        claimToken,
+        claimExpiresAt,
+        createdAt,
+        customStatus,
+        null);
+  }
 
   /** The body decoded as UTF-8. */
   public String bodyUtf8() {

@@ -151,7 +151,8 @@ final class ProtoConvert {
         j.getClaimToken(),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasCreatedAt(), j.getCreatedAt()),
-        j.getCustomStatus());
+        j.getCustomStatus(),
+        j.hasWorkflow() ? WorkflowClient.context(j.getWorkflow()) : null);
   }
 
   static List<JobOutcome> outcomes(List<dev.runlater.v1.JobOutcome> results) {
@@ -174,7 +175,9 @@ final class ProtoConvert {
             JobSuccess.newBuilder()
                 .setJobId(a.jobId())
                 .setClaimToken(a.claimToken())
-                .setCustomStatus(a.customStatus()));
+                .setCustomStatus(a.customStatus())
+                .setResult(com.google.protobuf.ByteString.copyFrom(a.result()))
+                .setNoEvents(a.noEvents()));
       } else {
         JobFailure.Builder f =
             JobFailure.newBuilder()

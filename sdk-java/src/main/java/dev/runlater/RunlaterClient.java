@@ -450,6 +450,12 @@ public final class RunlaterClient implements AutoCloseable {
     return withDeadline(jobs, defaultDeadline);
   }
 
+  /** Workflows and schedules (docs/workflows.md), on this client's channel and credentials. */
+  public WorkflowClient workflows() {
+    return WorkflowClient.over(
+        channel, jobs.getCallOptions().getCredentials(), target, defaultDeadline);
+  }
+
   private QueueServiceGrpc.QueueServiceBlockingStub queues() {
     return withDeadline(queues, defaultDeadline);
   }

@@ -141,7 +141,10 @@ final class QueueRunner {
       } else if (result != null && result.isSnooze()) {
         snooze(job, result.snoozeFor(), result.customStatus());
       } else {
-        acks.add(Ack.success(job, result == null ? "" : result.customStatus()));
+        acks.add(
+            result == null
+                ? Ack.success(job)
+                : Ack.success(job, result.customStatus(), result.result(), result.noEvents()));
       }
     } finally {
       inFlight.remove(job.jobId());

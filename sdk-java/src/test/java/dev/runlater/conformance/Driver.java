@@ -165,7 +165,8 @@ public final class Driver {
   }
 
   private static void sdk(
-      RunlaterClient c, String op, Map<String, Object> r, Map<String, Object> out) {
+      RunlaterClient c, String op, Map<String, Object> r, Map<String, Object> out)
+      throws InterruptedException {
     String queue = (String) r.get("queue");
     switch (op) {
       case "create_queue" -> {
@@ -262,7 +263,11 @@ public final class Driver {
         }
         out.put("results", c.checkpoint(queue, cps).stream().map(Driver::outcomeJson).toList());
       }
-      default -> throw new IllegalArgumentException("unknown op " + op);
+      default -> {
+        if (!WorkflowOps.run(c.workflows(), op, r, out)) {
+          throw new IllegalArgumentException("unknown op " + op);
+        }
+      }
     }
   }
 

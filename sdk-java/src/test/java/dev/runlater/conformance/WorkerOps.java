@@ -177,6 +177,7 @@ final class WorkerOps {
       call.put("attempt", job.attempt());
       call.put("body_b64", Base64.getEncoder().encodeToString(job.body()));
       call.put("finished", false);
+      call.put("workflow", WorkflowOps.contextJson(job.workflow()));
       synchronized (changed) {
         w.calls.add(call);
         changed.notifyAll();
@@ -200,12 +201,21 @@ final class WorkerOps {
     if (a.get("attempts") instanceof List<?> steps) {
       return act(steps.get(Math.min(job.attempt(), steps.size()) - 1), job);
     }
+    if (a.get("runs") instanceof List<?> steps) {
+      int run = job.workflow() == null ? 1 : job.workflow().run();
+      return act(steps.get(Math.min(run, steps.size()) - 1), job);
+    }
     if (a.get("wait") instanceof String gate) {
       gate(gate).await(); // interrupted when the worker gives the job up
       return act(a.get("do"), job);
     }
     if (a.get("return") instanceof String status) {
-      return JobResult.success(status);
+      if (!a.containsKey("result_b64") && !a.containsKey("no_events")) {
+        return JobResult.success(status);
+      }
+      byte[] result =
+          a.get("result_b64") instanceof String b64 ? Base64.getDecoder().decode(b64) : null;
+      return JobResult.success(status, result, Boolean.TRUE.equals(a.get("no_events")));
     }
     if (a.get("raise") instanceof String message) {
       throw new IllegalStateException(message);
