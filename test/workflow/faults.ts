@@ -204,9 +204,13 @@ export function diamondFaultSuite(label: string, deploy: () => Promise<Deploymen
         console.error(`${d.context()}\n(full server logs in ${dir})`);
       });
       const client: RunlaterClient = createRunlaterClient(d.url, { timeoutMs: 5_000 });
+      // The Workers' own client has no default deadline: it would cut their DequeueStreams,
+      // and the jobs in flight on a cut stream go back to the queue.
+      const workerClient = createRunlaterClient(d.url);
       const wf = workflowClient(d.url);
       cleanups.push(
         () => client.close(),
+        () => workerClient.close(),
         () => wf.close(),
       );
       for (const queue of QUEUES)
@@ -224,7 +228,7 @@ export function diamondFaultSuite(label: string, deploy: () => Promise<Deploymen
       const workers = QUEUES.map(
         (queue) =>
           new Worker({
-            client,
+            client: workerClient,
             queue,
             concurrency: CONCURRENCY,
             shutdownGraceMs: 2_000,
