@@ -26,10 +26,11 @@
  * server's created_at and finished_at).
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { pythonWithSdk } from "../python-sdk.js";
 
 const root = join(import.meta.dirname, "../..");
 const { values: args } = parseArgs({
@@ -104,22 +105,6 @@ function runBench(argv: string[], cwd = root): Promise<number> {
   });
 }
 
-/** A venv with the SDK from this checkout (editable), like conformance/run.sh's. */
-function pythonWithSdk(): string {
-  const venv = join(root, ".tools/bench-venv");
-  const python = join(venv, "bin/python");
-  const stamp = join(venv, ".sdk-pyproject");
-  const pyproject = readFileSync(join(root, "sdk-python/pyproject.toml"), "utf8");
-  if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== pyproject) {
-    log(`installing the Python SDK into ${venv}`);
-    rmSync(venv, { recursive: true, force: true });
-    execFileSync("python3", ["-m", "venv", venv], { stdio: "inherit" });
-    execFileSync(python, ["-m", "pip", "install", "--quiet", "-e", join(root, "sdk-python")], { stdio: "inherit" });
-    writeFileSync(stamp, pyproject);
-  }
-  return python;
-}
-
 /** The Java bench's command line, after compiling it with the SDK's own build. */
 function javaBench(): string[] {
   log("building the Java bench (mvn test-compile)");
@@ -187,7 +172,7 @@ async function main(): Promise<void> {
         add(`TypeScript (memory${v.label})`, () =>
           runBench([...tsx, join(root, "sdk-ts/bench/worker-throughput.ts"), ...common(memory.url, 2000), ...v.flags]),
         );
-    const python = sdks.includes("python") || args.celery ? pythonWithSdk() : "";
+    const python = sdks.includes("python") || args.celery ? pythonWithSdk("bench-venv", log) : "";
     const pyBench = (url: string, handler = "sync", flags: string[] = []) => [
       python,
       join(root, "sdk-python/bench/worker_throughput.py"),

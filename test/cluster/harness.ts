@@ -464,7 +464,8 @@ export async function until<T>(
  * A Redis database of the test Redis for one test file, emptied before use and by
  * `dispose()`. The server takes no key prefix on its command line, so isolation is by
  * database number; numbers in use: 15 conformance/run.sh, 1–3 store shard tests (random
- * prefixes), 13 failover.redis.test.ts, 12 left for the cluster bench default.
+ * prefixes), 13 failover.redis.test.ts, 12 left for the cluster bench default, 11 and 10
+ * test/workflow's fault tests, 9 and 8 the workflow bench (runlater, BullMQ).
  */
 export async function freshRedisDb(
   baseUrl: string,
