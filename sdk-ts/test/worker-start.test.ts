@@ -94,3 +94,27 @@ it("logs a handler's error once per failed attempt, at warning level, with its s
   expect((logged as Error).stack).toContain("worker-start.test.ts"); // console.warn prints it
   expect(error).not.toHaveBeenCalled();
 });
+
+it("streams past the client's own call deadline: the stream is not cut every timeoutMs", async () => {
+  const queue = uniqueQueue("deadline");
+  await client.queues.createQueue({ name: queue });
+  const short = createRunlaterClient(server.url, { timeoutMs: 200 });
+  const errors: unknown[] = [];
+  const worker = new Worker({
+    client: short,
+    queue,
+    dequeueMode: "stream",
+    handler: async () => "done",
+    onError: (err) => errors.push(err),
+  });
+  await worker.start();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 500)); // past the client's deadline, idle
+    const [id] = (await client.jobs.enqueue({ jobs: [{ queue }] })).jobIds;
+    expect((await jobInState(client, id!, JobState.SUCCEEDED)).customStatus).toBe("done");
+    expect(errors).toEqual([]);
+  } finally {
+    await worker.stop();
+    short.close();
+  }
+});

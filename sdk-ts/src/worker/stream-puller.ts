@@ -102,7 +102,9 @@ export class StreamPuller {
     stop.addEventListener("abort", onStop, { once: true });
     let brought = false;
     try {
-      const responses = this.o.worker.dequeueStream(requests, { signal: cutOff.signal });
+      // timeoutMs 0: the stream lives as long as the worker; a deadline the client sets for
+      // its calls would cut it (and put the jobs in flight back) every timeoutMs.
+      const responses = this.o.worker.dequeueStream(requests, { signal: cutOff.signal, timeoutMs: 0 });
       this.requests = requests;
       this.onTheWay = this.freeCredit();
       requests.push({ queue: this.o.queue, workerId: this.o.workerId, credit: this.onTheWay });
