@@ -29,8 +29,8 @@ if [ "${CI:-}" = "true" ] || [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund || { echo "npm ci failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
-step "services (Redis, MariaDB on loopback; Chromium for the dashboard's browser tests)"
-if services="$(scripts/services.sh redis mariadb chromium)"; then
+step "services (Redis, a Redis Cluster, MariaDB on loopback; Chromium for the dashboard's browser tests)"
+if services="$(scripts/services.sh redis redis-cluster mariadb chromium)"; then
   eval "$services"
   echo "pass services" >>"$checks"
 else
