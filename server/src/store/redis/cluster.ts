@@ -101,6 +101,10 @@ export async function openCluster(
     // takes for the first key, so it would group a script with another slot's commands
     // ("All keys in the pipeline should belong to the same slots allocation group").
     autoPipeliningIgnoredCommands: [...scriptSources().keys()],
+    // The slot map is read again every second: a command that failed on a dead master
+    // (after its few reconnection attempts) does not itself refresh it, so without this
+    // the client would keep sending to the dead node after its replica took over.
+    slotsRefreshInterval: 1000,
     // While the cluster fails over, commands wait (retryDelayOnFailover, CLUSTERDOWN
     // retries) a few times and then fail, so the API answers `unavailable`.
     redisOptions: {
