@@ -151,7 +151,7 @@ async function lost(store: RedisStore, run: Run): Promise<Array<{ id: string; at
   for (let i = 0; i < run.acked.length; i += 500) {
     const chunk = run.acked.slice(i, i + 500);
     const found = await store.jobGetMany({ ids: chunk.map((a) => a.id), bodies: false });
-    chunk.forEach((a, k) => found[k] === undefined && missing.push(a));
+    missing.push(...chunk.filter((_, k) => found[k] === undefined));
   }
   return missing;
 }
