@@ -8,6 +8,7 @@ import { Cluster } from "ioredis";
 import { parseClusterUrl } from "../../src/store/redis/cluster.js";
 import { openRedisStore, type RedisStore } from "../../src/store/redis/redis-store.js";
 import { redisClusterUrl } from "../services.js";
+import { keysOf } from "./redis-helpers.js";
 
 const opened: Array<{ store: RedisStore; url: string; prefix: string }> = [];
 
@@ -26,30 +27,25 @@ export function clusterClient(url = redisClusterUrl()): Cluster {
 
 /** Every key under `prefix` on the cluster: a SCAN on each master. */
 export async function clusterKeys(cluster: Cluster, prefix: string): Promise<string[]> {
-  const found: string[] = [];
-  for (const node of cluster.nodes("master")) {
-    let cursor = "0";
-    do {
-      const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-  }
-  return found;
+  const perNode = await Promise.all(
+    cluster.nodes("master").map((node) => keysOf(`redis://${node.options.host}:${node.options.port}`, prefix)),
+  );
+  return perNode.flat();
 }
 
 export async function cleanupCluster(): Promise<void> {
   const stores = opened.splice(0);
   for (const { store } of stores) await store.close();
   const byUrl = new Map<string, string[]>();
-  for (const { url, prefix } of stores) byUrl.set(url, [...(byUrl.get(url) ?? []), prefix]);
+  for (const { url, prefix } of stores) byUrl.set(url, [...(byUrl.get(url) ?? []), `${prefix}:`]);
   for (const [url, prefixes] of byUrl) {
     const cluster = clusterClient(url);
     try {
-      for (const prefix of prefixes) {
-        // One key per UNLINK: a cluster refuses a multi-key command across slots.
-        await Promise.all((await clusterKeys(cluster, prefix)).map((key) => cluster.unlink(key)));
-      }
+      await cluster.ping(); // the slot map: which nodes are masters
+      // One SCAN per master for all of this file's prefixes, as redis-helpers.ts does.
+      const keys = (await clusterKeys(cluster, "test")).filter((k) => prefixes.some((p) => k.startsWith(p)));
+      // One key per UNLINK: a cluster refuses a multi-key command across slots.
+      await Promise.all(keys.map((key) => cluster.unlink(key)));
     } finally {
       cluster.disconnect();
     }

@@ -41,7 +41,7 @@ export interface ClusterUrl {
 
 const usage = "redis+cluster://[user:password@]host:port[,host:port…][?shards=N&wait=N&waitTimeoutMs=T]";
 
-function positiveInt(url: string, name: string, value: string, min: number): number {
+function wholeNumber(url: string, name: string, value: string, min: number): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < min || n > 1_000_000)
     throw new Error(`redis cluster URL ${url}: ${name}=${value} must be a whole number from ${min}`);
@@ -68,9 +68,9 @@ export function parseClusterUrl(url: string): ClusterUrl {
     } else parsed.password = decodeURIComponent(auth);
   }
   for (const [name, value] of new URLSearchParams(query ?? "")) {
-    if (name === "shards") parsed.shards = positiveInt(redact(url), name, value, 1);
-    else if (name === "wait") parsed.wait = positiveInt(redact(url), name, value, 0);
-    else if (name === "waitTimeoutMs") parsed.waitTimeoutMs = positiveInt(redact(url), name, value, 1);
+    if (name === "shards") parsed.shards = wholeNumber(redact(url), name, value, 1);
+    else if (name === "wait") parsed.wait = wholeNumber(redact(url), name, value, 0);
+    else if (name === "waitTimeoutMs") parsed.waitTimeoutMs = wholeNumber(redact(url), name, value, 1);
     else throw new Error(`redis cluster URL ${redact(url)}: unknown option ${name} (expected ${usage})`);
   }
   return parsed;
@@ -101,10 +101,6 @@ export async function openCluster(
     // takes for the first key, so it would group a script with another slot's commands
     // ("All keys in the pipeline should belong to the same slots allocation group").
     autoPipeliningIgnoredCommands: [...scriptSources().keys()],
-    // The slot map is read again every second: a command that failed on a dead master
-    // (after its few reconnection attempts) does not itself refresh it, so without this
-    // the client would keep sending to the dead node after its replica took over.
-    slotsRefreshInterval: 1000,
     // While the cluster fails over, commands wait (retryDelayOnFailover, CLUSTERDOWN
     // retries) a few times and then fail, so the API answers `unavailable`.
     redisOptions: {
@@ -115,6 +111,12 @@ export async function openCluster(
     },
   });
   cluster.on("error", (err: Error) => o.onError?.(err, 0));
+  // A node that cannot be reached may have failed over: read the slot map again. A command
+  // that failed on a dead master (after its few reconnection attempts) does not refresh it
+  // itself, so without this the client would keep sending to the dead node after its
+  // replica took over. (Not a periodic refresh: ioredis rebuilds its 16384-slot map each
+  // time, which costs a busy process milliseconds per refresh.) Concurrent calls share one.
+  cluster.on("node error", () => cluster.refreshSlotsCache());
   try {
     await connectCluster(cluster, url);
     defineScripts(cluster as unknown as Redis);
@@ -180,13 +182,13 @@ async function recordTags(cluster: Cluster, prefix: string, wanted: number | und
   const key = tagsKey(prefix);
   const stored = await cluster.get(key);
   const tags = stored === null ? [] : (JSON.parse(stored) as string[]);
-  const count = wanted ?? (tags.length || masterRanges(cluster).length);
+  const count = wanted ?? (tags.length || slotsByMaster(cluster).length);
   if (count < tags.length)
     throw new Error(
       `redis cluster: prefix "${prefix}" has ${tags.length} shards; ?shards=${count} would drop some (shards cannot be removed)`,
     );
   if (count === tags.length) return tags;
-  const grown = [...tags, ...chooseTags(masterRanges(cluster), tags.length, count)];
+  const grown = [...tags, ...chooseTags(slotsByMaster(cluster), tags.length, count)];
   const result = (await cluster.eval(SWAP_TAGS, 1, key, stored ?? "", JSON.stringify(grown))) as string;
   const recorded = JSON.parse(result) as string[];
   if (recorded.length < count)
@@ -194,8 +196,8 @@ async function recordTags(cluster: Cluster, prefix: string, wanted: number | und
   return recorded;
 }
 
-/** Each master's slot ranges (from ioredis's slot map), masters in the order of their first slot. */
-function masterRanges(cluster: Cluster): number[][] {
+/** Each master's slots (from ioredis's slot map), masters in the order of their first slot. */
+function slotsByMaster(cluster: Cluster): number[][] {
   const byNode = new Map<string, number[]>();
   cluster.slots.forEach((nodes, slot) => {
     const master = nodes?.[0];

@@ -124,6 +124,8 @@ export class RedisStore extends DelegatingStore<RedisContext> {
 
   /** The shards, keys and routing, shared by the modules this class delegates to. */
   protected readonly ctx: RedisContext;
+  /** The key names on shard 0 (tests read its prefix). */
+  private readonly keys: Keys;
   /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
   readonly workflows: RedisWorkflows;
 
@@ -139,9 +141,10 @@ export class RedisStore extends DelegatingStore<RedisContext> {
     private readonly connections: Array<Pick<Redis, "quit" | "disconnect">> = shards,
   ) {
     super(functions);
+    this.keys = keysOn(shards[0]!);
     this.ctx = {
       shards,
-      keys: keysOn(shards[0]!),
+      keys: this.keys,
       keysOn,
       router: new ShardRouter(shards, (names) => queues.loadPlacement(this.ctx, names), legacyShards),
       scan: (queue, partition, name, args) =>

@@ -11,6 +11,7 @@
  * failing later on every job with WRONGTYPE.
  */
 import type { Redis } from "ioredis";
+import { redact } from "./cluster.js";
 import type { Keys } from "./keys.js";
 
 /** Connects, failing with the cause (ioredis alone reports "Connection is closed"). */
@@ -21,8 +22,7 @@ export async function connect(client: Redis, index: number, url: string): Promis
   try {
     await client.connect();
   } catch (err) {
-    const where = url.replace(/\/\/[^@/]*@/, "//"); // no password in messages
-    throw new Error(`redis shard ${index} (${where}): cannot connect: ${(cause ?? (err as Error)).message}`);
+    throw new Error(`redis shard ${index} (${redact(url)}): cannot connect: ${(cause ?? (err as Error)).message}`);
   } finally {
     client.off("error", onError);
   }
