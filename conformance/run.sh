@@ -24,7 +24,7 @@ cd "$root"
 # shellcheck source=../scripts/node-env.sh
 source scripts/node-env.sh
 report="${1:-$root/.run/conformance/report.xml}"
-# Stores to run on: any of memory, sqlite, redis, mysql (default all four).
+# Stores to run on: any of memory, sqlite, redis, mysql, redis-cluster (default all five).
 wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql redis-cluster} "
 stores=()
 [[ "$wanted" == *" memory "* ]] && stores+=(--store memory)

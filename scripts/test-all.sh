@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the repository, from nothing:
-#   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
+#   Node 24 (if the machine's is older), npm ci, Redis, a Redis Cluster and MariaDB (apt, loopback),
 #   proto lint/format, generated-code drift, typecheck, the build (SDK, server, dashboard),
 #   Biome (format, lint, import boundaries), the TypeScript suites (server, stores, SDK, CLI,
 #   the dashboard in Chromium, the packed SDK), the Python SDK suite, the Java SDK suite.
