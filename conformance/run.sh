@@ -11,7 +11,11 @@
 # database 15 and MariaDB the database runlater_conformance, because the runner's Reset
 # deletes every queue of the store it runs on.
 # The SQLite store gets a new file under .run/conformance each run.
-# CONFORMANCE_STORES picks stores (default "memory sqlite redis mysql").
+# A Redis Cluster (scripts/services.sh redis-cluster) runs too, for the TypeScript SDK over
+# connect-binary only (about 15 s; the store is the same code as redis, so one SDK and one
+# protocol are enough to exercise the cluster), in a second report beside REPORT
+# (<name>-redis-cluster.<ext>).
+# CONFORMANCE_STORES picks stores (default "memory sqlite redis mysql redis-cluster").
 # Extra runner flags can be passed in CONFORMANCE_ARGS (e.g. "--sdk ts --scenario run-after").
 # CONFORMANCE_BUILT=1 skips building the Java driver and the server (a run just before did).
 # CONFORMANCE_SECURE=1 runs every server with auth and TLS (the runner's --secure: a random
@@ -25,8 +29,8 @@ source scripts/node-env.sh
 secure=()
 [[ "${CONFORMANCE_SECURE:-0}" == 1 ]] && secure=(--secure)
 report="${1:-$root/.run/conformance/report${secure:+-secure}.xml}"
-# Stores to run on: any of memory, sqlite, redis, mysql (default all four).
-wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql} "
+# Stores to run on: any of memory, sqlite, redis, mysql, redis-cluster (default all five).
+wanted=" ${CONFORMANCE_STORES:-memory sqlite redis mysql redis-cluster} "
 stores=()
 [[ "$wanted" == *" memory "* ]] && stores+=(--store memory)
 if [[ "$wanted" == *" sqlite "* ]]; then
@@ -56,6 +60,16 @@ elif out="$(scripts/services.sh mariadb 2>/dev/null)"; then
   stores+=(--store "${RUNLATER_TEST_MYSQL_URL%/*}/runlater_conformance")
 else
   say "WARNING: MariaDB did not start (scripts/services.sh mariadb); the mysql store is skipped"
+fi
+
+cluster_url=""
+if [[ "$wanted" != *" redis-cluster "* ]]; then
+  :
+elif out="$(scripts/services.sh redis-cluster 2>/dev/null)"; then
+  eval "$out"
+  cluster_url="$RUNLATER_TEST_REDIS_CLUSTER_URL"
+else
+  say "WARNING: the Redis Cluster did not start (scripts/services.sh redis-cluster); it is skipped"
 fi
 
 # ---- Python driver: a venv with the SDK installed from this checkout (editable)
@@ -89,5 +103,15 @@ else
 fi
 
 # ---- run
-# shellcheck disable=SC2086
-exec node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts "${stores[@]}" "${secure[@]}" --report "$report" ${CONFORMANCE_ARGS:-}
+runner=(node node_modules/tsx/dist/cli.mjs conformance/runner/main.ts)
+status=0
+if [ ${#stores[@]} -gt 0 ]; then
+  # shellcheck disable=SC2086
+  "${runner[@]}" "${stores[@]}" "${secure[@]}" --report "$report" ${CONFORMANCE_ARGS:-} || status=1
+fi
+if [ -n "$cluster_url" ]; then
+  # shellcheck disable=SC2086
+  "${runner[@]}" --store "$cluster_url" --sdk ts --protocol connect-binary "${secure[@]}" \
+    --report "${report%.*}-redis-cluster.${report##*.}" ${CONFORMANCE_ARGS:-} || status=1
+fi
+exit "$status"

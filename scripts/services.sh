@@ -4,6 +4,8 @@
 # script is reused. Prints shell exports for the URLs, so callers do:
 #   eval "$(scripts/services.sh redis mariadb)"
 # which sets RUNLATER_TEST_REDIS_URL and RUNLATER_TEST_MYSQL_URL.
+#   scripts/services.sh redis-cluster  starts a Redis Cluster (3 masters, 3 replicas, under
+#   .run/redis-cluster; scripts/redis-cluster.sh) and sets RUNLATER_TEST_REDIS_CLUSTER_URL.
 #   scripts/services.sh chromium  installs Debian's Chromium for the dashboard's browser
 #   tests (nothing to start: playwright-core launches it) and sets RUNLATER_TEST_CHROMIUM.
 #   scripts/services.sh stop     stops what this script started.
@@ -53,6 +55,13 @@ start_redis() {
   echo "export RUNLATER_TEST_REDIS_URL=redis://127.0.0.1:$port"
 }
 
+start_redis_cluster() {
+  apt_install redis-server redis-tools
+  local url
+  url=$("$root/scripts/redis-cluster.sh" start "$run/redis-cluster") || return 1
+  echo "export RUNLATER_TEST_REDIS_CLUSTER_URL=$url"
+}
+
 start_mariadb() {
   apt_install mariadb-server mariadb-client
   local dir="$run/mariadb" port
@@ -92,15 +101,17 @@ start_chromium() {
 stop_all() {
   if [ -f "$run/redis/redis.pid" ]; then kill "$(cat "$run/redis/redis.pid")" 2>/dev/null || true; rm -f "$run/redis/port"; fi
   if [ -f "$run/mariadb/mariadb.pid" ]; then kill "$(cat "$run/mariadb/mariadb.pid")" 2>/dev/null || true; rm -f "$run/mariadb/port"; fi
+  "$root/scripts/redis-cluster.sh" stop "$run/redis-cluster"
 }
 
 [ $# -gt 0 ] || set -- redis mariadb
 for service in "$@"; do
   case "$service" in
     redis) start_redis ;;
+    redis-cluster) start_redis_cluster ;;
     mariadb | mysql) start_mariadb ;;
     chromium) start_chromium ;;
     stop) stop_all ;;
-    *) log "unknown service $service (redis, mariadb, chromium, stop)"; exit 2 ;;
+    *) log "unknown service $service (redis, redis-cluster, mariadb, chromium, stop)"; exit 2 ;;
   esac
 done

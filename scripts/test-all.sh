@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every check and test suite of the repository, from nothing:
-#   Node 24 (if the machine's is older), npm ci, Redis and MariaDB (apt, loopback),
+#   Node 24 (if the machine's is older), npm ci, Redis, a Redis Cluster and MariaDB (apt, loopback),
 #   proto lint/format, generated-code drift, typecheck, the build (SDK, server, dashboard),
 #   Biome (format, lint, import boundaries), the TypeScript suites (server, stores, SDK, CLI,
 #   the dashboard in Chromium, the packed SDK), the Python SDK suite, the Java SDK suite,
@@ -30,8 +30,8 @@ if [ "${CI:-}" = "true" ] || [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund || { echo "npm ci failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
-step "services (Redis, MariaDB on loopback; Chromium for the dashboard's browser tests)"
-if services="$(scripts/services.sh redis mariadb chromium)"; then
+step "services (Redis, a Redis Cluster, MariaDB on loopback; Chromium for the dashboard's browser tests)"
+if services="$(scripts/services.sh redis redis-cluster mariadb chromium)"; then
   eval "$services"
   echo "pass services" >>"$checks"
 else

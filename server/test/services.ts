@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 
 const script = fileURLToPath(new URL("../../scripts/services.sh", import.meta.url));
 
-function ensure(service: "redis" | "mariadb" | "chromium", variable: string): string {
+function ensure(service: "redis" | "redis-cluster" | "mariadb" | "chromium", variable: string): string {
   const existing = process.env[variable];
   if (existing) return existing;
   const exports = execFileSync("bash", [script, service], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -25,6 +25,8 @@ function ensure(service: "redis" | "mariadb" | "chromium", variable: string): st
 
 export const redisUrl = (): string => ensure("redis", "RUNLATER_TEST_REDIS_URL");
 export const mysqlUrl = (): string => ensure("mariadb", "RUNLATER_TEST_MYSQL_URL");
+/** A Redis Cluster of 3 masters and 3 replicas (redis+cluster://…, scripts/redis-cluster.sh). */
+export const redisClusterUrl = (): string => ensure("redis-cluster", "RUNLATER_TEST_REDIS_CLUSTER_URL");
 
 /** A port free right now, so a restarted server can listen where its clients already point. */
 export function freePort(): Promise<number> {

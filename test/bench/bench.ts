@@ -37,7 +37,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
 import { type Cluster, startCluster } from "../cluster/harness.js";
 import { runBullmq } from "./bullmq.js";
-import { CpuMeter, storePid } from "./cpu.js";
+import { CpuMeter, storePids } from "./cpu.js";
 import { runDirectMysql } from "./mysql-direct.js";
 
 const { values: args } = parseArgs({
@@ -216,8 +216,8 @@ async function main(): Promise<void> {
     await admin.createQueue(queue, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
     const storeUrl = stores[0];
     // Only a store server of its own (Redis, MariaDB) has a process to measure; memory and SQLite live in the server's.
-    const storeProcess = storeUrl?.includes("://") ? await storePid(storeUrl) : undefined;
-    const meter = new CpuMeter({ server: server.pid, [storeUrl?.split(":")[0] ?? "store"]: storeProcess });
+    const storeProcesses = storeUrl?.includes("://") ? await storePids(storeUrl) : {};
+    const meter = new CpuMeter({ server: server.pid, ...storeProcesses });
     meter.start();
     const enqueueMs = await enqueueAll(admin, queue);
     const enqueueCpu = meter.stop(jobs);

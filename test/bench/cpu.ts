@@ -5,8 +5,9 @@
  * Threads are included; forked children (Redis's AOF rewrite) are not.
  */
 import { readFileSync } from "node:fs";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import mysql from "mysql2/promise";
+import { parseClusterUrl } from "../../server/src/store/redis/cluster.js";
 
 /** Linux's USER_HZ: /proc reports CPU time in these ticks. */
 const TICKS_PER_SECOND = 100;
@@ -48,6 +49,28 @@ export async function storePid(storeUrl: string | undefined): Promise<number | u
     return undefined;
   }
   return undefined;
+}
+
+/**
+ * The store's server processes on this machine by name, for CpuMeter: the one of storePid
+ * under the URL's scheme, or each master of a Redis Cluster (redis+cluster://, the nodes
+ * that take the writes) as redis-master-1, -2, ….
+ */
+export async function storePids(storeUrl: string): Promise<Record<string, number | undefined>> {
+  const scheme = storeUrl.split(":")[0]!;
+  if (scheme !== "redis+cluster") return { [scheme]: await storePid(storeUrl) };
+  const seeds = parseClusterUrl(storeUrl).nodes;
+  if (!seeds.every((n) => local(n.host))) return {};
+  const cluster = new Cluster(seeds, { lazyConnect: true });
+  try {
+    await cluster.connect();
+    const pids: Record<string, number | undefined> = {};
+    for (const [i, node] of cluster.nodes("master").entries())
+      pids[`redis-master-${i + 1}`] = Number(/process_id:(\d+)/.exec(await node.info("server"))?.[1]) || undefined;
+    return pids;
+  } finally {
+    cluster.disconnect();
+  }
 }
 
 /** CPU used by each named process between start() and stop(). */

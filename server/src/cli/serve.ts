@@ -68,7 +68,7 @@ export function registerServe(program: Command): void {
     .option("--port <port>", "port to listen on; 0 picks a free one (printed on stdout)", intOption, 8080)
     .option(
       "--store <url>",
-      `store URL: sqlite:PATH (default ${DEFAULT_SQLITE_URL}, created on first start), memory (throwaway), redis://…, mysql://…; repeat redis:// or mysql:// for several shards`,
+      `store URL: sqlite:PATH (default ${DEFAULT_SQLITE_URL}, created on first start), memory (throwaway), redis://…, redis+cluster://host:port[,host:port…], mysql://…; repeat redis:// or mysql:// for several shards`,
       (v: string, prev: string[]) => [...prev, v],
       [] as string[],
     )

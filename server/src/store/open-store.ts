@@ -19,7 +19,8 @@ export function storeUrls(urls: string[]): string[] {
 
 /** The kind of store URLs name (memory, sqlite, redis, mysql …): every --store must be of one kind. */
 export function storeKind(urls: string[]): string {
-  const scheme = (url: string) => (url === "memory" ? "memory" : url.split(":")[0]!.replace(/^rediss$/, "redis"));
+  const scheme = (url: string) =>
+    url === "memory" ? "memory" : url.split(":")[0]!.replace(/^rediss?(\+cluster)?$/, "redis");
   const kinds = new Set(storeUrls(urls).map(scheme));
   if (kinds.size > 1) throw invalidArgument("store", `every --store must be of one kind, got ${[...kinds].join(", ")}`);
   return [...kinds][0]!;
@@ -38,6 +39,6 @@ export async function openStore(urls: string[], o: OpenStoreOptions = {}): Promi
   if (kind === "mysql") return openMysqlStore(list, { onConnectionError: o.onConnectionError });
   throw invalidArgument(
     "store",
-    `unknown store "${list[0]}": use sqlite:PATH (the default: ${DEFAULT_SQLITE_URL}), memory, redis://host:port[/db] or mysql://user:password@host:port/database`,
+    `unknown store "${list[0]}": use sqlite:PATH (the default: ${DEFAULT_SQLITE_URL}), memory, redis://host:port[/db], redis+cluster://host:port[,host:port…] or mysql://user:password@host:port/database`,
   );
 }

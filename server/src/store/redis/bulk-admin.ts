@@ -17,8 +17,9 @@ export async function jobDeleteFinished(
   let deleted = 0;
   for (const [shard, partitionList] of await ctx.router.byShard(p.queue, await partitions(ctx, p.queue))) {
     if (deleted >= p.limit) break;
-    const args = [ctx.keys.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitionList];
-    deleted += (await runScript(shard, "job_delete_finished", [ctx.keys.claimChecks()], args)) as number;
+    const on = ctx.keysOn(shard);
+    const args = [on.prefix, p.queue, p.succeededBefore, p.failedBefore, p.limit - deleted, ...partitionList];
+    deleted += (await runScript(shard, "job_delete_finished", [on.claimChecks()], args)) as number;
   }
   return deleted;
 }
@@ -44,7 +45,7 @@ export async function jobDeleteMany(
             p.queue,
             partition,
             "job_delete_ids",
-            [ctx.keys.all(p.queue, partition)],
+            (on) => [on.all(p.queue, partition)],
             args,
           )) as number;
         }
@@ -78,7 +79,7 @@ export async function jobRetryFailed(
         p.queue,
         partition,
         "job_retry_failed",
-        [ctx.keys.failed(p.queue, partition)],
+        (on) => [on.failed(p.queue, partition)],
         args,
       )) as number[];
       retried += n!;

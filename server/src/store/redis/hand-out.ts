@@ -9,6 +9,7 @@ import type { JobRecord } from "../../domain/job-record.js";
 import { claimIntoBuffer, type HandOutPlan } from "../../domain/transitions.js";
 import { joinable, runsOf } from "./batch-args.js";
 import { decodeStored, text } from "./codec.js";
+import type { Keys } from "./keys.js";
 import { type RedisContext, runOnPartition } from "./redis-context.js";
 import type { ScriptArg } from "./scripts.js";
 
@@ -16,7 +17,7 @@ export async function jobClaimMany(
   ctx: RedisContext,
   p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number },
 ): Promise<JobRecord[]> {
-  const keys = [ctx.keys.lease(p.queue, p.partition), ctx.keys.counters(p.queue, p.partition)];
+  const keys = (on: Keys) => [on.lease(p.queue, p.partition), on.counters(p.queue, p.partition)];
   const reply = (await runOnPartition(ctx, p.queue, p.partition, "job_claim_many", keys, [
     p.queue,
     p.partition,
@@ -42,7 +43,7 @@ export async function jobNextDueAt(
     p.queue,
     p.partition,
     "job_next_due_at",
-    [ctx.keys.counters(p.queue, p.partition)],
+    (on) => [on.counters(p.queue, p.partition)],
     [p.queue, p.partition],
   );
   return reply === null ? undefined : Number(text(reply));
@@ -59,7 +60,7 @@ export async function jobReleaseBuffered(
     p.queue,
     p.partition,
     "job_release_buffered",
-    [ctx.keys.buffered(p.queue, p.partition)],
+    (on) => [on.buffered(p.queue, p.partition)],
     args,
   )) as number;
 }
@@ -87,7 +88,7 @@ export async function jobStartMany(
         p.queue,
         p.partition,
         "job_start_many",
-        [ctx.keys.lease(p.queue, p.partition), ctx.keys.claimChecks()],
+        (on) => [on.lease(p.queue, p.partition), on.claimChecks()],
         args,
       )) as Buffer
     ).toString("latin1");

@@ -25,9 +25,10 @@ export async function jobInsertMany(ctx: RedisContext, p: { jobs: NewJob[]; now:
   const ids: string[] = p.jobs.map((j) => j.id);
   await Promise.all(
     [...groups].map(async ([shard, located]) => {
-      const args: ScriptArg[] = [ctx.keys.prefix];
+      const on = ctx.keysOn(shard);
+      const args: ScriptArg[] = [on.prefix];
       for (const { item } of located) pushInsertArgs(args, item, p.now);
-      const notInserted = (await runInserting(shard, "job_insert_many", [ctx.keys.claimChecks()], args)) as Buffer[];
+      const notInserted = (await runInserting(shard, "job_insert_many", [on.claimChecks()], args)) as Buffer[];
       // Jobs whose idempotency key was live: their position in this call and the live job's id.
       for (let k = 0; k < notInserted.length; k += 2)
         ids[located[Number(notInserted[k]) - 1]!.index] = text(notInserted[k + 1]);

@@ -44,8 +44,9 @@ export async function jobGetMany(
   const found: Array<JobRecord | undefined> = p.ids.map(() => undefined);
   await Promise.all(
     [...(await ctx.router.groupByShard(p.ids, partitionOfId))].map(async ([shard, located]) => {
-      const args = [ctx.keys.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
-      const replies = (await runScript(shard, "job_get_many", [ctx.keys.claimChecks()], args)) as unknown[];
+      const on = ctx.keysOn(shard);
+      const args = [on.prefix, p.bodies === false ? "0" : "1", ...located.map((l) => l.item)];
+      const replies = (await runScript(shard, "job_get_many", [on.claimChecks()], args)) as unknown[];
       replies.forEach((reply, k) => {
         if (reply) found[located[k]!.index] = decodeJob(reply, p.bodies === false);
       });
@@ -63,8 +64,8 @@ export async function jobPeekMany(
       runScript(
         shard,
         "job_peek_many",
-        [ctx.keys.claimChecks()],
-        [ctx.keys.prefix, p.queue, p.limit, p.now, ...partitionList],
+        [ctx.keysOn(shard).claimChecks()],
+        [ctx.keysOn(shard).prefix, p.queue, p.limit, p.now, ...partitionList],
       ),
     ),
   );

@@ -16,7 +16,7 @@ export async function leaseAcquire(
     p.queue,
     p.partition,
     "lease_acquire",
-    [ctx.keys.lease(p.queue, p.partition), ctx.keys.marker(p.queue, p.partition), ctx.keys.epochs()],
+    (on) => [on.lease(p.queue, p.partition), on.marker(p.queue, p.partition), on.epochs()],
     [p.owner, p.ttlMs, p.now],
   )) as [number, Buffer] | null;
   if (!reply) return undefined;
@@ -27,12 +27,8 @@ export async function leaseRelease(
   ctx: RedisContext,
   p: { queue: string; partition: number; owner: string; epoch: number },
 ): Promise<void> {
-  await runOnPartition(
-    ctx,
-    p.queue,
-    p.partition,
-    "lease_release",
-    [ctx.keys.lease(p.queue, p.partition)],
-    [p.owner, p.epoch],
-  );
+  await runOnPartition(ctx, p.queue, p.partition, "lease_release", (on) => [on.lease(p.queue, p.partition)], [
+    p.owner,
+    p.epoch,
+  ]);
 }

@@ -63,7 +63,7 @@ export async function queueDelete(ctx: RedisContext, p: { name: string }): Promi
           p.name,
           partition,
           "queue_purge",
-          [ctx.keys.all(p.name, partition)],
+          (on) => [on.all(p.name, partition)],
           args,
         )) as number) > 0
       );
@@ -169,7 +169,7 @@ async function writeMarkers(ctx: RedisContext, queue: string, map: number[], par
   await Promise.all(
     [...ctx.router.byShardIn(map, queue, partitions)].map(([shard, list]) => {
       const multi = shard.multi();
-      for (const partition of list) multi.set(ctx.keys.marker(queue, partition), "1");
+      for (const partition of list) multi.set(ctx.keysOn(shard).marker(queue, partition), "1");
       return multi.exec();
     }),
   );
@@ -193,15 +193,12 @@ export async function queueCounts(
   const replies = await Promise.all(
     [...(await ctx.router.byShard(queue, partitions))].map(
       async ([shard, list]) =>
-        (await runScript(shard, "queue_stats", [ctx.keys.claimChecks()], [ctx.keys.prefix, queue, now, ...list])) as [
-          number,
-          number,
-          number,
-          number,
-          number,
-          number,
-          Buffer,
-        ],
+        (await runScript(
+          shard,
+          "queue_stats",
+          [ctx.keysOn(shard).claimChecks()],
+          [ctx.keysOn(shard).prefix, queue, now, ...list],
+        )) as [number, number, number, number, number, number, Buffer],
     ),
   );
   const total = { pending: 0, scheduled: 0, running: 0, succeeded: 0, failed: 0, oldestPendingAgeMs: 0 };

@@ -12,7 +12,10 @@ import type { PartitionScript } from "./walk.js";
 
 export interface RedisContext {
   readonly shards: Redis[];
+  /** The key names on shard 0: the queues' metadata, tokens, brokers, workflows. */
   readonly keys: Keys;
+  /** The key names on a shard: ctx.keys, except on a Redis Cluster, where each shard's keys carry its hash tag (cluster.ts). */
+  keysOn(shard: Redis): Keys;
   /** Which shard holds each partition (../shard-router.ts): a cache hit on the hot path. */
   readonly router: ShardRouter<Redis>;
   /** job_scan.lua on a partition, for the admin walks (walk.ts). */
@@ -21,14 +24,16 @@ export interface RedisContext {
   sweepStart: number;
 }
 
-/** Runs a partition's script on its shard; ARGV starts with the prefix. */
+/** Runs a partition's script on its shard, KEYS named by `keys` on that shard; ARGV starts with the shard's prefix. */
 export async function runOnPartition(
   ctx: RedisContext,
   queue: string,
   partition: number,
   name: ScriptName,
-  keys: string[],
+  keys: (on: Keys) => string[],
   args: ScriptArg[],
 ): Promise<unknown> {
-  return runScript(await ctx.router.shardOf(queue, partition), name, keys, [ctx.keys.prefix, ...args]);
+  const shard = await ctx.router.shardOf(queue, partition);
+  const on = ctx.keysOn(shard);
+  return runScript(shard, name, keys(on), [on.prefix, ...args]);
 }

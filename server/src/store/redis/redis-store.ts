@@ -1,6 +1,7 @@
 /**
  * The Redis store (ioredis + one Lua script per store method, see ./lua). Each --store URL
- * is one shard: a standalone Redis server (or a primary with replicas), not a Cluster.
+ * is one shard: a standalone Redis server (or a primary with replicas); or one
+ * redis+cluster:// URL names a Redis Cluster, whose shards are hash tags (cluster.ts).
  *
  * - Every partition's keys share one hash tag, and the scripts that work on one partition
  *   (claim, start, release, lease, scan) touch that slot only. Batch scripts (insert, ack,
@@ -28,6 +29,7 @@ import { DelegatingStore, type StoreFunctions } from "../delegating-store.js";
 import { ShardRouter } from "../shard-router.js";
 import * as brokers from "./broker-registry.js";
 import * as bulk from "./bulk-admin.js";
+import { CLUSTER_SCHEMES, openCluster } from "./cluster.js";
 import * as handOut from "./hand-out.js";
 import * as insert from "./insert-jobs.js";
 import * as reads from "./job-reads.js";
@@ -43,7 +45,7 @@ import * as tokens from "./tokens.js";
 import { RedisWorkflows } from "./workflows.js";
 
 export interface RedisStoreOptions {
-  /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. */
+  /** One redis://host:port[/db] URL per shard; keep the order, add new shards at the end. Or one redis+cluster:// URL. */
   urls: string[];
   /** Prefix of every key (default "rl"); tests use a random one per store. */
   prefix?: string;
@@ -60,6 +62,8 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
   if (!/^[A-Za-z0-9_:.-]{1,64}$/.test(prefix))
     throw new Error(`redis store: key prefix "${prefix}" may hold only letters, digits and _ : . -`);
   const keys = new Keys(prefix);
+  if (o.urls.some((url) => CLUSTER_SCHEMES.some((scheme) => url.startsWith(scheme))))
+    return openClusterStore(o, prefix);
   // maxRetriesPerRequest: while Redis is down a call fails after a few reconnection
   // attempts (the API answers `unavailable`) instead of hanging for a minute.
   const clients = o.urls.map(
@@ -73,12 +77,33 @@ export async function openRedisStore(o: RedisStoreOptions): Promise<RedisStore> 
   try {
     await Promise.all(clients.map((c, i) => connect(c, i, o.urls[i]!)));
     for (const client of clients) defineScripts(client);
-    legacyShards = await checkShards(clients, keys, o.requireNoEviction ?? true);
+    legacyShards = await checkShards(clients, () => keys, o.requireNoEviction ?? true);
   } catch (err) {
     for (const c of clients) c.disconnect();
     throw err;
   }
-  return new RedisStore(clients, keys, legacyShards);
+  return new RedisStore(clients, () => keys, legacyShards);
+}
+
+/** A Redis Cluster (cluster.ts): one URL, its virtual shards checked as --store shards are. */
+async function openClusterStore(o: RedisStoreOptions, prefix: string): Promise<RedisStore> {
+  if (o.urls.length > 1)
+    throw new Error("redis store: give one redis+cluster:// URL (list every seed node in it: host:port,host:port)");
+  const { cluster, shards, keys } = await openCluster(o.urls[0]!, prefix, {
+    requireNoEviction: o.requireNoEviction ?? true,
+    onError: o.onError,
+  });
+  try {
+    const keysOn = (shard: Redis) => keys.get(shard)!;
+    // Eviction was checked on every master above. A shard's keys carry a tag this store
+    // chose and recorded (cluster.ts), so no one else's data can be under them: no SCAN of a
+    // whole node for each new shard.
+    const legacyShards = await checkShards(shards, keysOn, false, async () => false);
+    return new RedisStore(shards, keysOn, legacyShards, [cluster]);
+  } catch (err) {
+    cluster.disconnect();
+    throw err;
+  }
 }
 
 /** Each Store method's module function (../delegating-store.ts hands it the context). */
@@ -100,24 +125,33 @@ export class RedisStore extends DelegatingStore<RedisContext> {
 
   /** The shards, keys and routing, shared by the modules this class delegates to. */
   protected readonly ctx: RedisContext;
+  /** The key names on shard 0 (tests read its prefix). */
+  private readonly keys: Keys;
   /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
   readonly workflows: RedisWorkflows;
   /** Schedules (schedules.ts), beside the workflow instances: refused alike on several shards. */
   readonly schedules: RedisSchedules;
 
-  /** @param legacyShards the shard count of queues created before placements were stored */
+  /**
+   * @param keysOn the key names on each shard
+   * @param legacyShards the shard count of queues created before placements were stored
+   * @param connections what close() closes (default: the shards; a cluster's shards share one)
+   */
   constructor(
     shards: Redis[],
-    private readonly keys: Keys,
+    keysOn: (shard: Redis) => Keys,
     legacyShards: number = shards.length,
+    private readonly connections: Array<Pick<Redis, "quit" | "disconnect">> = shards,
   ) {
     super(functions);
+    this.keys = keysOn(shards[0]!);
     this.ctx = {
       shards,
-      keys,
+      keys: this.keys,
+      keysOn,
       router: new ShardRouter(shards, (names) => queues.loadPlacement(this.ctx, names), legacyShards),
       scan: (queue, partition, name, args) =>
-        runOnPartition(this.ctx, queue, partition, name, [this.keys.all(queue, partition)], args),
+        runOnPartition(this.ctx, queue, partition, name, (on) => [on.all(queue, partition)], args),
       sweepStart: 0,
     };
     this.workflows = new RedisWorkflows(this.ctx);
@@ -125,6 +159,6 @@ export class RedisStore extends DelegatingStore<RedisContext> {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.ctx.shards.map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
   }
 }

@@ -25,11 +25,12 @@ export async function jobClaimExpire(
   const start = ctx.sweepStart++ % ctx.shards.length;
   for (let k = 0; k < ctx.shards.length && expired.length < p.limit; k++) {
     const shard = ctx.shards[(start + k) % ctx.shards.length]!;
+    const on = ctx.keysOn(shard);
     const [next, ...records] = (await runScript(
       shard,
       "job_claim_expire",
-      [ctx.keys.claimChecks()],
-      [ctx.keys.prefix, p.now, p.limit - expired.length],
+      [on.claimChecks()],
+      [on.prefix, p.now, p.limit - expired.length],
     )) as unknown[];
     expired.push(...decodeJobs(records));
     const at = text(next);
@@ -98,8 +99,9 @@ async function acknowledge<T extends { id: string }, R extends AckResultRecord>(
     [...(await ctx.router.groupByShard(items, (i) => partitionOfId(i.id)))].map(async ([shard, located]) => {
       const sent = located.filter(({ item }) => joinable(item.id));
       if (sent.length === 0) return;
-      const args: ScriptArg[] = [ctx.keys.prefix, now, ...encode(sent.map(({ item }) => item))];
-      const outcomes = decode(await runScript(shard, name, [ctx.keys.claimChecks()], args));
+      const on = ctx.keysOn(shard);
+      const args: ScriptArg[] = [on.prefix, now, ...encode(sent.map(({ item }) => item))];
+      const outcomes = decode(await runScript(shard, name, [on.claimChecks()], args));
       for (const [k, outcome] of outcomes.entries()) results[sent[k]!.index] = outcome;
     }),
   );

@@ -11,6 +11,7 @@
  * failing later on every job with WRONGTYPE.
  */
 import type { Redis } from "ioredis";
+import { redact } from "./cluster.js";
 import type { Keys } from "./keys.js";
 
 /** Connects, failing with the cause (ioredis alone reports "Connection is closed"). */
@@ -21,8 +22,7 @@ export async function connect(client: Redis, index: number, url: string): Promis
   try {
     await client.connect();
   } catch (err) {
-    const where = url.replace(/\/\/[^@/]*@/, "//"); // no password in messages
-    throw new Error(`redis shard ${index} (${where}): cannot connect: ${(cause ?? (err as Error)).message}`);
+    throw new Error(`redis shard ${index} (${redact(url)}): cannot connect: ${(cause ?? (err as Error)).message}`);
   } finally {
     client.off("error", onError);
   }
@@ -51,8 +51,17 @@ async function checkLayout(shard0: Redis, keys: Keys): Promise<void> {
   }
 }
 
-/** Checks and records the shard list and the job layout; returns the shard count of queues without a stored placement. */
-export async function checkShards(clients: Redis[], keys: Keys, requireNoEviction: boolean): Promise<number> {
+/**
+ * Checks and records the shard list and the job layout; returns the shard count of queues
+ * without a stored placement. `holdsKeys` tells whether a shard without an index holds keys
+ * under its prefix (by default a SCAN).
+ */
+export async function checkShards(
+  clients: Redis[],
+  keysOn: (shard: Redis) => Keys,
+  requireNoEviction: boolean,
+  holdsKeys: (client: Redis, prefix: string) => Promise<boolean> = hasKeys,
+): Promise<number> {
   if (requireNoEviction) {
     await Promise.all(
       clients.map(async (client, index) => {
@@ -66,6 +75,7 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
     );
   }
   const shard0 = clients[0]!;
+  const keys = keysOn(shard0);
   await checkLayout(shard0, keys); // before anything is recorded: a refused prefix stays as it was
   const [created, total] = await shard0.mget(keys.shardCount(), keys.shardTotal());
   // Shards the deployment has: 0 for a new one. A deployment from before shards could be
@@ -76,7 +86,7 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
       `prefix "${keys.prefix}" has ${known} redis shards, but ${clients.length} --store URLs were given: shards cannot be removed (give every URL, in the original order, new ones last)`,
     );
   }
-  const indexes = await Promise.all(clients.map((c) => c.get(keys.shardIndex())));
+  const indexes = await Promise.all(clients.map((c) => c.get(keysOn(c).shardIndex())));
   for (const [i, recorded] of indexes.entries()) {
     if (recorded !== null && recorded !== String(i)) {
       throw new Error(
@@ -96,14 +106,16 @@ export async function checkShards(clients: Redis[], keys: Keys, requireNoEvictio
       // another server opening the same list right now recorded the index since we read
       // it (a cluster's nodes start together): its first write is that index, so keys
       // found here come with it.
-      if (await hasKeys(clients[i]!, keys.prefix)) {
-        if ((await clients[i]!.get(keys.shardIndex())) === String(i)) return;
+      const client = clients[i]!;
+      const index = keysOn(client).shardIndex();
+      if (await holdsKeys(client, keysOn(client).prefix)) {
+        if ((await client.get(index)) === String(i)) return;
         throw new Error(
           `redis shard ${i} holds keys under prefix "${keys.prefix}" but no shard index: it is not a new shard; give the --store URLs in their original order, new ones last`,
         );
       }
-      await clients[i]!.set(keys.shardIndex(), String(i), "NX");
-      const now = await clients[i]!.get(keys.shardIndex());
+      await client.set(index, String(i), "NX");
+      const now = await client.get(index);
       if (now !== String(i))
         throw new Error(
           `redis shard ${i} was just recorded as shard ${now} by another server: give every server the same --store list`,
