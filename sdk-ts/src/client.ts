@@ -12,6 +12,7 @@ import { JobService } from "./gen/runlater/v1/job_service_pb.js";
 import { type CreateQueueResponse, QueueService } from "./gen/runlater/v1/queue_service_pb.js";
 import { WorkerService } from "./gen/runlater/v1/worker_service_pb.js";
 import { type QueueOptions, queueConfigFromOptions } from "./queue-options.js";
+import { activeTraceparent } from "./tracing.js";
 import { openTransport, type TransportOptions } from "./transport.js";
 
 export type RunlaterClientOptions = TransportOptions;
@@ -35,6 +36,12 @@ export interface EnqueueOptions {
    * queues, where the whole queue is one sequence.
    */
   orderingKey?: string;
+  /**
+   * The W3C traceparent to store with the job, which the worker continues the trace of
+   * (docs/tracing.md). Default: the active OpenTelemetry span's, when `@opentelemetry/api`
+   * is installed and a span is active; "" stores none.
+   */
+  traceparent?: string;
 }
 
 /** One job for enqueueMany. */
@@ -71,8 +78,10 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   const jobs = createClient(JobService, transport);
   const worker = createClient(WorkerService, transport);
   const queues = createClient(QueueService, transport);
-  const enqueueMany = async (specs: readonly EnqueueSpec[]) =>
-    (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
+  const enqueueMany = async (specs: readonly EnqueueSpec[]) => {
+    const traceparent = activeTraceparent(); // read before any await: the caller's span
+    return (await jobs.enqueue({ jobs: specs.map((s) => toJobSpec(s, traceparent)) })).jobIds;
+  };
   return {
     jobs,
     worker,
@@ -91,7 +100,7 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   };
 }
 
-function toJobSpec(s: EnqueueSpec): JobSpec {
+function toJobSpec(s: EnqueueSpec, activeTraceparent: string): JobSpec {
   return create(JobSpecSchema, {
     queue: s.queue,
     body: encodeBody(s.body),
@@ -101,5 +110,6 @@ function toJobSpec(s: EnqueueSpec): JobSpec {
     idempotencyKey: s.idempotencyKey,
     customStatus: s.customStatus,
     orderingKey: s.orderingKey,
+    traceparent: s.traceparent ?? activeTraceparent,
   });
 }
