@@ -50,6 +50,9 @@ class JobSpec:
     # Jobs of a queue with the same ordering key run one at a time, in enqueue order;
     # different keys run in parallel. Ignored on FIFO queues. At most 128 characters.
     ordering_key: str = ""
+    # The W3C traceparent stored with the job, which the worker continues the trace of
+    # (docs/tracing.md). None: the active OpenTelemetry span's, if any; "": none.
+    traceparent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Job:
     finished_at: datetime | None
     # The ordering key given at enqueue; "" for none (and always on FIFO queues).
     ordering_key: str = ""
+    # The W3C traceparent given at enqueue; "" for none.
+    traceparent: str = ""
 
     def text(self) -> str:
         """The body (looked up with include_body=True) as UTF-8 text; ValueError naming
@@ -114,6 +119,8 @@ class DequeuedJob:
     claim_expires_at: datetime | None
     created_at: datetime | None
     custom_status: str
+    # The W3C traceparent given at enqueue (the worker's span continues it); "" for none.
+    traceparent: str = ""
 
     @property
     def is_last_attempt(self) -> bool:
