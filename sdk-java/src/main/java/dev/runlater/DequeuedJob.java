@@ -16,6 +16,8 @@ import java.time.Instant;
  * @param claimExpiresAt when the claim expires unless acked or extended; null for a peek
  * @param createdAt when the job was enqueued
  * @param customStatus the job's custom status so far
+ * @param traceparent the W3C traceparent given at enqueue, which the worker's span continues
+ *     (docs/tracing.md); empty if none
  */
 public record DequeuedJob(
     String queue,
@@ -27,7 +29,8 @@ public record DequeuedJob(
     String claimToken,
     Instant claimExpiresAt,
     Instant createdAt,
-    String customStatus) {
+    String customStatus,
+    String traceparent) {
 
   /** The body decoded as UTF-8. */
   public String bodyUtf8() {

@@ -100,7 +100,7 @@ final class ProtoConvert {
 
   // ---- jobs ----
 
-  static JobOuterClass.JobSpec jobSpec(JobSpec s) {
+  static JobOuterClass.JobSpec jobSpec(JobSpec s, String activeTraceparent) {
     JobOuterClass.JobSpec.Builder b =
         JobOuterClass.JobSpec.newBuilder()
             .setQueue(s.queue())
@@ -109,7 +109,8 @@ final class ProtoConvert {
             .setAttemptsAllowed(s.attemptsAllowed())
             .setIdempotencyKey(s.idempotencyKey())
             .setCustomStatus(s.customStatus())
-            .setOrderingKey(s.orderingKey());
+            .setOrderingKey(s.orderingKey())
+            .setTraceparent(s.traceparent() == null ? activeTraceparent : s.traceparent());
     if (s.runAfter() != null) {
       b.setRunAfter(timestamp(s.runAfter()));
     }
@@ -131,7 +132,8 @@ final class ProtoConvert {
         instant(j.hasUpdatedAt(), j.getUpdatedAt()),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasFinishedAt(), j.getFinishedAt()),
-        j.getOrderingKey());
+        j.getOrderingKey(),
+        j.getTraceparent());
   }
 
   static DequeuedJob dequeuedJob(String queue, WorkerServiceOuterClass.DequeuedJob j) {
@@ -145,7 +147,8 @@ final class ProtoConvert {
         j.getClaimToken(),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasCreatedAt(), j.getCreatedAt()),
-        j.getCustomStatus());
+        j.getCustomStatus(),
+        j.getTraceparent());
   }
 
   static List<JobOutcome> outcomes(List<WorkerServiceOuterClass.JobOutcome> results) {
@@ -218,11 +221,16 @@ final class ProtoConvert {
 
   // ---- requests and answers shared by the blocking and the async client ----
 
+  /**
+   * The request, with the caller's active span as the traceparent of every job that names none of
+   * its own: call it on the caller's thread (the async client does).
+   */
   static JobServiceOuterClass.EnqueueRequest enqueueRequest(List<JobSpec> specs) {
     JobServiceOuterClass.EnqueueRequest.Builder req =
         JobServiceOuterClass.EnqueueRequest.newBuilder();
+    String active = TraceContext.activeTraceparent();
     for (JobSpec s : specs) {
-      req.addJobs(jobSpec(s));
+      req.addJobs(jobSpec(s, active));
     }
     return req.build();
   }

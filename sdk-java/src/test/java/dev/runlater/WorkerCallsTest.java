@@ -261,7 +261,7 @@ class WorkerCallsTest extends ServerTest {
   void unknownJobIsNotFound() {
     String q = newQueue(QueueConfig.defaults());
     DequeuedJob ghost =
-        new DequeuedJob(q, "no-such-job", new byte[0], 1, 1, 1, "token", null, null, "");
+        new DequeuedJob(q, "no-such-job", new byte[0], 1, 1, 1, "token", null, null, "", "");
     assertEquals(AckOutcome.NOT_FOUND, client.ack(q, List.of(Ack.success(ghost))).get(0).outcome());
   }
 
