@@ -5,9 +5,8 @@
  * not wait for), and one fire per time across a failover of the maintenance leader between
  * two nodes sharing one store.
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { ErrorInfoSchema } from "@runlater/sdk/gen/errors_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { CatchUp, FireOutcome, OverlapPolicy, ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { InstanceState, WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
@@ -17,6 +16,7 @@ import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { timestampToMs } from "../../src/wire/time.js";
 import { SqliteFiles } from "../store/sqlite-harness.js";
+import { refusal } from "./refusal.js";
 
 const T0 = Date.UTC(2030, 0, 1);
 const HOUR = 3_600_000;
@@ -28,16 +28,6 @@ function clients(url: string) {
     workflows: createClient(WorkflowService, transport),
     queues: createClient(QueueService, transport),
   };
-}
-
-async function refusal(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, field: e.findDetails(ErrorInfoSchema)[0]?.field, message: e.rawMessage };
-  }
-  throw new Error("not refused");
 }
 
 describe("ScheduleService on the memory store", () => {

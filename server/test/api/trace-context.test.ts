@@ -3,9 +3,8 @@
  * stored, returned by lookups and handed to workers, also through a forwarded Dequeue's
  * conversion (wire/dequeued-job.ts).
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { ErrorInfoSchema } from "@runlater/sdk/gen/errors_pb.js";
 import { JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { WorkerService } from "@runlater/sdk/gen/worker_service_pb.js";
@@ -13,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
 import { dequeuedFromProto } from "../../src/wire/dequeued-job.js";
+import { refusal } from "./refusal.js";
 
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
@@ -28,16 +28,6 @@ beforeAll(async () => {
   await createClient(QueueService, transport).createQueue({ name: "traced" });
 });
 afterAll(() => server.stop());
-
-async function refusal(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, field: e.findDetails(ErrorInfoSchema)[0]?.field, message: e.rawMessage };
-  }
-  throw new Error("not refused");
-}
 
 describe("traceparent", () => {
   it("is stored with the job, returned by GetJobs and handed to the worker; a job without one has none", async () => {
