@@ -20,6 +20,7 @@ import {
   WorkflowService,
 } from "./gen/runlater/v1/workflow_service_pb.js";
 import { type QueueOptions, queueConfigFromOptions } from "./queue-options.js";
+import { activeTraceparent } from "./tracing.js";
 import { openTransport, type TransportOptions } from "./transport.js";
 import {
   type ExternalEventOptions,
@@ -51,6 +52,12 @@ export interface EnqueueOptions {
    * queues, where the whole queue is one sequence.
    */
   orderingKey?: string;
+  /**
+   * The W3C traceparent to store with the job, which the worker continues the trace of
+   * (docs/tracing.md). Default: the active OpenTelemetry span's, when `@opentelemetry/api`
+   * is installed and a span is active; "" stores none.
+   */
+  traceparent?: string;
 }
 
 /** One job for enqueueMany. */
@@ -114,8 +121,10 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
     return i;
   };
   const getInstance = async (instanceId: string) => instance((await workflows.getInstance({ instanceId })).instance);
-  const enqueueMany = async (specs: readonly EnqueueSpec[]) =>
-    (await jobs.enqueue({ jobs: specs.map(toJobSpec) })).jobIds;
+  const enqueueMany = async (specs: readonly EnqueueSpec[]) => {
+    const traceparent = activeTraceparent(); // read before any await: the caller's span
+    return (await jobs.enqueue({ jobs: specs.map((s) => toJobSpec(s, traceparent)) })).jobIds;
+  };
   return {
     jobs,
     worker,
@@ -151,7 +160,7 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   };
 }
 
-function toJobSpec(s: EnqueueSpec): JobSpec {
+function toJobSpec(s: EnqueueSpec, activeTraceparent: string): JobSpec {
   return create(JobSpecSchema, {
     queue: s.queue,
     body: encodeBody(s.body),
@@ -161,5 +170,6 @@ function toJobSpec(s: EnqueueSpec): JobSpec {
     idempotencyKey: s.idempotencyKey,
     customStatus: s.customStatus,
     orderingKey: s.orderingKey,
+    traceparent: s.traceparent ?? activeTraceparent,
   });
 }

@@ -25,6 +25,7 @@ import {
   Outcome,
 } from "./gen/runlater/v1/worker_service_pb.js";
 import type { RetryPolicy } from "./retry.js";
+import { runTraced } from "./tracing.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
 import { ClaimKeeper } from "./worker/claim-keeper.js";
@@ -352,7 +353,9 @@ export class Worker {
     let outcome: JobOutcome;
     try {
       // Inside the try: an output out of bounds fails the attempt, naming the bound.
-      outcome = outcomeOfResult(await this.o.handler(toWorkerJob(run.job, run.controller.signal)));
+      const job = run.job;
+      const traced = { queue: this.queue, jobId: job.jobId, attempt: job.attempt, traceparent: job.traceparent };
+      outcome = outcomeOfResult(await runTraced(traced, () => this.o.handler(toWorkerJob(job, run.controller.signal))));
     } catch (err) {
       outcome = outcomeOfError(err, run.job.attempt, this.o.retryPolicy, MAX_STATUS_CHARS);
       // RetryAfter and DoNotRetry are decisions, not accidents: no need to shout.

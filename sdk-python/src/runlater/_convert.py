@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from google.protobuf import duration_pb2, field_mask_pb2, timestamp_pb2
 
+from . import _tracing as tracing
 from ._body import encode_body
 from ._gen.v1 import (
     job_pb2,
@@ -107,7 +108,7 @@ def _opt_ts(msg: object, name: str) -> datetime | None:
 # --- jobs -------------------------------------------------------------------------------
 
 
-def job_spec_to_proto(spec: JobSpec, index: int) -> job_pb2.JobSpec:
+def job_spec_to_proto(spec: JobSpec, index: int, active_traceparent: str = "") -> job_pb2.JobSpec:
     prefix = f"jobs[{index}]."
     msg = new(
         job_pb2.JobSpec,
@@ -119,6 +120,7 @@ def job_spec_to_proto(spec: JobSpec, index: int) -> job_pb2.JobSpec:
         idempotency_key=spec.idempotency_key,
         custom_status=spec.custom_status,
         ordering_key=spec.ordering_key,
+        traceparent=active_traceparent if spec.traceparent is None else spec.traceparent,
     )
     if spec.run_after is not None:
         msg.run_after.CopyFrom(to_timestamp(spec.run_after, prefix + "run_after"))
@@ -130,8 +132,11 @@ def get_jobs_request(job_ids: Sequence[str], include_body: bool) -> job_service_
 
 
 def enqueue_request(specs: Iterable[JobSpec]) -> job_service_pb2.EnqueueRequest:
+    """The request, with the caller's active span as the traceparent of every job that
+    does not name its own (call it in the caller's context: it reads the active span)."""
+    active = tracing.active_traceparent()
     return job_service_pb2.EnqueueRequest(
-        jobs=[job_spec_to_proto(s, i) for i, s in enumerate(specs)]
+        jobs=[job_spec_to_proto(s, i, active) for i, s in enumerate(specs)]
     )
 
 
@@ -151,6 +156,7 @@ def job_from_proto(msg: job_pb2.Job) -> Job:
         claim_expires_at=_opt_ts(msg, "claim_expires_at"),
         finished_at=_opt_ts(msg, "finished_at"),
         ordering_key=msg.ordering_key,
+        traceparent=msg.traceparent,
     )
 
 
@@ -207,6 +213,7 @@ def dequeued_job_from_proto(queue: str, msg: worker_service_pb2.DequeuedJob) -> 
         created_at=_opt_ts(msg, "created_at"),
         custom_status=msg.custom_status,
         workflow=context_from_proto(msg.workflow) if msg.HasField("workflow") else None,
+        traceparent=msg.traceparent,
     )
 
 

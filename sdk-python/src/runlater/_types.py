@@ -51,6 +51,9 @@ class JobSpec:
     # Jobs of a queue with the same ordering key run one at a time, in enqueue order;
     # different keys run in parallel. Ignored on FIFO queues. At most 128 characters.
     ordering_key: str = ""
+    # The W3C traceparent stored with the job, which the worker continues the trace of
+    # (docs/tracing.md). None: the active OpenTelemetry span's, if any; "": none.
+    traceparent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,8 @@ class Job:
     finished_at: datetime | None
     # The ordering key given at enqueue; "" for none (and always on FIFO queues).
     ordering_key: str = ""
+    # The W3C traceparent given at enqueue; "" for none.
+    traceparent: str = ""
 
     def text(self) -> str:
         """The body (looked up with include_body=True) as UTF-8 text; ValueError naming
@@ -118,6 +123,8 @@ class DequeuedJob:
     # Set when the job is a run of a workflow job: which run, and the events (upstream
     # outputs) that triggered it.
     workflow: WorkflowContext | None = None
+    # The W3C traceparent given at enqueue (the worker's span continues it); "" for none.
+    traceparent: str = ""
 
     @property
     def is_last_attempt(self) -> bool:

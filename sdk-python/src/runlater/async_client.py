@@ -156,6 +156,7 @@ class AsyncClient:
         idempotency_key: str = "",
         custom_status: str = "",
         ordering_key: str = "",
+        traceparent: str | None = None,
     ) -> str:
         """Enqueues one job and returns its id.
 
@@ -166,6 +167,10 @@ class AsyncClient:
         Jobs of a queue that share an ``ordering_key`` run one at a time, in enqueue
         order: the next is handed out only after the one before it reached SUCCEEDED or
         FAILED (or was deleted). Different keys run in parallel. FIFO queues ignore it.
+
+        The job carries the W3C ``traceparent`` of the active OpenTelemetry span (if any),
+        and the worker runs its handler in a span of the same trace (docs/tracing.md);
+        pass one to use it instead, or "" for none.
         """
         spec = JobSpec(
             queue=queue,
@@ -176,6 +181,7 @@ class AsyncClient:
             idempotency_key=idempotency_key,
             custom_status=custom_status,
             ordering_key=ordering_key,
+            traceparent=traceparent,
         )
         return (await self.enqueue_many([spec]))[0]
 

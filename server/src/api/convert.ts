@@ -62,6 +62,7 @@ export function jobToProto(job: JobRecord, includeBody: boolean): Job {
     claimExpiresAt: job.state === "running" ? msToTimestamp(job.claimExpiresAt) : undefined,
     finishedAt: msToTimestamp(job.finishedAt),
     orderingKey: visibleOrderingKey(job.orderingKey),
+    traceparent: job.traceparent ?? "",
   });
 }
 

@@ -104,6 +104,7 @@ function registerFrontend(router: ConnectRouter, engine: Engine, totals: QueueTo
             idempotencyKey: j.idempotencyKey,
             customStatus: j.customStatus,
             orderingKey: j.orderingKey,
+            traceparent: j.traceparent,
           })),
         );
         return { jobIds: ids };

@@ -46,6 +46,11 @@ export interface JobRecord {
    */
   workflow?: string;
   /**
+   * The W3C traceparent the job was enqueued with (domain/trace-context.ts), which
+   * workers continue the trace of; undefined: none. Stores keep it verbatim.
+   */
+  traceparent?: string;
+  /**
    * The body's length in bytes, set on records read without their body (`bodies: false`,
    * where `body` is empty): what an answer that wants the bodies will have to carry.
    */
@@ -72,6 +77,7 @@ export type NewJob = Pick<
   | "idempotencyKey"
   | "orderingKey"
   | "workflow"
+  | "traceparent"
 >;
 
 /** Per-job result of an ack or checkpoint (proto Outcome). */

@@ -28,6 +28,8 @@ export const limits = {
   /** In characters (code points), as the MySQL column counts them. */
   orderingKeyMaxLength: 128,
   customStatusMaxLength: 1000,
+  /** A job's W3C traceparent (domain/trace-context.ts): version 00 is exactly this long. */
+  traceparentLength: 55,
   bodyRegexMaxLength: 256,
   dequeueWaitMaxMs: 60_000,
   /** Credits granted on a DequeueStream and not yet used (jobs the server may push unasked). */

@@ -15,6 +15,7 @@ import {
   updateQueueConfig,
   validateQueueName,
 } from "../domain/queue-config.js";
+import { storedTraceparent } from "../domain/trace-context.js";
 import type { QueueRecord, Store } from "../store/store.js";
 import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
@@ -425,6 +426,7 @@ export class Engine {
     }
     const orderingKey = storedOrderingKey(spec.orderingKey ?? "", config, `jobs[${i}].ordering_key`);
     const partition = this.partitions.pick(spec.queue, orderingKey || spec.idempotencyKey, config);
+    const traceparent = storedTraceparent(spec.traceparent ?? "", `jobs[${i}].traceparent`);
     return {
       id: newJobId(spec.queue, partition, now),
       queue: spec.queue,
@@ -437,6 +439,7 @@ export class Engine {
       createdAt: now,
       idempotencyKey: spec.idempotencyKey,
       orderingKey,
+      ...(traceparent !== undefined ? { traceparent } : {}),
     };
   }
 }

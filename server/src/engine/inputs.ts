@@ -14,6 +14,8 @@ export interface JobSpecInput {
   customStatus: string;
   /** "" or absent: none. Ignored on FIFO queues (the whole queue is one sequence). */
   orderingKey?: string;
+  /** W3C traceparent of the enqueuing span; "" or absent: none. */
+  traceparent?: string;
 }
 
 export interface QueueView {

@@ -26,6 +26,7 @@ export function dequeuedToProto(job: JobRecord, dryRun: boolean): DequeuedJob {
     createdAt: msToTimestamp(job.createdAt),
     customStatus: job.customStatus,
     workflow: jobContextToProto(job.workflow),
+    traceparent: job.traceparent ?? "",
   } satisfies EveryField<DequeuedJob>;
   return message;
 }
@@ -59,5 +60,6 @@ export function dequeuedFromProto(d: DequeuedJob): JobRecord {
     orderingKey: "",
     seq: 0,
     ...(d.workflow ? { workflow: jobContextFromProto(d.workflow) } : {}),
+    ...(d.traceparent ? { traceparent: d.traceparent } : {}),
   };
 }

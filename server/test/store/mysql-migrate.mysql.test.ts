@@ -66,6 +66,7 @@ describe("mysql schema migrations", () => {
       const [kept] = await store.jobGetMany({ ids: ["old.0.aaaaaaaaaaaa"] });
       expect(kept).toMatchObject({ state: "pending", orderingKey: "" });
       expect(kept!.workflow).toBeUndefined(); // version 8's column is NULL for the old rows: no workflow job
+      expect(kept!.traceparent).toBeUndefined(); // and version 10's: enqueued outside a trace
       const ids = await store.jobInsertMany({
         jobs: [newJob("old", { orderingKey: "k" }, 2), newJob("old", { orderingKey: "k" }, 2)],
         now: 2,

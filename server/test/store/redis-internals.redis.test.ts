@@ -385,17 +385,17 @@ describe("redis store internals", () => {
     const prefix = prefixOf(store);
     const admin = new Redis(shardUrls(1)[0]!);
     try {
-      expect(await admin.get(`${prefix}:{meta}:layout`)).toBe("3");
+      expect(await admin.get(`${prefix}:{meta}:layout`)).toBe("4");
       // A deployment of an earlier build: queues, and no layout recorded.
       const old = `${prefix}old`;
       await admin.hset(`${old}:{meta}:queues`, "q", JSON.stringify(resolveQueueConfig({})));
       await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(
-        /layout 1.*this build reads layout 3/,
+        /layout 1.*this build reads layout 4/,
       );
-      // One of the build before the head-first order.
-      await admin.set(`${old}:{meta}:layout`, "2");
+      // One of a build before the traceparent joined the workflow context (layout 3).
+      await admin.set(`${old}:{meta}:layout`, "3");
       await expect(openRedisStore({ urls: shardUrls(1), prefix: old })).rejects.toThrow(
-        /layout 2.*this build reads layout 3/,
+        /layout 3.*this build reads layout 4/,
       );
       await admin.del(`${old}:{meta}:queues`, `${old}:{meta}:layout`);
     } finally {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RunlaterError } from "../../src/domain/errors.js";
-import { createQueue, get, insert, newJob, T0 } from "./fixtures.js";
+import type { JobRecord } from "../../src/domain/job-record.js";
+import { createQueue, get, handOut, insert, newJob, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
 export function exerciseJobInsert(open: OpenStore): void {
@@ -23,6 +24,56 @@ export function exerciseJobInsert(open: OpenStore): void {
         createdAt: T0,
         runAfter: T0,
       });
+    });
+
+    it("keeps a job's traceparent through lookups, hand-out and rewrites, beside a workflow context", async () => {
+      const store = await open();
+      const q = await createQueue(store);
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      const context = '{"workflow":"wf","instance":"i-1"}';
+      const [traced, plain, both] = await insert(store, q, [
+        { traceparent },
+        {},
+        { traceparent, workflow: context, customStatus: "s".repeat(1000) }, // (past Redis's first read)
+      ]);
+      const expected = (id: string | undefined) =>
+        id === plain
+          ? { traceparent: undefined, workflow: undefined }
+          : id === both
+            ? { traceparent, workflow: context }
+            : { traceparent, workflow: undefined };
+      const pick = (j: JobRecord | undefined) => ({ traceparent: j!.traceparent, workflow: j!.workflow });
+      for (const bodies of [true, false]) {
+        const found = await store.jobGetMany({ ids: [traced!, plain!, both!], bodies });
+        expect(found.map(pick)).toEqual([traced, plain, both].map(expected));
+      }
+      const scanned = await store.jobScan({ queue: q, filter: {}, limit: 10, now: T0 });
+      expect(scanned.map(pick)).toEqual(scanned.map((j) => expected(j.id)));
+      // The records a worker is handed come from the claim: they carry it too.
+      const running = await handOut(store, q);
+      expect(running.map(pick)).toEqual(running.map((j) => expected(j.id)));
+      // A checkpoint that grows the job's attributes rewrites the whole record.
+      const results = await store.jobCheckpointMany({
+        items: running.map((j) => ({
+          id: j.id,
+          claimToken: j.claimToken,
+          claimExpiresAt: T0 + 60_000,
+          moveToPending: false,
+          runAfter: 0,
+          attemptsAllowed: 0,
+          customStatus: "progress ".repeat(20),
+        })),
+        now: T0 + 1,
+      });
+      expect(results.map((r) => r.outcome)).toEqual(running.map(() => "acknowledged"));
+      const acked = await store.jobCompleteMany({
+        items: [{ id: traced!, claimToken: running.find((j) => j.id === traced)!.claimToken, customStatus: "" }],
+        now: T0 + 2,
+      });
+      expect(acked[0]!.outcome).toBe("acknowledged");
+      const after = await store.jobGetMany({ ids: [traced!, plain!, both!] });
+      expect(after.map((j) => j!.state)).toEqual(["succeeded", "running", "running"]);
+      expect(after.map(pick)).toEqual([traced, plain, both].map(expected));
     });
 
     it("round-trips bodies byte for byte, including bytes that are not UTF-8", async () => {

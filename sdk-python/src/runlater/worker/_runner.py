@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from .._errors import RunlaterError
+from .._tracing import process_span
 from .._types import DequeuedJob, JobCheckpoint, JobFailure
 from ..async_client import AsyncClient
 from ..control import Snooze
@@ -76,7 +77,7 @@ class QueueRunner:
             None
             if reg.is_async
             else HandlerThreads(
-                lambda state: reg.fn(state.job),
+                lambda state: _traced_call(reg.fn, state.job),
                 reg.concurrency,
                 f"runlater-{reg.queue}",
                 self._thread_done,
@@ -133,7 +134,8 @@ class QueueRunner:
     async def _run_async(self, state: Running) -> None:
         job = state.job
         try:
-            value = await self.reg.fn(job)  # type: ignore[misc]
+            with process_span(job):
+                value = await self.reg.fn(job)  # type: ignore[misc]
         except asyncio.CancelledError:
             # Only the shutdown cancels jobs, after releasing them.
             if not state.released:
@@ -258,3 +260,9 @@ class QueueRunner:
         await self.claims.close()
         if self.threads is not None:
             self.threads.stop()
+
+
+def _traced_call(fn: Handler, job: DequeuedJob) -> object:
+    """A plain handler's call on its thread, inside the job's process span."""
+    with process_span(job):
+        return fn(job)

@@ -33,6 +33,7 @@ const COLUMN: Record<Field, string> = {
   state: "state",
   updatedAt: "updated_at",
   workflow: "workflow",
+  traceparent: "traceparent",
 };
 
 /** Every column but the body: what fences and decisions need. */
@@ -70,6 +71,8 @@ export interface JobRow {
   seq: number | string;
   /** The workflow context of a workflow job's run (migration 0008); NULL for any other job. */
   workflow: string | null;
+  /** The W3C traceparent given at enqueue (migration 0010); NULL: none. */
+  traceparent: string | null;
 }
 
 export function toRecord(row: JobRow): JobRecord {
@@ -99,6 +102,7 @@ export function toRecord(row: JobRow): JobRecord {
     ...(row.body === undefined && row.body_bytes != null ? { bodySize: Number(row.body_bytes) } : {}),
   };
   if (row.workflow != null) job.workflow = row.workflow;
+  if (row.traceparent != null) job.traceparent = row.traceparent;
   return job;
 }
 
@@ -106,7 +110,7 @@ export function toRecord(row: JobRow): JobRecord {
 export function toParam(field: keyof JobRecord, value: JobRecord[keyof JobRecord]): Param {
   if (field === "idempotencyKey") return value === "" ? null : (value as string);
   if (field === "orderingKey") return value === "" ? null : keyBytes(value as string);
-  if (value === undefined) return null; // (workflow: none)
+  if (value === undefined) return null; // (workflow, traceparent: none)
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return value as Param;
 }
@@ -119,8 +123,8 @@ export function keyBytes(key: string): Buffer {
 /** The INSERT columns and one row's values, for a new job (pending, or waiting behind its ordering key). */
 export const INSERT_COLUMNS =
   "id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
-  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, ordering_key, workflow, body";
-export const INSERT_ROW = `(${placeholders(21)})`;
+  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, buffer_epoch, idempotency_key, ordering_key, workflow, traceparent, body";
+export const INSERT_ROW = `(${placeholders(22)})`;
 
 export function insertValues(job: NewJob, state: "pending" | "waiting", now: number): Param[] {
   return [
@@ -144,6 +148,7 @@ export function insertValues(job: NewJob, state: "pending" | "waiting", now: num
     toParam("idempotencyKey", job.idempotencyKey),
     toParam("orderingKey", job.orderingKey),
     job.workflow ?? null,
+    job.traceparent ?? null,
     toParam("body", job.body),
   ];
 }

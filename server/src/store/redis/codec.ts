@@ -3,8 +3,9 @@
  * lua/include/job_record.lua): its id, a space, then the stored job: the packed attributes (META
  * there: the state as one byte, a little-endian double, a 4-byte counter, three doubles,
  * the claim token as a 1-byte length and TOKEN_WIDTH bytes, eight doubles, three texts
- * each a 4-byte length and its bytes; for a run of a workflow job, WORKFLOW_FLAG added to
- * the token's length and its context as a fourth text), then the body. The claim sends
+ * each a 4-byte length and its bytes; for a job with a workflow context or a traceparent,
+ * EXTRAS_FLAG added to the token's length and the two as a fourth and a fifth text, ""
+ * for the one it lacks), then the body. The claim sends
  * ids and stored strings apart.
  */
 import { parseJobId } from "../../domain/job-id.js";
@@ -24,8 +25,8 @@ const SPACE = 0x20;
 const PENDING = 0x70; // "p"
 /** TOKEN_WIDTH of lua/include/job_record.lua: the claim token's fixed width in the packed attributes. */
 export const TOKEN_WIDTH = limits.claimTokenMaxBytes;
-/** WORKFLOW_FLAG of lua/include/job_record.lua: added to the token's length byte of a workflow job's run. */
-const WORKFLOW_FLAG = 0x80;
+/** EXTRAS_FLAG of lua/include/job_record.lua: added to the token's length byte of a job with a workflow context or a traceparent. */
+const EXTRAS_FLAG = 0x80;
 
 /** With `withoutBody` the record is one recordWithoutBody made (lua/include/job_record.lua): the body's length instead of the body. */
 export function decodeJob(reply: unknown, withoutBody = false): JobRecord {
@@ -59,7 +60,7 @@ const TEXTS = SQ + 8;
  */
 export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = false, where = parseJobId(id)): JobRecord {
   const lengthByte = b[start + TOKEN]!;
-  const tokenLength = lengthByte & ~WORKFLOW_FLAG;
+  const tokenLength = lengthByte & ~EXTRAS_FLAG;
   let at = start + TEXTS;
   const orderingKey = readText(b, at);
   at += 4 + b.readUInt32LE(at);
@@ -67,9 +68,12 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
   at += 4 + b.readUInt32LE(at);
   const customStatus = readText(b, at);
   at += 4 + b.readUInt32LE(at);
-  let workflow: string | undefined;
-  if (lengthByte & WORKFLOW_FLAG) {
-    workflow = b.toString("utf8", at + 4, at + 4 + b.readUInt32LE(at));
+  let workflow = "";
+  let traceparent = "";
+  if (lengthByte & EXTRAS_FLAG) {
+    workflow = readText(b, at);
+    at += 4 + b.readUInt32LE(at);
+    traceparent = readText(b, at);
     at += 4 + b.readUInt32LE(at);
   }
   const job: JobRecord = {
@@ -97,7 +101,8 @@ export function decodeStored(id: string, b: Buffer, start = 0, withoutBody = fal
       ? { body: new Uint8Array(), bodySize: b.readDoubleLE(at) }
       : { body: new Uint8Array(b.subarray(at)) }), // a copy: ioredis may reuse its buffer
   };
-  if (workflow !== undefined) job.workflow = workflow;
+  if (workflow !== "") job.workflow = workflow;
+  if (traceparent !== "") job.traceparent = traceparent;
   return job;
 }
 
@@ -116,13 +121,15 @@ function readText(b: Buffer, at: number): string {
  */
 export function encodeNewJob(j: NewJob, now: number): Buffer {
   const texts = [j.orderingKey, j.idempotencyKey, j.customStatus];
-  // A workflow job's run: its context is a fourth text, flagged in the token's length byte.
-  if (j.workflow !== undefined) texts.push(j.workflow);
+  // A workflow job's context and a traceparent are a fourth and a fifth text, flagged in
+  // the token's length byte; a job with neither carries neither.
+  const extras = j.workflow !== undefined || j.traceparent !== undefined;
+  if (extras) texts.push(j.workflow ?? "", j.traceparent ?? "");
   let size = TEXTS + 4 * texts.length;
   for (const t of texts) size += Buffer.byteLength(t, "utf8");
   const out = Buffer.alloc(size); // zeroed: buffer epoch and batch, claim, token, finished_at, attempt, retry delay, seq
   out[0] = PENDING;
-  if (j.workflow !== undefined) out[TOKEN] = WORKFLOW_FLAG;
+  if (extras) out[TOKEN] = EXTRAS_FLAG;
   out.writeDoubleLE(now, UA);
   out.writeDoubleLE(j.attemptsAllowed, AR);
   out.writeDoubleLE(j.priority, PR);

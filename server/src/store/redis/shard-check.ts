@@ -36,9 +36,10 @@ return 1`;
 /**
  * The layout of a job's keys (lua/include/job_record.lua). 1: a hash with a field per attribute
  * (before 2026-11-22, never released); 2: one string, packed attributes then the body;
- * 3 (2026-11-23): the same, the attributes reordered so the hot path's lie in one head.
+ * 3 (2026-11-23): the same, the attributes reordered so the hot path's lie in one head;
+ * 4: the flag of a workflow job's run marks two extra texts, its context and a traceparent.
  */
-export const JOB_LAYOUT = 3;
+export const JOB_LAYOUT = 4;
 
 /** Refuses a prefix whose data is in another layout (queues but no layout recorded: layout 1). */
 async function checkLayout(shard0: Redis, keys: Keys): Promise<void> {

@@ -13,7 +13,8 @@ import { keyBusy } from "./job-writes.js";
 const INSERT =
   "INSERT INTO jobs (seq, id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, " +
   "custom_status, created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, " +
-  "idempotency_key, ordering_key, key_pos, workflow, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 0, '', 0, 0, ?, ?, ?, ?, ?)";
+  "idempotency_key, ordering_key, key_pos, workflow, traceparent, body) " +
+  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, 0, '', 0, 0, ?, ?, ?, ?, ?, ?)";
 
 export function jobInsertMany(ctx: SqliteContext, p: { jobs: NewJob[]; now: number }): string[] {
   for (const job of p.jobs) if (!ctx.queue(job.queue)) throw queueNotFound(job.queue);
@@ -49,6 +50,7 @@ export function jobInsertMany(ctx: SqliteContext, p: { jobs: NewJob[]; now: numb
       keyed ? spec.orderingKey : null,
       keyed ? seq : null,
       spec.workflow ?? null,
+      spec.traceparent ?? null,
       spec.body,
     );
     ctx.count(spec.queue, undefined, state);

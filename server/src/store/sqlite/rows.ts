@@ -7,7 +7,7 @@ import type { JobRecord, StoredState } from "../../domain/job-record.js";
 /** Every column but the body. */
 export const META_COLUMNS =
   "seq, id, queue, part, state, priority, run_after, attempts_allowed, attempts_remaining, attempt, custom_status, " +
-  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, idempotency_key, ordering_key, workflow";
+  "created_at, updated_at, finished_at, claim_token, claim_expires_at, retry_delay_ms, idempotency_key, ordering_key, workflow, traceparent";
 export const JOB_COLUMNS = `${META_COLUMNS}, body`;
 /** The record without its body, saying how long it is (length() of a blob reads no content). */
 export const META_AND_SIZE = `${META_COLUMNS}, length(body) AS body_size`;
@@ -33,6 +33,7 @@ export interface JobRow {
   idempotency_key: string | null;
   ordering_key: string | null;
   workflow: string | null;
+  traceparent: string | null;
   body?: Uint8Array;
   body_size?: number;
 }
@@ -63,6 +64,7 @@ export function toRecord(row: JobRow): JobRecord {
   };
   if (row.body_size !== undefined) job.bodySize = row.body_size;
   if (row.workflow !== null) job.workflow = row.workflow;
+  if (row.traceparent !== null) job.traceparent = row.traceparent;
   return job;
 }
 

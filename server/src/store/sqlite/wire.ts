@@ -83,6 +83,7 @@ const JOB_FIELDS = [
   "seq",
   "bodySize",
   "workflow",
+  "traceparent",
 ] as const satisfies ReadonlyArray<keyof JobRecord>;
 
 const NEW_JOB_FIELDS = [
@@ -97,6 +98,7 @@ const NEW_JOB_FIELDS = [
   "idempotencyKey",
   "orderingKey",
   "workflow",
+  "traceparent",
 ] as const satisfies ReadonlyArray<keyof NewJob>;
 
 /** Jobs, with holes where a lookup found nothing (jobGetMany). */

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1arunlater/_gen/v1/job.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\x01\n\x07JobSpec\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04\x62ody\x18\x02 \x01(\x0c\x12\x10\n\x08priority\x18\x03 \x01(\r\x12-\n\trun_after\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x05 \x01(\r\x12\x17\n\x0fidempotency_key\x18\x06 \x01(\t\x12\x15\n\rcustom_status\x18\x07 \x01(\t\x12\x14\n\x0cordering_key\x18\x08 \x01(\t\"\xc3\x03\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05queue\x18\x02 \x01(\t\x12$\n\x05state\x18\x03 \x01(\x0e\x32\x15.runlater.v1.JobState\x12\x10\n\x08priority\x18\x04 \x01(\r\x12\x0c\n\x04\x62ody\x18\x05 \x01(\x0c\x12-\n\trun_after\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x07 \x01(\r\x12\x1a\n\x12\x61ttempts_remaining\x18\x08 \x01(\r\x12\x15\n\rcustom_status\x18\t \x01(\t\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x10\x63laim_expires_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cordering_key\x18\x0e \x01(\t*\x82\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11JOB_STATE_PENDING\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x42\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1arunlater/_gen/v1/job.proto\x12\x0brunlater.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x01\n\x07JobSpec\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0c\n\x04\x62ody\x18\x02 \x01(\x0c\x12\x10\n\x08priority\x18\x03 \x01(\r\x12-\n\trun_after\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x05 \x01(\r\x12\x17\n\x0fidempotency_key\x18\x06 \x01(\t\x12\x15\n\rcustom_status\x18\x07 \x01(\t\x12\x14\n\x0cordering_key\x18\x08 \x01(\t\x12\x13\n\x0btraceparent\x18\t \x01(\t\"\xd8\x03\n\x03Job\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05queue\x18\x02 \x01(\t\x12$\n\x05state\x18\x03 \x01(\x0e\x32\x15.runlater.v1.JobState\x12\x10\n\x08priority\x18\x04 \x01(\r\x12\x0c\n\x04\x62ody\x18\x05 \x01(\x0c\x12-\n\trun_after\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x07 \x01(\r\x12\x1a\n\x12\x61ttempts_remaining\x18\x08 \x01(\r\x12\x15\n\rcustom_status\x18\t \x01(\t\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x10\x63laim_expires_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cordering_key\x18\x0e \x01(\t\x12\x13\n\x0btraceparent\x18\x0f \x01(\t*\x82\x01\n\x08JobState\x12\x19\n\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11JOB_STATE_PENDING\x10\x01\x12\x15\n\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n\x10JOB_STATE_FAILED\x10\x04\x42\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,10 +33,10 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'runlater._gen.v1.job_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017dev.runlater.v1P\001'
-  _globals['_JOBSTATE']._serialized_start=733
-  _globals['_JOBSTATE']._serialized_end=863
+  _globals['_JOBSTATE']._serialized_start=775
+  _globals['_JOBSTATE']._serialized_end=905
   _globals['_JOBSPEC']._serialized_start=77
-  _globals['_JOBSPEC']._serialized_end=276
-  _globals['_JOB']._serialized_start=279
-  _globals['_JOB']._serialized_end=730
+  _globals['_JOBSPEC']._serialized_end=297
+  _globals['_JOB']._serialized_start=300
+  _globals['_JOB']._serialized_end=772
 # @@protoc_insertion_point(module_scope)

@@ -23,7 +23,7 @@ JOB_STATE_SUCCEEDED: JobState
 JOB_STATE_FAILED: JobState
 
 class JobSpec(_message.Message):
-    __slots__ = ("queue", "body", "priority", "run_after", "attempts_allowed", "idempotency_key", "custom_status", "ordering_key")
+    __slots__ = ("queue", "body", "priority", "run_after", "attempts_allowed", "idempotency_key", "custom_status", "ordering_key", "traceparent")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     BODY_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
@@ -32,6 +32,7 @@ class JobSpec(_message.Message):
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_STATUS_FIELD_NUMBER: _ClassVar[int]
     ORDERING_KEY_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     queue: str
     body: bytes
     priority: int
@@ -40,10 +41,11 @@ class JobSpec(_message.Message):
     idempotency_key: str
     custom_status: str
     ordering_key: str
-    def __init__(self, queue: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts_allowed: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., custom_status: _Optional[str] = ..., ordering_key: _Optional[str] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, queue: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts_allowed: _Optional[int] = ..., idempotency_key: _Optional[str] = ..., custom_status: _Optional[str] = ..., ordering_key: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class Job(_message.Message):
-    __slots__ = ("job_id", "queue", "state", "priority", "body", "run_after", "attempts_allowed", "attempts_remaining", "custom_status", "created_at", "updated_at", "claim_expires_at", "finished_at", "ordering_key")
+    __slots__ = ("job_id", "queue", "state", "priority", "body", "run_after", "attempts_allowed", "attempts_remaining", "custom_status", "created_at", "updated_at", "claim_expires_at", "finished_at", "ordering_key", "traceparent")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +60,7 @@ class Job(_message.Message):
     CLAIM_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     ORDERING_KEY_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     queue: str
     state: JobState
@@ -72,4 +75,5 @@ class Job(_message.Message):
     claim_expires_at: _timestamp_pb2.Timestamp
     finished_at: _timestamp_pb2.Timestamp
     ordering_key: str
-    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., body: _Optional[bytes] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts_allowed: _Optional[int] = ..., attempts_remaining: _Optional[int] = ..., custom_status: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ordering_key: _Optional[str] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, job_id: _Optional[str] = ..., queue: _Optional[str] = ..., state: _Optional[_Union[JobState, str]] = ..., priority: _Optional[int] = ..., body: _Optional[bytes] = ..., run_after: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts_allowed: _Optional[int] = ..., attempts_remaining: _Optional[int] = ..., custom_status: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ordering_key: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...

@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from runlater._gen.v1 import workflow_service_pb2 as runlater_dot___gen_dot_v1_dot_workflow__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%runlater/_gen/v1/worker_service.proto\x12\x0brunlater.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\'runlater/_gen/v1/workflow_service.proto\"\xa1\x01\n\x0e\x44\x65queueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x11\n\tworker_id\x18\x04 \x01(\t\x12$\n\x03\x61\x63k\x18\x05 \x01(\x0b\x32\x17.runlater.v1.AckRequest\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\"`\n\x0f\x44\x65queueResponse\x12&\n\x04jobs\x18\x01 \x03(\x0b\x32\x18.runlater.v1.DequeuedJob\x12%\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x18.runlater.v1.AckResponse\"n\n\x14\x44\x65queueStreamRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tworker_id\x18\x02 \x01(\t\x12\x0e\n\x06\x63redit\x18\x03 \x01(\r\x12$\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x17.runlater.v1.AckRequest\"f\n\x15\x44\x65queueStreamResponse\x12&\n\x04jobs\x18\x01 \x03(\x0b\x32\x18.runlater.v1.DequeuedJob\x12%\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x18.runlater.v1.AckResponse\"\xaa\x02\n\x0b\x44\x65queuedJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ody\x18\x02 \x01(\x0c\x12\x10\n\x08priority\x18\x03 \x01(\r\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\r\x12\x18\n\x10\x61ttempts_allowed\x18\x05 \x01(\r\x12\x13\n\x0b\x63laim_token\x18\x06 \x01(\t\x12\x34\n\x10\x63laim_expires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rcustom_status\x18\t \x01(\t\x12.\n\x08workflow\x18\n \x01(\x0b\x32\x1c.runlater.v1.WorkflowContext\"p\n\nAckRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12*\n\tsucceeded\x18\x02 \x03(\x0b\x32\x17.runlater.v1.JobSuccess\x12\'\n\x06\x66\x61iled\x18\x03 \x03(\x0b\x32\x17.runlater.v1.JobFailure\"k\n\nJobSuccess\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x15\n\rcustom_status\x18\x03 \x01(\t\x12\x0e\n\x06result\x18\x04 \x01(\x0c\x12\x11\n\tno_events\x18\x05 \x01(\x08\"\x8a\x01\n\nJobFailure\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x15\n\rcustom_status\x18\x03 \x01(\t\x12.\n\x0bretry_delay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08no_retry\x18\x05 \x01(\x08\"y\n\nJobOutcome\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12%\n\x07outcome\x18\x02 \x01(\x0e\x32\x14.runlater.v1.Outcome\x12\x34\n\x10\x63laim_expires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"7\n\x0b\x41\x63kResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.runlater.v1.JobOutcome\"S\n\x11\x43heckpointRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12/\n\x0b\x63heckpoints\x18\x02 \x03(\x0b\x32\x1a.runlater.v1.JobCheckpoint\"\x85\x02\n\rJobCheckpoint\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x32\n\x0f\x65xtend_claim_by\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\x08new_body\x18\x04 \x01(\x0cH\x00\x88\x01\x01\x12\x17\n\x0fmove_to_pending\x18\x05 \x01(\x08\x12-\n\trun_after\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x07 \x01(\r\x12\x15\n\rcustom_status\x18\x08 \x01(\tB\x0b\n\t_new_body\">\n\x12\x43heckpointResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.runlater.v1.JobOutcome*l\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTCOME_ACKNOWLEDGED\x10\x01\x12\x17\n\x13OUTCOME_STALE_CLAIM\x10\x02\x12\x15\n\x11OUTCOME_NOT_FOUND\x10\x03\x32\xba\x02\n\rWorkerService\x12\x44\n\x07\x44\x65queue\x12\x1b.runlater.v1.DequeueRequest\x1a\x1c.runlater.v1.DequeueResponse\x12Z\n\rDequeueStream\x12!.runlater.v1.DequeueStreamRequest\x1a\".runlater.v1.DequeueStreamResponse(\x01\x30\x01\x12\x38\n\x03\x41\x63k\x12\x17.runlater.v1.AckRequest\x1a\x18.runlater.v1.AckResponse\x12M\n\nCheckpoint\x12\x1e.runlater.v1.CheckpointRequest\x1a\x1f.runlater.v1.CheckpointResponseB\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n%runlater/_gen/v1/worker_service.proto\x12\x0brunlater.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\'runlater/_gen/v1/workflow_service.proto\"\xa1\x01\n\x0e\x44\x65queueRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x11\n\tworker_id\x18\x04 \x01(\t\x12$\n\x03\x61\x63k\x18\x05 \x01(\x0b\x32\x17.runlater.v1.AckRequest\x12\x0f\n\x07\x64ry_run\x18\x06 \x01(\x08\"`\n\x0f\x44\x65queueResponse\x12&\n\x04jobs\x18\x01 \x03(\x0b\x32\x18.runlater.v1.DequeuedJob\x12%\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x18.runlater.v1.AckResponse\"n\n\x14\x44\x65queueStreamRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tworker_id\x18\x02 \x01(\t\x12\x0e\n\x06\x63redit\x18\x03 \x01(\r\x12$\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x17.runlater.v1.AckRequest\"f\n\x15\x44\x65queueStreamResponse\x12&\n\x04jobs\x18\x01 \x03(\x0b\x32\x18.runlater.v1.DequeuedJob\x12%\n\x03\x61\x63k\x18\x02 \x01(\x0b\x32\x18.runlater.v1.AckResponse\"\xbf\x02\n\x0b\x44\x65queuedJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ody\x18\x02 \x01(\x0c\x12\x10\n\x08priority\x18\x03 \x01(\r\x12\x0f\n\x07\x61ttempt\x18\x04 \x01(\r\x12\x18\n\x10\x61ttempts_allowed\x18\x05 \x01(\r\x12\x13\n\x0b\x63laim_token\x18\x06 \x01(\t\x12\x34\n\x10\x63laim_expires_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rcustom_status\x18\t \x01(\t\x12.\n\x08workflow\x18\n \x01(\x0b\x32\x1c.runlater.v1.WorkflowContext\x12\x13\n\x0btraceparent\x18\x0b \x01(\t\"p\n\nAckRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12*\n\tsucceeded\x18\x02 \x03(\x0b\x32\x17.runlater.v1.JobSuccess\x12\'\n\x06\x66\x61iled\x18\x03 \x03(\x0b\x32\x17.runlater.v1.JobFailure\"k\n\nJobSuccess\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x15\n\rcustom_status\x18\x03 \x01(\t\x12\x0e\n\x06result\x18\x04 \x01(\x0c\x12\x11\n\tno_events\x18\x05 \x01(\x08\"\x8a\x01\n\nJobFailure\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x15\n\rcustom_status\x18\x03 \x01(\t\x12.\n\x0bretry_delay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08no_retry\x18\x05 \x01(\x08\"y\n\nJobOutcome\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12%\n\x07outcome\x18\x02 \x01(\x0e\x32\x14.runlater.v1.Outcome\x12\x34\n\x10\x63laim_expires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"7\n\x0b\x41\x63kResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.runlater.v1.JobOutcome\"S\n\x11\x43heckpointRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12/\n\x0b\x63heckpoints\x18\x02 \x03(\x0b\x32\x1a.runlater.v1.JobCheckpoint\"\x85\x02\n\rJobCheckpoint\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x13\n\x0b\x63laim_token\x18\x02 \x01(\t\x12\x32\n\x0f\x65xtend_claim_by\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\x08new_body\x18\x04 \x01(\x0cH\x00\x88\x01\x01\x12\x17\n\x0fmove_to_pending\x18\x05 \x01(\x08\x12-\n\trun_after\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10\x61ttempts_allowed\x18\x07 \x01(\r\x12\x15\n\rcustom_status\x18\x08 \x01(\tB\x0b\n\t_new_body\">\n\x12\x43heckpointResponse\x12(\n\x07results\x18\x01 \x03(\x0b\x32\x17.runlater.v1.JobOutcome*l\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTCOME_ACKNOWLEDGED\x10\x01\x12\x17\n\x13OUTCOME_STALE_CLAIM\x10\x02\x12\x15\n\x11OUTCOME_NOT_FOUND\x10\x03\x32\xba\x02\n\rWorkerService\x12\x44\n\x07\x44\x65queue\x12\x1b.runlater.v1.DequeueRequest\x1a\x1c.runlater.v1.DequeueResponse\x12Z\n\rDequeueStream\x12!.runlater.v1.DequeueStreamRequest\x1a\".runlater.v1.DequeueStreamResponse(\x01\x30\x01\x12\x38\n\x03\x41\x63k\x12\x17.runlater.v1.AckRequest\x1a\x18.runlater.v1.AckResponse\x12M\n\nCheckpoint\x12\x1e.runlater.v1.CheckpointRequest\x1a\x1f.runlater.v1.CheckpointResponseB\x13\n\x0f\x64\x65v.runlater.v1P\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'runlater._gen.v1.worker_ser
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\017dev.runlater.v1P\001'
-  _globals['_OUTCOME']._serialized_start=1896
-  _globals['_OUTCOME']._serialized_end=2004
+  _globals['_OUTCOME']._serialized_start=1917
+  _globals['_OUTCOME']._serialized_end=2025
   _globals['_DEQUEUEREQUEST']._serialized_start=161
   _globals['_DEQUEUEREQUEST']._serialized_end=322
   _globals['_DEQUEUERESPONSE']._serialized_start=324
@@ -46,23 +46,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DEQUEUESTREAMRESPONSE']._serialized_start=534
   _globals['_DEQUEUESTREAMRESPONSE']._serialized_end=636
   _globals['_DEQUEUEDJOB']._serialized_start=639
-  _globals['_DEQUEUEDJOB']._serialized_end=937
-  _globals['_ACKREQUEST']._serialized_start=939
-  _globals['_ACKREQUEST']._serialized_end=1051
-  _globals['_JOBSUCCESS']._serialized_start=1053
-  _globals['_JOBSUCCESS']._serialized_end=1160
-  _globals['_JOBFAILURE']._serialized_start=1163
-  _globals['_JOBFAILURE']._serialized_end=1301
-  _globals['_JOBOUTCOME']._serialized_start=1303
-  _globals['_JOBOUTCOME']._serialized_end=1424
-  _globals['_ACKRESPONSE']._serialized_start=1426
-  _globals['_ACKRESPONSE']._serialized_end=1481
-  _globals['_CHECKPOINTREQUEST']._serialized_start=1483
-  _globals['_CHECKPOINTREQUEST']._serialized_end=1566
-  _globals['_JOBCHECKPOINT']._serialized_start=1569
-  _globals['_JOBCHECKPOINT']._serialized_end=1830
-  _globals['_CHECKPOINTRESPONSE']._serialized_start=1832
-  _globals['_CHECKPOINTRESPONSE']._serialized_end=1894
-  _globals['_WORKERSERVICE']._serialized_start=2007
-  _globals['_WORKERSERVICE']._serialized_end=2321
+  _globals['_DEQUEUEDJOB']._serialized_end=958
+  _globals['_ACKREQUEST']._serialized_start=960
+  _globals['_ACKREQUEST']._serialized_end=1072
+  _globals['_JOBSUCCESS']._serialized_start=1074
+  _globals['_JOBSUCCESS']._serialized_end=1181
+  _globals['_JOBFAILURE']._serialized_start=1184
+  _globals['_JOBFAILURE']._serialized_end=1322
+  _globals['_JOBOUTCOME']._serialized_start=1324
+  _globals['_JOBOUTCOME']._serialized_end=1445
+  _globals['_ACKRESPONSE']._serialized_start=1447
+  _globals['_ACKRESPONSE']._serialized_end=1502
+  _globals['_CHECKPOINTREQUEST']._serialized_start=1504
+  _globals['_CHECKPOINTREQUEST']._serialized_end=1587
+  _globals['_JOBCHECKPOINT']._serialized_start=1590
+  _globals['_JOBCHECKPOINT']._serialized_end=1851
+  _globals['_CHECKPOINTRESPONSE']._serialized_start=1853
+  _globals['_CHECKPOINTRESPONSE']._serialized_end=1915
+  _globals['_WORKERSERVICE']._serialized_start=2028
+  _globals['_WORKERSERVICE']._serialized_end=2342
 # @@protoc_insertion_point(module_scope)

@@ -68,7 +68,7 @@ class DequeueStreamResponse(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[DequeuedJob, _Mapping]]] = ..., ack: _Optional[_Union[AckResponse, _Mapping]] = ...) -> None: ...
 
 class DequeuedJob(_message.Message):
-    __slots__ = ("job_id", "body", "priority", "attempt", "attempts_allowed", "claim_token", "claim_expires_at", "created_at", "custom_status", "workflow")
+    __slots__ = ("job_id", "body", "priority", "attempt", "attempts_allowed", "claim_token", "claim_expires_at", "created_at", "custom_status", "workflow", "traceparent")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     BODY_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
@@ -79,6 +79,7 @@ class DequeuedJob(_message.Message):
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     CUSTOM_STATUS_FIELD_NUMBER: _ClassVar[int]
     WORKFLOW_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     body: bytes
     priority: int
@@ -89,7 +90,8 @@ class DequeuedJob(_message.Message):
     created_at: _timestamp_pb2.Timestamp
     custom_status: str
     workflow: _workflow_service_pb2.WorkflowContext
-    def __init__(self, job_id: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., attempts_allowed: _Optional[int] = ..., claim_token: _Optional[str] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., custom_status: _Optional[str] = ..., workflow: _Optional[_Union[_workflow_service_pb2.WorkflowContext, _Mapping]] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, job_id: _Optional[str] = ..., body: _Optional[bytes] = ..., priority: _Optional[int] = ..., attempt: _Optional[int] = ..., attempts_allowed: _Optional[int] = ..., claim_token: _Optional[str] = ..., claim_expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., custom_status: _Optional[str] = ..., workflow: _Optional[_Union[_workflow_service_pb2.WorkflowContext, _Mapping]] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class AckRequest(_message.Message):
     __slots__ = ("queue", "succeeded", "failed")

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file runlater/v1/job.proto.
  */
 export const file_runlater_v1_job: GenFile = /*@__PURE__*/
-  fileDesc("ChVydW5sYXRlci92MS9qb2IucHJvdG8SC3J1bmxhdGVyLnYxIscBCgdKb2JTcGVjEg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSEAoIcHJpb3JpdHkYAyABKA0SLQoJcnVuX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAUgASgNEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRIVCg1jdXN0b21fc3RhdHVzGAcgASgJEhQKDG9yZGVyaW5nX2tleRgIIAEoCSLDAwoDSm9iEg4KBmpvYl9pZBgBIAEoCRINCgVxdWV1ZRgCIAEoCRIkCgVzdGF0ZRgDIAEoDjIVLnJ1bmxhdGVyLnYxLkpvYlN0YXRlEhAKCHByaW9yaXR5GAQgASgNEgwKBGJvZHkYBSABKAwSLQoJcnVuX2FmdGVyGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAcgASgNEhoKEmF0dGVtcHRzX3JlbWFpbmluZxgIIAEoDRIVCg1jdXN0b21fc3RhdHVzGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGNsYWltX2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxvcmRlcmluZ19rZXkYDiABKAkqggEKCEpvYlN0YXRlEhkKFUpPQl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEUpPQl9TVEFURV9QRU5ESU5HEAESFQoRSk9CX1NUQVRFX1JVTk5JTkcQAhIXChNKT0JfU1RBVEVfU1VDQ0VFREVEEAMSFAoQSk9CX1NUQVRFX0ZBSUxFRBAEQhMKD2Rldi5ydW5sYXRlci52MVABYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChVydW5sYXRlci92MS9qb2IucHJvdG8SC3J1bmxhdGVyLnYxItwBCgdKb2JTcGVjEg0KBXF1ZXVlGAEgASgJEgwKBGJvZHkYAiABKAwSEAoIcHJpb3JpdHkYAyABKA0SLQoJcnVuX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAUgASgNEhcKD2lkZW1wb3RlbmN5X2tleRgGIAEoCRIVCg1jdXN0b21fc3RhdHVzGAcgASgJEhQKDG9yZGVyaW5nX2tleRgIIAEoCRITCgt0cmFjZXBhcmVudBgJIAEoCSLYAwoDSm9iEg4KBmpvYl9pZBgBIAEoCRINCgVxdWV1ZRgCIAEoCRIkCgVzdGF0ZRgDIAEoDjIVLnJ1bmxhdGVyLnYxLkpvYlN0YXRlEhAKCHByaW9yaXR5GAQgASgNEgwKBGJvZHkYBSABKAwSLQoJcnVuX2FmdGVyGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRlbXB0c19hbGxvd2VkGAcgASgNEhoKEmF0dGVtcHRzX3JlbWFpbmluZxgIIAEoDRIVCg1jdXN0b21fc3RhdHVzGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGNsYWltX2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxvcmRlcmluZ19rZXkYDiABKAkSEwoLdHJhY2VwYXJlbnQYDyABKAkqggEKCEpvYlN0YXRlEhkKFUpPQl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEUpPQl9TVEFURV9QRU5ESU5HEAESFQoRSk9CX1NUQVRFX1JVTk5JTkcQAhIXChNKT0JfU1RBVEVfU1VDQ0VFREVEEAMSFAoQSk9CX1NUQVRFX0ZBSUxFRBAEQhMKD2Rldi5ydW5sYXRlci52MVABYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * JobSpec is one job to enqueue.
@@ -84,6 +84,17 @@ export type JobSpec = Message<"runlater.v1.JobSpec"> & {
    * @generated from field: string ordering_key = 8;
    */
   orderingKey: string;
+
+  /**
+   * Optional. The W3C trace context (https://www.w3.org/TR/trace-context/#traceparent-header)
+   * of the span that enqueued the job: "00-<32 hex trace id>-<16 hex parent id>-<2 hex
+   * flags>", lowercase, 55 characters, ids not all zero. Stored with the job and handed to
+   * workers, which continue the trace around the handler (docs/tracing.md). The SDKs set
+   * it from the active OpenTelemetry span. Empty: none.
+   *
+   * @generated from field: string traceparent = 9;
+   */
+  traceparent: string;
 };
 
 /**
@@ -198,6 +209,13 @@ export type Job = Message<"runlater.v1.Job"> & {
    * @generated from field: string ordering_key = 14;
    */
   orderingKey: string;
+
+  /**
+   * The W3C traceparent given at enqueue (JobSpec.traceparent), if any.
+   *
+   * @generated from field: string traceparent = 15;
+   */
+  traceparent: string;
 };
 
 /**

@@ -71,6 +71,7 @@ CREATE TABLE jobs (
   ordering_key        TEXT,                  -- NULL: none
   key_pos             INTEGER,               -- place in its ordering key's sequence while in one, else NULL
   workflow            TEXT,                  -- a workflow job's run context (JSON, docs/workflows.md); NULL: none
+  traceparent         TEXT,                  -- the W3C traceparent given at enqueue (docs/tracing.md); NULL: none
   body                BLOB NOT NULL          -- last: reading the other columns never walks a big body
 ) STRICT;
 

@@ -18,6 +18,8 @@ import java.time.Instant;
  * @param customStatus the job's custom status so far
  * @param workflow set when the job is a run of a workflow job: which run, and the events (upstream
  *     outputs) that triggered it; null otherwise
+ * @param traceparent the W3C traceparent given at enqueue, which the worker's span continues
+ *     (docs/tracing.md); empty if none
  */
 public record DequeuedJob(
     String queue,
@@ -30,9 +32,10 @@ public record DequeuedJob(
     Instant claimExpiresAt,
     Instant createdAt,
     String customStatus,
-    WorkflowContext workflow) {
+    WorkflowContext workflow,
+    String traceparent) {
 
-  /** A job that is not a workflow job's run. */
+  /** A job that is not a workflow job's run, enqueued outside a trace. */
   public DequeuedJob(
       String queue,
       String jobId,
@@ -55,7 +58,8 @@ public record DequeuedJob(
         claimExpiresAt,
         createdAt,
         customStatus,
-        null);
+        null,
+        "");
   }
 
   /** The body decoded as UTF-8. */

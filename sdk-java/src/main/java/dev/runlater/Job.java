@@ -21,6 +21,7 @@ import java.time.Instant;
  * @param claimExpiresAt while RUNNING: when the claim expires; else null
  * @param finishedAt when the job reached SUCCEEDED or FAILED; else null
  * @param orderingKey the ordering key given at enqueue; empty if none (always on FIFO queues)
+ * @param traceparent the W3C traceparent given at enqueue (docs/tracing.md); empty if none
  */
 public record Job(
     String jobId,
@@ -36,7 +37,8 @@ public record Job(
     Instant updatedAt,
     Instant claimExpiresAt,
     Instant finishedAt,
-    String orderingKey) {
+    String orderingKey,
+    String traceparent) {
 
   /** The body decoded as UTF-8. */
   public String bodyUtf8() {

@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param customStatus initial custom status; empty: none
  * @param orderingKey jobs of the queue with the same key run one at a time, in enqueue order;
  *     empty: none (see {@link #withOrderingKey})
+ * @param traceparent the W3C traceparent stored with the job, which the worker continues the trace
+ *     of (docs/tracing.md); null: the active OpenTelemetry span's, if any; empty: none
  */
 public record JobSpec(
     String queue,
@@ -26,7 +28,8 @@ public record JobSpec(
     int attemptsAllowed,
     String idempotencyKey,
     String customStatus,
-    String orderingKey) {
+    String orderingKey,
+    String traceparent) {
 
   /** Validates only what Java can catch early; the server validates the rest. */
   public JobSpec {
@@ -35,6 +38,28 @@ public record JobSpec(
     idempotencyKey = idempotencyKey == null ? "" : idempotencyKey;
     customStatus = customStatus == null ? "" : customStatus;
     orderingKey = orderingKey == null ? "" : orderingKey;
+  }
+
+  /** A job whose traceparent is the active span's (see {@link #withTraceparent}). */
+  public JobSpec(
+      String queue,
+      byte[] body,
+      int priority,
+      Instant runAfter,
+      int attemptsAllowed,
+      String idempotencyKey,
+      String customStatus,
+      String orderingKey) {
+    this(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey,
+        null);
   }
 
   /** A job for {@code queue} with this body and every other field defaulted. */
@@ -57,7 +82,8 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
   }
 
   /** This job, not to run before {@code runAfter}. */
@@ -70,7 +96,8 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
   }
 
   /** This job with {@code attemptsAllowed} attempts in all. */
@@ -83,7 +110,8 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
   }
 
   /** This job with an idempotency key. */
@@ -96,7 +124,8 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
   }
 
   /**
@@ -115,7 +144,8 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
   }
 
   /** This job with an initial custom status. */
@@ -128,6 +158,24 @@ public record JobSpec(
         attemptsAllowed,
         idempotencyKey,
         customStatus,
-        orderingKey);
+        orderingKey,
+        traceparent);
+  }
+
+  /**
+   * This job with the W3C traceparent {@code traceparent} ({@code 00-<trace id>-<span id>-<flags>})
+   * instead of the active OpenTelemetry span's; empty stores none.
+   */
+  public JobSpec withTraceparent(String traceparent) {
+    return new JobSpec(
+        queue,
+        body,
+        priority,
+        runAfter,
+        attemptsAllowed,
+        idempotencyKey,
+        customStatus,
+        orderingKey,
+        traceparent);
   }
 }

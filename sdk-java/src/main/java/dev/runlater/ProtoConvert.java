@@ -106,7 +106,7 @@ final class ProtoConvert {
 
   // ---- jobs ----
 
-  static dev.runlater.v1.JobSpec jobSpec(JobSpec s) {
+  static dev.runlater.v1.JobSpec jobSpec(JobSpec s, String activeTraceparent) {
     dev.runlater.v1.JobSpec.Builder b =
         dev.runlater.v1.JobSpec.newBuilder()
             .setQueue(s.queue())
@@ -115,7 +115,8 @@ final class ProtoConvert {
             .setAttemptsAllowed(s.attemptsAllowed())
             .setIdempotencyKey(s.idempotencyKey())
             .setCustomStatus(s.customStatus())
-            .setOrderingKey(s.orderingKey());
+            .setOrderingKey(s.orderingKey())
+            .setTraceparent(s.traceparent() == null ? activeTraceparent : s.traceparent());
     if (s.runAfter() != null) {
       b.setRunAfter(timestamp(s.runAfter()));
     }
@@ -137,7 +138,8 @@ final class ProtoConvert {
         instant(j.hasUpdatedAt(), j.getUpdatedAt()),
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasFinishedAt(), j.getFinishedAt()),
-        j.getOrderingKey());
+        j.getOrderingKey(),
+        j.getTraceparent());
   }
 
   static DequeuedJob dequeuedJob(String queue, dev.runlater.v1.DequeuedJob j) {
@@ -152,7 +154,8 @@ final class ProtoConvert {
         instant(j.hasClaimExpiresAt(), j.getClaimExpiresAt()),
         instant(j.hasCreatedAt(), j.getCreatedAt()),
         j.getCustomStatus(),
-        j.hasWorkflow() ? WorkflowClient.context(j.getWorkflow()) : null);
+        j.hasWorkflow() ? WorkflowClient.context(j.getWorkflow()) : null,
+        j.getTraceparent());
   }
 
   static List<JobOutcome> outcomes(List<dev.runlater.v1.JobOutcome> results) {
@@ -224,10 +227,15 @@ final class ProtoConvert {
 
   // ---- requests and answers shared by the blocking and the async client ----
 
+  /**
+   * The request, with the caller's active span as the traceparent of every job that names none of
+   * its own: call it on the caller's thread (the async client does).
+   */
   static EnqueueRequest enqueueRequest(List<JobSpec> specs) {
     EnqueueRequest.Builder req = EnqueueRequest.newBuilder();
+    String active = TraceContext.activeTraceparent();
     for (JobSpec s : specs) {
-      req.addJobs(jobSpec(s));
+      req.addJobs(jobSpec(s, active));
     }
     return req.build();
   }

@@ -16,10 +16,12 @@
     pr priority   ra run_after   aa attempts_allowed   ca created_at   sq seq
     ok ordering_key   ik idempotency_key   cs custom_status (a 4-byte length, then the bytes)
     wf the workflow context of a run of a workflow job (JobRecord.workflow), nil for any
-       other job: such a job is flagged by WORKFLOW_FLAG in the token's length byte, and its
-       context follows the three texts as a fourth. Plain jobs carry neither, so their
-       layout and cost are what they were; the lean paths learn that a job is a workflow
-       job from its head alone (lean_paths.lua).
+       other job
+    tp the W3C traceparent given at enqueue (JobRecord.traceparent), nil for none
+       A job with either is flagged by EXTRAS_FLAG in the token's length byte, and both
+       follow the three texts as a fourth and a fifth ("" for the one it lacks). Plain
+       jobs carry neither, so their layout and cost are what they were; the lean paths
+       learn that a job may be a workflow job from its head alone (lean_paths.lua).
   (numbers: little-endian doubles, but bn a 4-byte integer). The order serves the hot
   path: a claim, a hand-out and an ACK change only fields of the fixed-width HEAD (st …
   rd), so they read and rewrite that alone (lean_paths.lua: the Lua work of unpacking and
@@ -47,8 +49,10 @@ local SEQ_AT = HEAD_SIZE + 4 * 8 + 1
 local TOKEN_PAD = string.rep("\0", TOKEN_WIDTH)
 -- (1-based) where the token's length byte lies in the head: after st, be, bn, ce, ua, fa.
 local TOKEN_LENGTH_AT = 1 + 1 + 8 + 4 + 3 * 8
--- Added to that byte (a token is at most TOKEN_WIDTH = 64 bytes) for a workflow job's run.
-local WORKFLOW_FLAG = 128
+-- Added to that byte (a token is at most TOKEN_WIDTH = 64 bytes) for a job that carries
+-- a workflow context or a traceparent (the two extra texts).
+local EXTRAS_FLAG = 128
+local EXTRAS = "I4c0I4c0"
 
 -- Offsets for GETRANGE and SETRANGE, as strings: a number passed to redis.call is
 -- formatted with printf at every call, and the hot paths make several calls per job (that
@@ -89,16 +93,18 @@ end
 -- write back only what changed.
 local function unpackJob(id, stored)
   local st, be, bn, ce, ua, fa, tokenLength, ct, at, ar, rd, pr, ra, aa, ca, sq, ok, ik, cs, next = struct.unpack(META, stored)
-  local wf
-  if tokenLength >= WORKFLOW_FLAG then
-    tokenLength = tokenLength - WORKFLOW_FLAG
-    wf, next = struct.unpack("<I4c0", stored, next)
+  local wf, tp
+  if tokenLength >= EXTRAS_FLAG then
+    tokenLength = tokenLength - EXTRAS_FLAG
+    wf, tp, next = struct.unpack("<" .. EXTRAS, stored, next)
+    if wf == "" then wf = nil end
+    if tp == "" then tp = nil end
   end
   -- One constructor: a table filled field by field would be rehashed as it grows.
   return {
     id = id, _stored = stored, _size = next - 1, st = st, be = be, bn = bn, ce = ce, ua = ua, fa = fa,
     ct = string.sub(ct, 1, tokenLength), at = at, ar = ar, rd = rd, pr = pr, ra = ra, aa = aa, ca = ca, sq = sq,
-    ok = ok, ik = ik, cs = cs, wf = wf,
+    ok = ok, ik = ik, cs = cs, wf = wf, tp = tp,
   }
 end
 
@@ -116,10 +122,12 @@ end
 
 -- The packed attributes (the string's prefix) of a job table.
 local function packJob(job)
-  local ct, ok, ik, cs, wf = job.ct, job.ok, job.ik, job.cs, job.wf
-  if wf then
-    return struct.pack(META .. "I4c0", job.st, job.be, job.bn, job.ce, job.ua, job.fa, #ct + WORKFLOW_FLAG,
-      padToken(ct), job.at, job.ar, job.rd, job.pr, job.ra, job.aa, job.ca, job.sq, #ok, ok, #ik, ik, #cs, cs, #wf, wf)
+  local ct, ok, ik, cs, wf, tp = job.ct, job.ok, job.ik, job.cs, job.wf, job.tp
+  if wf or tp then
+    wf, tp = wf or "", tp or ""
+    return struct.pack(META .. EXTRAS, job.st, job.be, job.bn, job.ce, job.ua, job.fa, #ct + EXTRAS_FLAG,
+      padToken(ct), job.at, job.ar, job.rd, job.pr, job.ra, job.aa, job.ca, job.sq, #ok, ok, #ik, ik, #cs, cs, #wf, wf,
+      #tp, tp)
   end
   return struct.pack(META, job.st, job.be, job.bn, job.ce, job.ua, job.fa, #ct, padToken(ct), job.at, job.ar, job.rd,
     job.pr, job.ra, job.aa, job.ca, job.sq, #ok, ok, #ik, ik, #cs, cs)
@@ -128,7 +136,10 @@ end
 -- The packed prefix's length of a stored job string: where its body starts, minus one.
 local function prefixSize(stored)
   local _, _, _, next = struct.unpack("<I4c0I4c0I4c0", stored, KEY_LENGTH_AT)
-  if string.byte(stored, TOKEN_LENGTH_AT) >= WORKFLOW_FLAG then next = next + 4 + struct.unpack("<I4", stored, next) end
+  if string.byte(stored, TOKEN_LENGTH_AT) >= EXTRAS_FLAG then
+    local _, _, after = struct.unpack("<" .. EXTRAS, stored, next)
+    next = after
+  end
   return next - 1
 end
 

@@ -7,7 +7,7 @@
 ]]
 -- HEAD in parts, for the lean paths: its fields up to the token (st, be, bn, ce, ua, fa:
 -- what an ACK rewrites), the same and the token's length byte (which a hand-out keeps the
--- WORKFLOW_FLAG of), and where at and ar follow the token.
+-- EXTRAS_FLAG of), and where at and ar follow the token.
 local HEAD_START = "<c1dI4ddd"
 local HEAD_TO_TOKEN = "<c1dI4dddB"
 local TOKEN_AT = TOKEN_LENGTH_AT -- its length byte, then its slot
@@ -30,7 +30,7 @@ local function startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retr
   local at, ar = struct.unpack("<dd", head, ATTEMPT_AT) -- (not the token between: no string for it)
   local nst, nbe, nce, nua, nat, nar, nct, nrd = handOutValues(at, ar, token, expiresAt, retryDelay, now)
   local padded = nct == token and paddedToken or padToken(nct)
-  local flag = tokenLength >= WORKFLOW_FLAG and WORKFLOW_FLAG or 0 -- a workflow job stays one
+  local flag = tokenLength >= EXTRAS_FLAG and EXTRAS_FLAG or 0 -- a job with extras keeps them
   redis.call("SETRANGE", key, OFFSET_0, struct.pack(HEAD, nst, nbe, bn, nce, nua, fa, #nct + flag, padded, nat, nar, nrd))
   ledgerLeave(bufferLedger(tag), batchNameOf(be, bn))
   ledgerJoin(claimChecks, checkNameOf(nct, nce), nce, id)
@@ -41,10 +41,10 @@ end
 -- Checks the claim (checkClaimValues), rewrites the head's first fields (state …
 -- finished_at) per succeedValues, and moves the job from its claim check to the retention
 -- list. The caller counts the state change. Returns the outcome ("a", "s" or "n"), or nil
--- for a job with an ordering key, or a workflow job: it takes the whole path (apply(),
--- which leaves the key's sequence; the caller's answer for a workflow job). A workflow
--- job's flagged length byte never matches a token's, so telling it apart costs only the
--- ACKs that do not match.
+-- for a job with an ordering key, or one with extras (a workflow job, or a traced one): it
+-- takes the whole path (apply(), which leaves the key's sequence; the caller's answer for
+-- a workflow job). A flagged length byte never matches a token's, so telling such a job
+-- apart costs only the ACKs that do not match.
 local NO_KEY = "\0\0\0\0" -- an ordering key's length of 0
 -- A token as its slot starts when it holds that token: its length byte, then its bytes.
 local storedTokens = {}
@@ -66,7 +66,7 @@ local function succeedRunning(tag, id, token, now)
   local ct = #token <= TOKEN_WIDTH and string.find(head, storedToken(token), TOKEN_AT, true) == TOKEN_AT and token or nil
   local outcome = checkClaimValues(st, ct, token)
   if outcome ~= "a" then
-    if string.byte(head, TOKEN_AT) >= WORKFLOW_FLAG then return nil end
+    if string.byte(head, TOKEN_AT) >= EXTRAS_FLAG then return nil end
     return outcome
   end
   if string.find(head, NO_KEY, KEY_LENGTH_AT, true) ~= KEY_LENGTH_AT then return nil end

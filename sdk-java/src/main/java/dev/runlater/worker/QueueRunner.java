@@ -127,7 +127,7 @@ final class QueueRunner {
     JobResult result = null;
     Throwable error = null;
     try {
-      result = handler.handle(job);
+      result = ProcessSpan.run(queue, job, handler);
     } catch (Throwable t) {
       error = t;
     }
