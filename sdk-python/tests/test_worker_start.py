@@ -24,6 +24,8 @@ from runlater import (
     ErrorReason,
     JobCheckpoint,
     JobOutcome,
+    JobSpec,
+    JobState,
     NotFoundError,
     Outcome,
     UnavailableError,
@@ -53,6 +55,21 @@ def test_fails_at_start_on_a_queue_that_does_not_exist(
     assert err.reason is ErrorReason.QUEUE_NOT_FOUND
     assert err.message.startswith(f'worker cannot start on queue "no_such_queue" at {server_url}: ')
     assert "does not exist" in err.message
+
+
+def test_a_stop_before_the_worker_has_set_up_is_not_lost(
+    client: Client, server_url: str, make_queue: QueueFactory
+) -> None:
+    # Stopped before run() had its event loop (as a worker just started on a thread can
+    # be): that run returns as soon as it starts, and takes no job. The stop was dropped
+    # before, and such a worker ran on.
+    queue = make_queue()
+    [job_id] = client.enqueue_many([JobSpec(queue, b"left alone")])
+    app = Worker(server_url)
+    app.register(queue, lambda job: "taken")
+    app.stop()
+    app.run(handle_signals=False)  # returns: a stopped worker does not block
+    assert client.get_jobs([job_id]).jobs[0].state is JobState.PENDING
 
 
 def test_fails_at_start_when_no_server_is_there() -> None:

@@ -126,6 +126,10 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._force: asyncio.Event | None = None
+        # A stop() that came before run_async had its loop ("graceful" or "force"): it used
+        # to be dropped, so a worker started on a thread and stopped at once ran on.
+        self._stop_lock = threading.Lock()
+        self._early_stop: str | None = None
         self.abandoned_threads = 0
         # Set while the worker takes jobs (after its start-up check); for readiness probes.
         self.running = threading.Event()
@@ -243,10 +247,16 @@ class Worker:
         asyncio.run(self.run_async(handle_signals=handle_signals))
 
     def stop(self, *, force: bool = False) -> None:
-        """Asks the worker to shut down gracefully. Safe from any thread or signal handler."""
-        loop, stopping, forced = self._loop, self._stopping, self._force
-        if loop is None or stopping is None or forced is None:
-            return
+        """Asks the worker to shut down gracefully. Safe from any thread or signal handler.
+
+        Called before run() has set itself up (a worker just started on a thread), it
+        makes that run return as soon as it starts, without taking a job."""
+        with self._stop_lock:
+            loop, stopping, forced = self._loop, self._stopping, self._force
+            if loop is None or stopping is None or forced is None:
+                # Not running yet: the next run_async stops as soon as it starts.
+                self._early_stop = "force" if force or self._early_stop is not None else "graceful"
+                return
 
         def set_flags() -> None:
             if stopping.is_set() or force:
@@ -270,7 +280,13 @@ class Worker:
             raise RuntimeError("no handlers registered")
         self._stopping = asyncio.Event()
         self._force = asyncio.Event()
-        self._loop = asyncio.get_running_loop()  # last: stop() works once this is set
+        with self._stop_lock:
+            self._loop = asyncio.get_running_loop()  # last: stop() works once this is set
+            early, self._early_stop = self._early_stop, None
+        if early is not None:
+            self._stopping.set()
+            if early == "force":
+                self._force.set()
         client, owned = self._async_client()
         try:
             await self._check_queues(client)
