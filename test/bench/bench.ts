@@ -28,6 +28,7 @@
  *                                          claim-timeout sweep's work for the jobs falls inside the run)
  *
  *   npm run bench -- --pickup …  (pickup latency at a fixed enqueue rate: see pickup.ts)
+ *   npm run bench -- --unary …   (unary Enqueue over HTTP/1.1 and HTTP/2: see unary.ts)
  *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
@@ -41,11 +42,13 @@ import { CpuMeter, storePid } from "./cpu.js";
 import { runDirectMysql } from "./mysql-direct.js";
 import { runPickup } from "./pickup.js";
 import { percentile, type ServerProcess, startServerProcess } from "./server-process.js";
+import { runUnary } from "./unary.js";
 
-/** --pickup: the pickup-latency benchmark (pickup.ts), with options of its own. */
+/** --pickup and --unary: benchmarks of their own (pickup.ts, unary.ts), with options of their own. */
 const pickup = process.argv.includes("--pickup");
+const unary = process.argv.includes("--unary");
 const { values: args } = parseArgs({
-  args: pickup ? [] : process.argv.slice(2),
+  args: pickup || unary ? [] : process.argv.slice(2),
   options: {
     store: { type: "string", multiple: true, default: [] },
     jobs: { type: "string", default: "200000" },
@@ -481,4 +484,4 @@ async function mainCluster(counts: number[]): Promise<void> {
   }
 }
 
-await (pickup ? runPickup(process.argv.slice(2)) : main());
+await (pickup ? runPickup(process.argv.slice(2)) : unary ? runUnary(process.argv.slice(2)) : main());
