@@ -115,7 +115,7 @@ async function pickupRun(
   try {
     await producer.createQueue(queue);
     for (let i = 0; i < s.workers; i++) {
-      // The stream worker opens its own HTTP/2 session; the polling one long-polls Dequeue.
+      // The stream worker streams on the default client's HTTP/2; the polling one long-polls Dequeue over HTTP/1.1.
       const client = createRunlaterClient(server.url, mode === "stream" ? {} : { httpVersion: "1.1" });
       workers.push(
         new Worker({
