@@ -5,10 +5,10 @@
 import { expect, it } from "vitest";
 import { Broker } from "../../src/broker/broker.js";
 import { ManualClock } from "../../src/domain/clock.js";
-import { newJobId } from "../../src/domain/job-id.js";
 import { resolveQueueConfig } from "../../src/domain/queue-config.js";
 import { silentLogger } from "../../src/log.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
+import { newJob } from "../storetest/fixtures.js";
 
 /**
  * A memory store with doors: its n-th claim waits for claimGates[n], when there is one, and
@@ -46,22 +46,9 @@ async function setup() {
   await store.queueCreate({ name: "q", config: resolveQueueConfig({}), now: clock.now() });
   const broker = new Broker({ store, clock, log: silentLogger, owner: "a", bufferSize: 10, leaseTtlMs: 30_000 });
   const enqueue = async () => {
-    const now = clock.now();
-    const job = {
-      id: newJobId("q", 0, now),
-      queue: "q",
-      partition: 0,
-      priority: 1,
-      body: new Uint8Array(),
-      runAfter: now,
-      attemptsAllowed: 3,
-      customStatus: "",
-      createdAt: now,
-      idempotencyKey: "",
-      orderingKey: "",
-    };
-    await store.jobInsertMany({ jobs: [job], now });
-    broker.notify("q", 0, now, 1);
+    const job = newJob("q", {}, clock.now());
+    await store.jobInsertMany({ jobs: [job], now: clock.now() });
+    broker.notify("q", 0, job.runAfter, job.priority);
     return job.id;
   };
   return { store, broker, enqueue };
