@@ -4,7 +4,8 @@
  * Connect (JSON for debugging with curl-like tools, binary for speed), gRPC (HTTP/2
  * only) or gRPC-Web.
  */
-import type { Interceptor, Transport } from "@connectrpc/connect";
+import type { Http2Session } from "node:http2";
+import { ConnectError, type Interceptor, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -21,7 +22,13 @@ export interface TransportOptions {
   protocol?: Protocol;
   /** Connect only: binary protobuf (default true) or JSON. gRPC and gRPC-Web always use binary. */
   binary?: boolean;
-  /** "1.1" (default for Connect and gRPC-Web) or "2" (h2c or TLS; the only choice for gRPC). */
+  /**
+   * "2" or "1.1". Default "2" for Connect and gRPC over http:// (h2c, prior knowledge: the
+   * runlater server speaks it on its one port; calls in flight share one connection: 1.7×
+   * the Enqueue calls/s with 32 in flight, docs/benchmarks.md), "1.1" for https:// (not
+   * every TLS proxy offers HTTP/2) and for gRPC-Web. Pass "1.1" when a proxy in between
+   * speaks only HTTP/1.1. gRPC needs "2".
+   */
   httpVersion?: HttpVersion;
   /** Default deadline of every call, in ms (a call may pass its own timeoutMs). */
   timeoutMs?: number;
@@ -50,7 +57,8 @@ export interface OpenedTransport {
 
 export function openTransport(baseUrl: string, o: TransportOptions = {}): OpenedTransport {
   const protocol = o.protocol ?? "connect";
-  const httpVersion = o.httpVersion ?? (protocol === "grpc" ? "2" : "1.1");
+  const secure = baseUrl.startsWith("https:");
+  const httpVersion = o.httpVersion ?? (protocol === "grpc" || (protocol === "connect" && !secure) ? "2" : "1.1");
   if (protocol === "grpc" && httpVersion !== "2") {
     throw new Error('gRPC needs HTTP/2: pass httpVersion "2" (or leave it unset) with protocol "grpc"');
   }
@@ -63,7 +71,6 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
     interceptors: [...(token === undefined ? [] : [bearer(token)]), ...(o.interceptors ?? [])],
     defaultTimeoutMs: o.timeoutMs,
   };
-  const secure = baseUrl.startsWith("https:");
   if (o.tls !== undefined && !secure) throw new Error(`tls options need an https:// URL, not ${baseUrl}`);
   const tls = secure ? readTls(o.tls) : {};
   if (httpVersion === "1.1") {
@@ -79,8 +86,13 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   }
   // We own the HTTP/2 session so close() can end it; otherwise an idle session keeps
   // a short script alive until its idle timeout.
-  const sessionManager = new Http2SessionManager(baseUrl, undefined, tls);
-  const options = { ...common, httpVersion, sessionManager } as const;
+  const sessionManager = new GuardedSessionManager(baseUrl, undefined, tls);
+  const options = {
+    ...common,
+    interceptors: [http1Hint(baseUrl), ...common.interceptors] as Interceptor[],
+    httpVersion,
+    sessionManager,
+  } as const;
   let transport: Transport;
   switch (protocol) {
     case "grpc":
@@ -102,5 +114,46 @@ function bearer(token: string): Interceptor {
   return (next) => (req) => {
     req.header.set("authorization", value);
     return next(req);
+  };
+}
+
+/**
+ * Keeps a session's late error from crashing the process. A session that failed (an
+ * HTTP/1.1 server answering the HTTP/2 preface) can emit its error only as it closes; a
+ * close() in between (connect-node's abort of a session already destroyed) has removed
+ * every listener by then, and an 'error' event with no listener is thrown. The error has
+ * already reached the call that met it.
+ */
+class GuardedSessionManager extends Http2SessionManager {
+  private readonly guarded = new WeakSet<Http2Session>();
+
+  override async request(...args: Parameters<Http2SessionManager["request"]>) {
+    const stream = await super.request(...args);
+    const session = stream.session;
+    if (session && !this.guarded.has(session)) {
+      this.guarded.add(session);
+      session.on("error", () => {});
+    }
+    return stream;
+  }
+}
+
+/** An HTTP/2 protocol error is what a server or proxy speaking only HTTP/1.1 causes: say so. */
+function http1Hint(baseUrl: string): Interceptor {
+  return (next) => async (req) => {
+    try {
+      return await next(req);
+    } catch (err) {
+      const cause = err instanceof ConnectError ? (err.cause as { code?: unknown } | undefined) : undefined;
+      if (!(err instanceof ConnectError) || cause?.code !== "ERR_HTTP2_ERROR") throw err;
+      throw new ConnectError(
+        `${err.rawMessage} over HTTP/2 to ${baseUrl}: if a proxy in between speaks only HTTP/1.1, ` +
+          'create the client with httpVersion: "1.1"',
+        err.code,
+        err.metadata,
+        undefined, // a protocol error carries no details
+        err.cause,
+      );
+    }
   };
 }

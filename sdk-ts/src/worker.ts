@@ -38,9 +38,11 @@ import { type JobHandler, toWorkerJob } from "./worker/worker-job.js";
 
 export interface WorkerOptions {
   /**
-   * The client to call the server with. Unless it names an httpVersion (or uses
-   * gRPC-Web, or dequeueMode is "poll"), the worker opens its own HTTP/2 session to the
-   * same server with the same options, so that it can stream; it closes it on stop.
+   * The client to call the server with. A default client over http:// is on HTTP/2
+   * already and the worker streams on it. One on HTTP/1.1 that did not name the version
+   * (an https:// URL; not gRPC-Web, and unless dequeueMode is "poll") gets the worker its
+   * own HTTP/2 session to the same server with the same options, so that it can stream;
+   * it closes it on stop.
    */
   client: RunlaterClient;
   /** The queue to work on (it must exist: start() fails otherwise). */
@@ -183,8 +185,8 @@ export class Worker {
 
     const given = o.client;
     const protocol = given.options.protocol ?? "connect";
-    // Like the Python SDK's worker: a client that left the HTTP version open gets the
-    // worker its own HTTP/2 session, so that it can stream (the server speaks h2c).
+    // Like the Python SDK's worker: a client on HTTP/1.1 that left the HTTP version open
+    // (https://) gets the worker its own HTTP/2 session, so that it can stream.
     this.ownsClient =
       !given.streams && given.options.httpVersion === undefined && protocol !== "grpc-web" && o.dequeueMode !== "poll";
     this.client = this.ownsClient ? createRunlaterClient(given.baseUrl, { ...given.options, httpVersion: "2" }) : given;

@@ -2,6 +2,8 @@
  * createRunlaterClient over every protocol the server speaks, and the client-side
  * conveniences (body encoding, enqueue options, createQueue, errorReason).
  */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,9 +22,9 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 
 const protocols: Array<[string, RunlaterClientOptions]> = [
-  ["connect JSON over HTTP/1.1", { protocol: "connect", binary: false }],
-  ["connect binary over HTTP/1.1", { protocol: "connect" }],
-  ["connect binary over h2c", { protocol: "connect", httpVersion: "2" }],
+  ["connect JSON over HTTP/1.1", { protocol: "connect", binary: false, httpVersion: "1.1" }],
+  ["connect binary over HTTP/1.1", { protocol: "connect", httpVersion: "1.1" }],
+  ["connect binary over h2c (the default on http://)", {}],
   ["gRPC over h2c", { protocol: "grpc" }],
   ["gRPC-Web over HTTP/1.1", { protocol: "grpc-web" }],
 ];
@@ -74,7 +76,7 @@ describe.each(protocols)("%s", (_name, options) => {
     const expected = {
       "connect JSON over HTTP/1.1": "application/json",
       "connect binary over HTTP/1.1": "application/proto",
-      "connect binary over h2c": "application/proto",
+      "connect binary over h2c (the default on http://)": "application/proto",
       "gRPC over h2c": "application/grpc",
       "gRPC-Web over HTTP/1.1": "application/grpc-web",
     }[_name];
@@ -150,6 +152,40 @@ describe("conveniences", () => {
     expect(() => createRunlaterClient(server.url, { protocol: "grpc", httpVersion: "1.1" })).toThrow(/HTTP\/2/);
     expect(() => createRunlaterClient(server.url, { protocol: "grpc", binary: false })).toThrow(/JSON/);
     await expect(client.enqueue("q", undefined as unknown as string)).rejects.toThrow(/cannot encode/);
+  });
+
+  it("speaks h2c by default over http://; through a proxy that speaks only HTTP/1.1 it needs httpVersion 1.1, and says so", async () => {
+    // The proxy forwards each HTTP/1.1 request to the server over HTTP/1.1.
+    const target = new URL(server.url);
+    const proxy = http.createServer((req, res) => {
+      const upstream = http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      expect(createRunlaterClient(server.url).streams).toBe(true);
+      const h2 = createRunlaterClient(proxyUrl);
+      const err = await h2.queues.listQueues({}).catch((e: unknown) => e);
+      // close() right after the failure: the session's late error must not crash the process.
+      h2.close();
+      expect(err).toBeInstanceOf(ConnectError);
+      expect((err as ConnectError).message).toMatch(
+        /speaks only HTTP\/1\.1, create the client with httpVersion: "1\.1"/,
+      );
+      const http1 = createRunlaterClient(proxyUrl, { httpVersion: "1.1" });
+      expect(http1.streams).toBe(false);
+      await expect(http1.queues.listQueues({})).resolves.toBeDefined();
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("maps queue options to the QueueConfig durations", async () => {

@@ -504,15 +504,15 @@ describe("Worker in stream mode", () => {
     return { calls, spy };
   };
 
-  it("is the default wherever the transport allows: the worker opens its own HTTP/2 session if the client left the version open", async () => {
+  it("is the default wherever the transport allows: a default client over http:// streams (h2c)", async () => {
     expect(h2client.streams).toBe(true);
-    expect(client.streams).toBe(false);
+    expect(client.streams).toBe(true);
     expect(createRunlaterClient(server.url, { httpVersion: "2", protocol: "grpc-web" }).streams).toBe(false);
     const handler = async () => {};
     const modeOf = (c: RunlaterClient, dequeueMode?: "stream" | "poll") =>
       new Worker({ client: c, queue: "q", handler, dequeueMode }).settings.dequeueMode;
     expect(modeOf(h2client)).toBe("stream");
-    expect(modeOf(client)).toBe("stream"); // no httpVersion given: its own HTTP/2 session
+    expect(modeOf(client)).toBe("stream"); // (over https://, no httpVersion given: its own HTTP/2 session, tls.test.ts)
     expect(modeOf(client, "poll")).toBe("poll");
     expect(modeOf(createRunlaterClient(server.url, { protocol: "grpc-web" }))).toBe("poll");
     const http1 = createRunlaterClient(server.url, { httpVersion: "1.1" });
@@ -520,7 +520,7 @@ describe("Worker in stream mode", () => {
     expect(() => new Worker({ client: http1, queue: "q", handler, dequeueMode: "stream" })).toThrow(
       /needs a client over HTTP\/2/,
     );
-    // And it does stream: jobs come and outcomes go on one DequeueStream of its own session.
+    // And it does stream: jobs come and outcomes go on one DequeueStream.
     const { calls, spy } = countingClient();
     const { queue } = await startWorker("own_h2", { client: spy, handler: async (job) => `own ${job.text()}` });
     const ids = await client.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ queue, body: `${i}` })));

@@ -27,11 +27,12 @@
  *                    [--claim-timeout MS] (the queue's claim timeout, default 60000: shorter, and the
  *                                          claim-timeout sweep's work for the jobs falls inside the run)
  *
+ *   npm run bench -- --pickup …  (pickup latency at a fixed enqueue rate: see pickup.ts)
+ *   npm run bench -- --unary …   (unary Enqueue over HTTP/1.1 and HTTP/2: see unary.ts)
+ *
  * Figures belong in docs/benchmarks.md together with the machine and these settings.
  */
-import { spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { Interceptor } from "@connectrpc/connect";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
@@ -39,8 +40,15 @@ import { type Cluster, startCluster } from "../cluster/harness.js";
 import { runBullmq } from "./bullmq.js";
 import { CpuMeter, storePids } from "./cpu.js";
 import { runDirectMysql } from "./mysql-direct.js";
+import { runPickup } from "./pickup.js";
+import { percentile, type ServerProcess, startServerProcess } from "./server-process.js";
+import { runUnary } from "./unary.js";
 
+/** --pickup and --unary: benchmarks of their own (pickup.ts, unary.ts), with options of their own. */
+const pickup = process.argv.includes("--pickup");
+const unary = process.argv.includes("--unary");
 const { values: args } = parseArgs({
+  args: pickup || unary ? [] : process.argv.slice(2),
   options: {
     store: { type: "string", multiple: true, default: [] },
     jobs: { type: "string", default: "200000" },
@@ -80,52 +88,9 @@ const claimTimeoutMs = Number(args["claim-timeout"]);
 /** The memory store unless --store says otherwise (the server's own default is a SQLite file in its working directory). */
 const stores = (args.store as string[]).length > 0 ? (args.store as string[]) : ["memory"];
 
-async function startServerProcess(
-  storeUrls = stores,
-): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
-  const bin = fileURLToPath(new URL("../../server/bin/runlater.js", import.meta.url));
-  const storeArgs = storeUrls.flatMap((s) => ["--store", s]);
-  const bufferArgs = args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]];
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean),
-      bin,
-      "serve",
-      "--port",
-      "0",
-      "--log-level",
-      "warn",
-      ...bufferArgs,
-      ...storeArgs,
-    ],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (\S+)/.exec(seen);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return {
-    url,
-    pid: child.pid,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+/** The server with this run's stores and --buffer-size. */
+function startServer(storeUrls = stores): Promise<ServerProcess> {
+  return startServerProcess(storeUrls, args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]]);
 }
 
 async function enqueueAll(client: RunlaterClient, queue: string): Promise<number> {
@@ -209,7 +174,7 @@ async function dequeueLatency(client: RunlaterClient, queue: string, count: numb
 async function main(): Promise<void> {
   if (Number(args.rounds) > 1 && !args["compare-bullmq"]) throw new Error("--rounds goes with --compare-bullmq");
   if (args.brokers !== undefined) return mainCluster(args.brokers.split(",").map(Number));
-  const server = await startServerProcess();
+  const server = await startServer();
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
   const queue = `bench_${Date.now()}`;
   try {
@@ -356,7 +321,7 @@ async function main(): Promise<void> {
 
 /** The same enqueue and process phases on a second server with the memory store, for --compare-memory. */
 async function runOnMemory(): Promise<{ enqueueMs: number; processedPerS: number; dequeueMs: number[] }> {
-  const server = await startServerProcess(["memory"]);
+  const server = await startServer(["memory"]);
   const admin = createRunlaterClient(server.url, { protocol, httpVersion: "2" });
   try {
     const queue = `bench_memory_${Date.now()}`;
@@ -519,4 +484,4 @@ async function mainCluster(counts: number[]): Promise<void> {
   }
 }
 
-await main();
+await (pickup ? runPickup(process.argv.slice(2)) : unary ? runUnary(process.argv.slice(2)) : main());

@@ -31,6 +31,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { pythonWithSdk } from "../python-sdk.js";
+import { startServerProcess } from "./server-process.js";
 
 const root = join(import.meta.dirname, "../..");
 const { values: args } = parseArgs({
@@ -54,36 +55,6 @@ const latencyFlags = args.latency ? ["--latency", args.latency] : [];
 const rounds = Number(args.rounds);
 const jobs = Number(args.jobs);
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-interface Server {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startServer(store: string): Promise<Server> {
-  const child = spawn(
-    process.execPath,
-    [join(root, "server/bin/runlater.js"), "serve", "--port", "0", "--log-level", "warn", "--store", store],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-      const m = /listening on (\S+)/.exec(seen);
-      if (m) resolve(m[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`server on ${store} exited with ${code}`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 /** Runs a bench program; returns the metric of the JSON line it prints last. */
 function runBench(argv: string[], cwd = root): Promise<number> {
@@ -150,7 +121,7 @@ async function main(): Promise<void> {
   const sdks = args.sdk.split(",").filter(Boolean);
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
-    const memory = await startServer("memory");
+    const memory = await startServerProcess(["memory"]);
     cleanups.push(() => memory.stop());
     const entries: Entry[] = [];
     const add = (name: string, run: () => Promise<number>) => entries.push({ name, run, rates: [] });
@@ -195,7 +166,7 @@ async function main(): Promise<void> {
     }
     if (args.celery) {
       const redis = redisUrl();
-      const onRedis = await startServer(`${redis}/13`);
+      const onRedis = await startServerProcess([`${redis}/13`]);
       cleanups.push(() => onRedis.stop());
       const venv = mkdtempSync(join(tmpdir(), "celery-venv-"));
       cleanups.push(() => rmSync(venv, { recursive: true, force: true }));

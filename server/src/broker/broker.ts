@@ -115,6 +115,7 @@ export class Broker {
   /** Hands out up to `limit` jobs, waiting up to `waitMs` for one to become due. */
   async dequeue(p: DequeueParams): Promise<JobRecord[]> {
     const deadline = this.o.clock.now() + p.waitMs;
+    let woken = false;
     for (;;) {
       const q = await this.queue(p.queue);
       let waitCap = Number.POSITIVE_INFINITY;
@@ -123,7 +124,7 @@ export class Broker {
         const granted = q.limiter.take(p.limit, now);
         if (granted > 0) {
           const announced = q.announced;
-          const jobs = await this.take(p.queue, q, granted);
+          const jobs = await this.take(p.queue, q, granted, !woken);
           q.limiter.refund(granted - jobs.length);
           if (jobs.length > 0) return jobs;
           // A job announced while take() ran found no waiter to wake (we were not waiting
@@ -137,6 +138,7 @@ export class Broker {
       const left = deadline - this.o.clock.now();
       if (left <= 0 || p.signal?.aborted || this.stopped) return [];
       await q.waiters.wait(Math.min(left, waitCap), p.signal, (ms, fn) => this.o.clock.setTimer(ms, fn));
+      woken = true;
     }
   }
 
@@ -333,21 +335,28 @@ export class Broker {
     );
   }
 
-  /** Takes up to `count` jobs across the queue's partitions, best first, and starts them. */
-  private async take(queue: string, q: QueueState, count: number): Promise<JobRecord[]> {
+  /**
+   * Takes up to `count` jobs across the queue's partitions, best first, and starts them.
+   * `fill`: claim more first when the buffers cannot fill the request (fewer, fuller
+   * answers). A long poll woken by jobs arriving takes what is buffered without that
+   * claim: one store round trip less between an enqueue and its hand-out (issue 28); the
+   * refill after the hand-out brings the rest.
+   */
+  private async take(queue: string, q: QueueState, count: number, fill: boolean): Promise<JobRecord[]> {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
     const owned = q.partitions.filter((b) => this.owns(q, b));
     let total = 0;
     const fits = byteBudget(limits.dequeueBodyBytesMax);
     let full = false; // the answer holds all the body bytes it may
     // More than one round only when a request is larger than a buffer holds.
-    for (let round = 0; round < 16 && total < count && !full; round++) {
+    for (let round = 0; round < (fill ? 16 : 1) && total < count && !full; round++) {
       const wanted = count - total;
+      const buffered = owned.some((b) => b.size > 0);
       await Promise.all(
         owned.map((b) => {
           // Refill first when this partition alone cannot fill the request and the store may have more,
           // or when a better priority than the buffered ones was announced.
-          const needsJobs = b.size < wanted && !this.refills.knownEmpty(b);
+          const needsJobs = (fill || !buffered) && b.size < wanted && !this.refills.knownEmpty(b);
           const betterArrived =
             b.dirtyPriority < b.worstPriority() || (b.size === 0 && b.dirtyPriority !== Number.POSITIVE_INFINITY);
           return needsJobs || betterArrived ? this.refills.refillCurrent(q, b) : undefined;

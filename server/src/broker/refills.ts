@@ -110,9 +110,19 @@ export class Refills {
     // A job announced while the claim ran may have been inserted after it read: let the
     // waiters look again (their take() refills, seeing dirtyPriority set).
     if (claimed.length > 0 || b.dirtyPriority !== Number.POSITIVE_INFINITY) q.waiters.wakeAll();
-    if (b.exhausted) {
+    // Outside this refill: a job announced while the lookup runs then starts a refill of
+    // its own at once. Awaited here, the announcement would join this refill, which claims
+    // nothing more, and the job would wait for the next announcement (pickup latency, issue 28).
+    if (b.exhausted) void this.armNextDue(q, b);
+  }
+
+  /** Sets the due timer at the partition's next run_after, if it has one. */
+  private async armNextDue(q: QueueState, b: PartitionBuffer): Promise<void> {
+    try {
       const next = await this.o.store.jobNextDueAt({ queue: b.queue, partition: b.partition });
-      if (next !== undefined) this.armDueTimer(q, b, next);
+      if (next !== undefined && !q.retired) this.armDueTimer(q, b, next);
+    } catch (err) {
+      this.o.log.warn({ err, queue: b.queue, partition: b.partition }, "next due time lookup failed");
     }
   }
 

@@ -54,30 +54,37 @@ describe("a server with --tls-cert and --tls-key", () => {
     }
   });
 
-  it("runs a Worker over a DequeueStream on HTTP/2", async () => {
-    const client = createRunlaterClient(server.url, { protocol: "grpc", tls: { caFile: a.ca } });
-    const queue = "tls_worker";
-    await client.createQueue(queue);
-    await client.enqueueMany(["1", "2", "3"].map((body) => ({ queue, body })));
-    const seen: string[] = [];
-    let worker: Worker | undefined;
-    const done = new Promise<void>((resolve) => {
-      worker = new Worker({
-        client,
-        queue,
-        dequeueMode: "stream",
-        handler: async (job) => {
-          seen.push(job.text());
-          if (seen.length === 3) resolve();
-        },
+  it.each([
+    ["gRPC", { protocol: "grpc" }],
+    // https:// leaves the client on HTTP/1.1 by default: the Worker opens an HTTP/2 session of its own.
+    ["a default client", {}],
+  ] as Array<[string, RunlaterClientOptions]>)(
+    "runs a Worker over a DequeueStream on HTTP/2 (%s)",
+    async (name, options) => {
+      const client = createRunlaterClient(server.url, { ...options, tls: { caFile: a.ca } });
+      const queue = name === "gRPC" ? "tls_worker" : "tls_worker_default";
+      await client.createQueue(queue);
+      await client.enqueueMany(["1", "2", "3"].map((body) => ({ queue, body })));
+      const seen: string[] = [];
+      let worker: Worker | undefined;
+      const done = new Promise<void>((resolve) => {
+        worker = new Worker({
+          client,
+          queue,
+          dequeueMode: "stream",
+          handler: async (job) => {
+            seen.push(job.text());
+            if (seen.length === 3) resolve();
+          },
+        });
+        worker.start();
       });
-      worker.start();
-    });
-    await done;
-    await worker?.stop();
-    client.close();
-    expect(seen.sort()).toEqual(["1", "2", "3"]);
-  });
+      await done;
+      await worker?.stop();
+      client.close();
+      expect(seen.sort()).toEqual(["1", "2", "3"]);
+    },
+  );
 
   it("is refused by a client that does not trust its CA, with the reason, and keeps serving", async () => {
     const client = createRunlaterClient(server.url, { tls: {} });
