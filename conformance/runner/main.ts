@@ -232,6 +232,12 @@ async function main(): Promise<number> {
                 `${r.status.toUpperCase().padEnd(15)} ${spec.sdk}/${caseName(r)}${r.message ? `\n    ${r.message.replace(/\n/g, "\n    ")}` : ""}`,
               );
           }
+          // The group's last scenario may leave workers running: stop them, or they would take
+          // the jobs of the next SDK's scenarios on this server (same queue names).
+          await running
+            .get(spec.sdk)
+            ?.request({ op: "reset" }, OP_TIMEOUT_MS)
+            .catch(() => {});
           const group = results.filter((r) => r.sdk === spec.sdk && r.store === kind && r.protocol === protocol);
           log(
             `${spec.sdk}/${kind}/${protocol}: ${group.filter((r) => !isFailure(r.status)).length}/${group.length} in ${Date.now() - t0} ms`,

@@ -45,6 +45,8 @@ export class Maintenance {
   private cancelFire: (() => void) | undefined;
   /** Rounds still running (stop waits for them). */
   private readonly running = new Set<Promise<void>>();
+  /** The last schedule-firing pass (fireSchedules): the next waits for it. */
+  private firing: Promise<unknown> = Promise.resolve();
   private stopped = true;
   private readonly workflows: WorkflowUpkeep;
   /** Periodic sweeps, GC rounds and schedule firings this node ran (tests: only the leader runs them). */
@@ -131,7 +133,18 @@ export class Maintenance {
   }
 
   /** Fires every due schedule; returns how many started something and when the next is due. */
-  async fireSchedules(): Promise<{ started: number; nextDueAt?: number }> {
+  /**
+   * Fires the schedules due now. Passes run one after another: a pass asked for while one
+   * runs (test control's AdvanceClock while the firing timer's pass is in flight) starts
+   * when it ends, so it sees what that pass wrote, and has fired everything due on return.
+   */
+  fireSchedules(): Promise<{ started: number; nextDueAt?: number }> {
+    const pass = this.firing.catch(() => {}).then(() => this.firePass());
+    this.firing = pass;
+    return pass;
+  }
+
+  private async firePass(): Promise<{ started: number; nextDueAt?: number }> {
     const { started, nextDueAt, errors } = await this.o.engine.schedules.fireDue(this.o.chunk);
     for (const err of errors) this.o.log.error({ err }, "schedule fire failed; it stays due");
     if (started > 0) this.o.log.info({ started }, "schedules fired");
