@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { keySlot } from "../../src/store/redis/cluster.js";
 import type { RedisContext } from "../../src/store/redis/redis-context.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
@@ -36,6 +36,60 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "runlater-failover-"));
   url = execFileSync("bash", [script, "start", dir], { encoding: "utf8" }).trim();
 }, 60_000);
+
+/**
+ * Until every node says cluster_state:ok and every master serving slots has a connected
+ * replica that is not failing: a new cluster takes a moment to get there, and so does a
+ * killed master restarted by the test before (it rejoins as the new master's replica).
+ * Each test kills a master and needs that master's replica.
+ */
+async function awaitHealthy(timeoutMs = 30_000): Promise<void> {
+  const nodes = url
+    .replace(/^redis\+cluster:\/\//, "")
+    .split("?")[0]!
+    .split(",");
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      if (await healthy(nodes)) return;
+      last = "a node is not ok, or a master has no connected replica";
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(100);
+  }
+  throw new Error(`the test cluster did not become healthy in ${timeoutMs} ms: ${last}`);
+}
+
+async function healthy(nodes: string[]): Promise<boolean> {
+  let lines: string[][] = [];
+  for (const node of nodes) {
+    const [host, port] = node.split(":");
+    const client = new Redis({ host, port: Number(port), lazyConnect: true, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      if (!String(await client.cluster("INFO")).includes("cluster_state:ok")) return false;
+      lines = String(await client.cluster("NODES"))
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" "));
+    } finally {
+      client.disconnect();
+    }
+  }
+  const up = (flags: string) => !flags.includes("fail");
+  const masters = lines.filter(
+    ([, , flags, , , , , , ...slots]) => flags!.includes("master") && up(flags!) && slots.length > 0,
+  );
+  return masters.every(([id]) =>
+    lines.some(
+      ([, , flags, of, , , , link]) => flags!.includes("slave") && up(flags!) && of === id && link === "connected",
+    ),
+  );
+}
+
+beforeEach(() => awaitHealthy(), 40_000);
 
 afterAll(async () => {
   await cleanupCluster().catch(() => undefined);
