@@ -15,6 +15,7 @@ with the token itself would show it to everyone who can list processes).
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import logging
 import os
@@ -128,14 +129,26 @@ def main(argv: list[str] | None = None) -> int:
     worker.run(handle_signals=True)
     if worker.abandoned_threads:
         # Blocking handlers past the grace were released to PENDING but their threads
-        # cannot be interrupted; Python would wait for them at exit, so leave now.
+        # cannot be interrupted; Python would wait for them at exit.
         logging.getLogger("runlater.worker").warning(
             "exiting with %d handler thread(s) still running", worker.abandoned_threads
         )
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
-    return 0
+    _leave(0)
+    return 0  # not reached
+
+
+def _leave(code: int) -> None:
+    """Exits without the interpreter's teardown, once the app's exit hooks have run.
+
+    The worker has closed what it owns, but clients the app made at import stay open, and
+    the native HTTP client under them (pyqwest's Rust runtime), torn down during the
+    interpreter's finalization, now and then aborted the process (SIGABRT, no message,
+    after "worker stopped": seen in CI). atexit hooks (a tracing exporter's flush, the
+    logging shutdown) still run first."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
