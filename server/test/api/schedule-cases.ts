@@ -5,9 +5,8 @@
  * store over the network its writes land after advance() returns, so the cases wait for
  * what a fire records (vi.waitFor polls; the clock does not move meanwhile).
  */
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { ErrorInfoSchema } from "@runlater/sdk/gen/errors_pb.js";
 import { QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { CatchUp, FireOutcome, OverlapPolicy, ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { InstanceState, WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
@@ -16,6 +15,7 @@ import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import type { Store } from "../../src/store/store.js";
 import { timestampToMs } from "../../src/wire/time.js";
+import { refusal } from "./refusal.js";
 
 const HOUR = 3_600_000;
 
@@ -26,16 +26,6 @@ export function clients(url: string) {
     workflows: createClient(WorkflowService, transport),
     queues: createClient(QueueService, transport),
   };
-}
-
-export async function refusal(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: e.code, field: e.findDetails(ErrorInfoSchema)[0]?.field, message: e.rawMessage };
-  }
-  throw new Error("not refused");
 }
 
 /** The ScheduleService cases on a server over `openStore`'s store (the server closes it when it stops). */
