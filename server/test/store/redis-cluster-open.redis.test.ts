@@ -44,6 +44,12 @@ describe("redis+cluster:// URLs", () => {
       wait: 1,
       waitTimeoutMs: 250,
     });
+    // Each option at its upper bound is taken.
+    expect(parseClusterUrl("redis+cluster://h:1?shards=1024&wait=16&waitTimeoutMs=60000")).toMatchObject({
+      shards: 1024,
+      wait: 16,
+      waitTimeoutMs: 60_000,
+    });
   });
 
   it("are refused with the reason, without the password", () => {
@@ -52,8 +58,11 @@ describe("redis+cluster:// URLs", () => {
       ["redis+cluster://h", /"h" is not host:port/],
       ["redis+cluster://h:0", /"h:0" is not host:port/],
       ["redis+cluster://h:1/db", /expected/],
-      ["redis+cluster://h:1?shards=0", /shards=0 must be a whole number from 1/],
-      ["redis+cluster://h:1?wait=yes", /wait=yes must be a whole number from 0/],
+      ["redis+cluster://h:1?shards=0", /shards=0 must be a whole number from 1 to 1024/],
+      ["redis+cluster://h:1?shards=1025", /shards=1025 must be a whole number from 1 to 1024/],
+      ["redis+cluster://h:1?wait=yes", /wait=yes must be a whole number from 0 to 16/],
+      ["redis+cluster://h:1?wait=17", /wait=17 must be a whole number from 0 to 16/],
+      ["redis+cluster://h:1?waitTimeoutMs=60001", /waitTimeoutMs=60001 must be a whole number from 1 to 60000/],
       ["redis+cluster://u:secret@h:1?timeout=5", /unknown option timeout/],
     ];
     for (const [url, reason] of refusals) {

@@ -41,10 +41,14 @@ export interface ClusterUrl {
 
 const usage = "redis+cluster://[user:password@]host:port[,host:port…][?shards=N&wait=N&waitTimeoutMs=T]";
 
-function wholeNumber(url: string, name: string, value: string, min: number): number {
+/** Each option's range: shards a prefix may have, replicas a write may wait for, and that wait in ms. */
+const RANGES = { shards: [1, 1024], wait: [0, 16], waitTimeoutMs: [1, 60_000] } as const;
+
+function wholeNumber(url: string, name: keyof typeof RANGES, value: string): number {
+  const [min, max] = RANGES[name];
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > 1_000_000)
-    throw new Error(`redis cluster URL ${url}: ${name}=${value} must be a whole number from ${min}`);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    throw new Error(`redis cluster URL ${url}: ${name}=${value} must be a whole number from ${min} to ${max}`);
   return n;
 }
 
@@ -68,9 +72,9 @@ export function parseClusterUrl(url: string): ClusterUrl {
     } else parsed.password = decodeURIComponent(auth);
   }
   for (const [name, value] of new URLSearchParams(query ?? "")) {
-    if (name === "shards") parsed.shards = wholeNumber(redact(url), name, value, 1);
-    else if (name === "wait") parsed.wait = wholeNumber(redact(url), name, value, 0);
-    else if (name === "waitTimeoutMs") parsed.waitTimeoutMs = wholeNumber(redact(url), name, value, 1);
+    if (name === "shards") parsed.shards = wholeNumber(redact(url), name, value);
+    else if (name === "wait") parsed.wait = wholeNumber(redact(url), name, value);
+    else if (name === "waitTimeoutMs") parsed.waitTimeoutMs = wholeNumber(redact(url), name, value);
     else throw new Error(`redis cluster URL ${redact(url)}: unknown option ${name} (expected ${usage})`);
   }
   return parsed;
