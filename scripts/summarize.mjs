@@ -10,6 +10,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const rows = [];
+// Names of failed cases, printed next to the table so the end of a CI log says what failed.
+const failures = [];
 const add = (suite, p, f, s = 0) => {
   passed += p;
   failed += f;
@@ -18,12 +20,20 @@ const add = (suite, p, f, s = 0) => {
     `${suite.padEnd(28)} ${String(p).padStart(5)} passed ${String(f).padStart(4)} failed ${String(s).padStart(4)} skipped`,
   );
 };
+const firstLine = (text) => (text ?? "").trim().split("\n")[0].slice(0, 300);
+
 /** Counts of one report file: [passed, failed, skipped]. */
 function count(path) {
   if (path.endsWith(".json")) {
     const r = JSON.parse(readFileSync(path, "utf8"));
     let failed = (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0);
     if (r.success === false && failed === 0) failed = 1; // e.g. a file that failed to load
+    for (const file of r.testResults ?? []) {
+      if (file.status === "failed" && !(file.assertionResults ?? []).some((t) => t.status === "failed"))
+        failures.push(`${file.name}: ${firstLine(file.message)}`);
+      for (const t of file.assertionResults ?? [])
+        if (t.status === "failed") failures.push(`${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    }
     return [r.numPassedTests ?? 0, failed, (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0)];
   }
   if (path.endsWith(".xml")) {
@@ -37,6 +47,14 @@ function count(path) {
       t += attr("tests");
       f += attr("failures") + attr("errors");
       s += attr("skipped");
+    }
+    // A failed <testcase>: one holding a <failure> or <error> element.
+    for (const m of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
+      const failure = /<(failure|error)\b([^>]*)/.exec(m[2] ?? "");
+      if (!failure) continue;
+      const name = /\bname="([^"]*)"/.exec(m[1])?.[1] ?? "?";
+      const cls = /\bclassname="([^"]*)"/.exec(m[1])?.[1];
+      failures.push(`${cls ? `${cls} ` : ""}${name}: ${firstLine(/\bmessage="([^"]*)"/.exec(failure[2])?.[1])}`);
     }
     return [t - f - s, f, s];
   }
@@ -59,6 +77,11 @@ if (existsSync(checks)) {
   const lines = readFileSync(checks, "utf8").split("\n").filter(Boolean);
   add("checks", lines.filter((l) => l.startsWith("pass ")).length, lines.filter((l) => l.startsWith("fail ")).length);
   for (const l of lines.filter((l) => l.startsWith("fail "))) rows.push(`  failed: ${l.slice(5)}`);
+}
+if (failures.length) {
+  console.log("failed cases:");
+  for (const f of failures.slice(0, 50)) console.log(`  ${f}`);
+  if (failures.length > 50) console.log(`  … and ${failures.length - 50} more`);
 }
 console.log(rows.join("\n"));
 // The last line is always "N passed, N failed" (what CI reads); skipped cases (the
