@@ -85,15 +85,15 @@ export class CpuMeter {
     this.before = this.read();
   }
 
-  /** "server 12.3 µs/job (41 % of a core), …" for `jobs` jobs over the phase. */
-  stop(jobs: number): string {
+  /** "server 12.3 µs/job (41 % of a core), …" for `jobs` jobs (or other `unit`s) over the phase. */
+  stop(jobs: number, unit = "job"): string {
     const wallMs = performance.now() - this.startedAt;
     const after = this.read();
     const parts: string[] = [];
     for (const [name, ms] of after) {
       const used = ms - (this.before.get(name) ?? ms);
       parts.push(
-        `${name} ${((used * 1000) / jobs).toFixed(1)} µs/job (${Math.round((100 * used) / wallMs)} % of a core)`,
+        `${name} ${((used * 1000) / jobs).toFixed(1)} µs/${unit} (${Math.round((100 * used) / wallMs)} % of a core)`,
       );
     }
     return parts.join(", ");

@@ -38,10 +38,12 @@ import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createRunlaterClient, Worker as RunlaterWorker } from "@runlater/sdk";
+import { InstanceState } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { Worker as BullWorker, FlowProducer } from "bullmq";
 import { redisUrl } from "../../server/test/services.js";
 import { freshRedisDb, type NodeProcess, startNode } from "../cluster/harness.js";
 import { diamondDefinition, JOBS, listInstances, QUEUES, workflowClient } from "../workflow/diamond.js";
+import { CpuMeter, storePids } from "./cpu.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -71,6 +73,8 @@ interface Result {
 }
 interface System {
   name: string;
+  /** The processes whose CPU a pass is charged: the runlater server, the Redis it uses. */
+  pids: Record<string, number | undefined>;
   /** Runs `count` instances, started at most `rate` per second (Infinity: as fast as the starters go). */
   pass(label: string, count: number, rate: number): Promise<Pass>;
   close(): Promise<void>;
@@ -103,6 +107,7 @@ async function runlaterSystem(name: string, store: string): Promise<System> {
   for (const queue of QUEUES) await client.createQueue(queue);
   return {
     name,
+    pids: { server: server.pid, ...(store.startsWith("redis") ? await storePids(store) : {}) },
     async pass(label, count, rate) {
       const workflow = `${label}_${name}`;
       await wf.applyWorkflow({ workflow: diamondDefinition(workflow) });
@@ -127,12 +132,13 @@ async function runlaterSystem(name: string, store: string): Promise<System> {
       await Promise.all(workers.map((w) => w.start()));
       const t0 = await startAll(count, rate, () => wf.startInstance({ workflow }));
       await done;
-      // The last handler ran; its ACK ends the instance a moment later.
-      let listed = await listInstances(wf, workflow);
-      while (listed.some((i) => !i.endedAt)) {
+      // The last handler ran; its ACK ends the instance a moment later. Asking for one
+      // running instance is cheap; listing them all every time would take the server's
+      // time from those last ACKs.
+      while ((await wf.listInstances({ workflow, state: InstanceState.RUNNING, limit: 1 })).instances.length > 0) {
         await sleep(20);
-        listed = await listInstances(wf, workflow);
       }
+      const listed = await listInstances(wf, workflow);
       await Promise.all(workers.map((w) => w.stop()));
       const end = Math.max(...listed.map((i) => timestampMs(i.endedAt!)));
       return { flowsPerSec: (count * 1000) / (end - t0), edges };
@@ -156,6 +162,7 @@ async function bullmqSystem(url: string): Promise<System> {
   const flows = new FlowProducer({ connection });
   return {
     name: "bullmq",
+    pids: await storePids(url),
     async pass(label, count, rate) {
       const prefix = `bullwf_${label}`;
       const queueOf = (job: string) => `flow_${job}`;
@@ -236,14 +243,17 @@ async function main(): Promise<void> {
       const order = systems.map((_, i) => systems[(i + r) % systems.length]!);
       for (const s of order) {
         const before = load();
+        const cpu = new CpuMeter(s.pids);
+        cpu.start();
         const peak = await s.pass(`r${r}peak`, instances, Number.POSITIVE_INFINITY);
+        const cpuPerFlow = cpu.stop(instances, "flow");
         const rate = peak.flowsPerSec / 2;
         const half = await s.pass(`r${r}half`, Math.round(instances / 2), rate);
         results.get(s.name)!.push({ peak, half: { ...half, rate } });
         log(
           `round ${r + 1} ${s.name.padEnd(7)} peak ${peak.flowsPerSec.toFixed(0).padStart(5)} flows/s (edges p50 ${pct(peak.edges, 50)} ms, p99 ${pct(peak.edges, 99)} ms); ` +
             `at ${rate.toFixed(0)}/s: ${half.flowsPerSec.toFixed(0)} flows/s, edges p50 ${pct(half.edges, 50)} ms, p99 ${pct(half.edges, 99)} ms ` +
-            `(${half.edges.length} edges); load ${before} → ${load()}`,
+            `(${half.edges.length} edges); load ${before} → ${load()}\n  peak pass CPU: ${cpuPerFlow}`,
         );
       }
     }

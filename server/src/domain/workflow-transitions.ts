@@ -6,6 +6,7 @@
  * Stores apply that result atomically with the ACK that caused it.
  */
 import { limits } from "./limits.js";
+import { clonePlain } from "./plain-data.js";
 import { downstreamOf, inputKey, seeded, type WorkflowDef, type WorkflowJobDef } from "./workflow-definition.js";
 
 export interface WorkflowEvent {
@@ -248,7 +249,7 @@ export class WorkflowRuleError extends Error {}
 // ---- internals
 
 function draft(instance: WorkflowInstance): Transition {
-  return { instance: structuredClone(instance), enqueue: [], cancel: [], changed: true };
+  return { instance: clonePlain(instance), enqueue: [], cancel: [], changed: true };
 }
 
 function unchanged(instance: WorkflowInstance): Transition {

@@ -43,11 +43,17 @@ import type {
 } from "../store/store.js";
 import type { Dispatch } from "./dispatch.js";
 import { announceInserted } from "./due-announcements.js";
+import { InstanceSteps } from "./instance-steps.js";
 import type { PartitionPicker } from "./partition-picker.js";
 import type { QueueCache } from "./queue-cache.js";
 
 /** How often a change is decided again after losing to a concurrent one before giving up. */
 const CONFLICT_RETRIES = 50;
+/**
+ * Workflow versions kept decoded in memory, the least recently used dropped first. A
+ * version never changes once stored, so a kept one is never stale.
+ */
+const DEFINITIONS_CACHED_MAX = 256;
 
 export interface WorkflowsOptions {
   store: Store;
@@ -65,6 +71,10 @@ export interface RunReport {
 }
 
 export class Workflows {
+  /** This process's changes to each instance, in turn, and the instances as they left them. */
+  private readonly steps = new InstanceSteps();
+  private readonly definitions = new Map<string, StoredWorkflow>();
+
   constructor(private readonly o: WorkflowsOptions) {}
 
   // ---- definitions
@@ -85,8 +95,16 @@ export class Workflows {
   }
 
   async get(name: string, version?: number): Promise<StoredWorkflow> {
+    const key = version ? `${version}@${name}` : undefined;
+    const kept = key === undefined ? undefined : this.definitions.get(key);
+    if (kept) return kept;
     const found = await this.store().workflowGet({ name, version: version || undefined });
     if (!found) throw workflowNotFound(name, version);
+    if (key !== undefined) {
+      this.definitions.set(key, found);
+      if (this.definitions.size > DEFINITIONS_CACHED_MAX)
+        this.definitions.delete(this.definitions.keys().next().value!);
+    }
     return found;
   }
 
@@ -227,16 +245,25 @@ export class Workflows {
 
   /** Applies one run's report, deciding again while a concurrent change wins. */
   private async report(report: RunReport, storedContext: string): Promise<OutcomeResult> {
-    const ws = this.store();
     const ctx = decodeJobContext(storedContext);
     const ending = report.ack.kind === "complete" || (await this.failsForGood(report.ack));
+    return this.steps.inTurn(ctx.instanceId, () => this.reportInTurn(report, ctx.instanceId, ctx, ending));
+  }
+
+  private async reportInTurn(
+    report: RunReport,
+    id: string,
+    ctx: { job: string; run: number },
+    ending: boolean,
+  ): Promise<OutcomeResult> {
+    const ws = this.store();
     for (let tries = 0; tries < CONFLICT_RETRIES; tries++) {
       const now = this.o.clock.now();
-      const instance = await ws.instanceGet({ id: ctx.instanceId });
+      const instance = this.steps.cached(id) ?? (await ws.instanceGet({ id }));
       if (!instance) {
         // Deleted by retention meanwhile: the ACK alone.
         const alone = await ws.instanceApply({
-          id: ctx.instanceId,
+          id,
           rev: 0,
           jobs: [],
           cancel: [],
@@ -273,7 +300,11 @@ export class Workflows {
           now,
         });
         if (res.ack && res.ack.outcome !== "acknowledged") return res.ack;
-        if (!res.applied) continue;
+        if (!res.applied) {
+          this.steps.forget(id);
+          continue;
+        }
+        this.steps.wrote(t.instance);
         announceInserted(this.o.broker, jobs);
         return res.ack!;
       }
@@ -287,8 +318,9 @@ export class Workflows {
         now,
       });
       if (res.ack && (res.ack.outcome !== "acknowledged" || res.applied)) return res.ack;
+      this.steps.forget(id);
     }
-    throw busy(`instance ${ctx.instanceId}`);
+    throw busy(`instance ${id}`);
   }
 
   /** Whether a failure ACK ends its job (no attempts left, or no_retry). */
@@ -308,11 +340,19 @@ export class Workflows {
   }
 
   /** Decides and applies a change to an instance, again while a concurrent change wins. */
-  private async change(
+  private change(
+    id: string,
+    decide: (def: WorkflowDef, inst: WorkflowInstance, now: number, assign: AssignId) => Transition,
+  ): Promise<WorkflowInstance> {
+    return this.steps.inTurn(id, () => this.changeInTurn(id, decide));
+  }
+
+  private async changeInTurn(
     id: string,
     decide: (def: WorkflowDef, inst: WorkflowInstance, now: number, assign: AssignId) => Transition,
   ): Promise<WorkflowInstance> {
     for (let tries = 0; tries < CONFLICT_RETRIES; tries++) {
+      // Read from the store, not the cache: a request from outside sees every node's changes.
       const instance = await this.instance(id);
       const { def } = await this.get(instance.workflow, instance.version);
       await this.queuesOf(def);
@@ -328,7 +368,11 @@ export class Workflows {
         cancel: t.cancel,
         now,
       });
-      if (!res.applied) continue;
+      if (!res.applied) {
+        this.steps.forget(id);
+        continue;
+      }
+      this.steps.wrote(t.instance);
       announceInserted(this.o.broker, jobs);
       return t.instance;
     }

@@ -6,6 +6,7 @@
  */
 
 import type { NewJob } from "../../domain/job-record.js";
+import { clonePlain } from "../../domain/plain-data.js";
 import * as transitions from "../../domain/transitions.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { InstanceState, WorkflowInstance } from "../../domain/workflow-transitions.js";
@@ -35,7 +36,7 @@ export class MemoryWorkflows implements WorkflowStore {
   async workflowInsert(p: { def: WorkflowDef; now: number }): Promise<boolean> {
     const versions = this.workflows.get(p.def.name) ?? [];
     if (versions.some((v) => v.def.version === p.def.version)) return false;
-    versions.push({ def: structuredClone(p.def), createdAt: p.now });
+    versions.push({ def: clonePlain(p.def), createdAt: p.now });
     versions.sort((a, b) => a.def.version - b.def.version);
     this.workflows.set(p.def.name, versions);
     return true;
@@ -45,11 +46,11 @@ export class MemoryWorkflows implements WorkflowStore {
     const versions = this.workflows.get(p.name) ?? [];
     const found =
       p.version === undefined ? versions[versions.length - 1] : versions.find((v) => v.def.version === p.version);
-    return found && structuredClone(found);
+    return found && clonePlain(found);
   }
 
   async workflowList(): Promise<StoredWorkflow[]> {
-    return [...this.workflows.keys()].sort().map((name) => structuredClone(this.workflows.get(name)!.at(-1)!));
+    return [...this.workflows.keys()].sort().map((name) => clonePlain(this.workflows.get(name)!.at(-1)!));
   }
 
   async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
@@ -60,13 +61,13 @@ export class MemoryWorkflows implements WorkflowStore {
   insertInstance(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): boolean {
     if (this.instances.has(p.instance.id)) return false;
     insertJobs(this.state, { jobs: p.jobs, now: p.now }); // throws before writing if a queue is gone
-    this.instances.set(p.instance.id, structuredClone(p.instance));
+    this.instances.set(p.instance.id, clonePlain(p.instance));
     return true;
   }
 
   async instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined> {
     const found = this.instances.get(p.id);
-    return found && structuredClone(found);
+    return found && clonePlain(found);
   }
 
   async instanceList(p: {
@@ -84,7 +85,7 @@ export class MemoryWorkflows implements WorkflowStore {
       .filter((i) => !after || i.createdAt < after.createdAt || (i.createdAt === after.createdAt && i.id < after.id))
       .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
       .slice(0, p.limit)
-      .map((i) => structuredClone(i));
+      .map((i) => clonePlain(i));
   }
 
   async instanceApply(p: {
@@ -108,7 +109,7 @@ export class MemoryWorkflows implements WorkflowStore {
     // One synchronous step from the checks above to the last write (no await in between).
     insertJobs(this.state, { jobs: p.jobs, now: p.now }); // throws before writing if a queue is gone
     const ack = p.ack && this.applyAck(p.ack, p.now);
-    if (p.instance) this.instances.set(p.id, structuredClone(p.instance));
+    if (p.instance) this.instances.set(p.id, clonePlain(p.instance));
     cancelJobs(this.state, p.cancel, p.now);
     return { applied: true, ack };
   }
