@@ -1,0 +1,104 @@
+/**
+ * Steps on one workflow instance taken in turn, with the instance as this process last
+ * wrote it (engine/instance-steps.ts): two nodes on one store still apply every outcome,
+ * since the store refuses a step decided on a stale copy and the step reads again.
+ */
+import { describe, expect, it } from "vitest";
+import { settle } from "../../src/domain/clock.js";
+import type { WorkflowInstance } from "../../src/domain/workflow-transitions.js";
+import { InstanceSteps } from "../../src/engine/instance-steps.js";
+import { setup } from "./harness.js";
+
+const instance = (id: string, state: WorkflowInstance["state"] = "running") =>
+  ({ id, state, rev: 1 }) as WorkflowInstance;
+
+describe("InstanceSteps", () => {
+  it("runs the steps of one instance one after another, those of others side by side", async () => {
+    const steps = new InstanceSteps();
+    const order: string[] = [];
+    let release!: () => void;
+    const first = steps.inTurn("i1", async () => {
+      order.push("i1 first starts");
+      await new Promise<void>((r) => (release = r));
+      order.push("i1 first ends");
+    });
+    const second = steps.inTurn("i1", async () => void order.push("i1 second"));
+    const other = steps.inTurn("i2", async () => void order.push("i2"));
+    await other;
+    await settle();
+    expect(order).toEqual(["i1 first starts", "i2"]);
+    release();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["i1 first starts", "i2", "i1 first ends", "i1 second"]);
+  });
+
+  it("runs the next step after one that failed, and passes the failure to its caller", async () => {
+    const steps = new InstanceSteps();
+    const failed = steps.inTurn("i1", async () => {
+      throw new Error("store down");
+    });
+    await expect(failed).rejects.toThrow("store down");
+    await expect(steps.inTurn("i1", async () => "next")).resolves.toBe("next");
+  });
+
+  it("keeps at most its bound of instances, dropping the least recently used, and no ended ones", () => {
+    const steps = new InstanceSteps(2);
+    steps.wrote(instance("a"));
+    steps.wrote(instance("b"));
+    steps.cached("a"); // a used after b
+    steps.wrote(instance("c"));
+    expect([steps.cached("a")?.id, steps.cached("b"), steps.cached("c")?.id]).toEqual(["a", undefined, "c"]);
+    steps.wrote(instance("a", "succeeded"));
+    expect(steps.cached("a")).toBeUndefined();
+    steps.forget("c");
+    expect(steps.cached("c")).toBeUndefined();
+  });
+});
+
+describe("two nodes acknowledging runs of one instance", () => {
+  it("applies an outcome decided on this node's stale copy again on the stored instance", async () => {
+    const one = await setup();
+    const two = await setup({ store: one.store });
+    const job = (name: string, inputs: Array<{ job: string }> = []) => ({
+      name,
+      queue: one.queue,
+      inputs,
+      onFailure: "abort" as const,
+      body: new Uint8Array(),
+      priority: 0,
+      attemptsAllowed: 0,
+    });
+    await one.engine.workflows.apply({
+      name: "wf_two_nodes",
+      jobs: [job("a"), job("b"), job("x", [{ job: "a" }, { job: "b" }])],
+    });
+    const started = await one.engine.workflows.start({ workflow: "wf_two_nodes", events: [], keepOpen: false });
+    const runOf = (name: string) => started.jobs[name]!.runs[0]!.queueJobId;
+    const [first, second] = await one.dequeue(2);
+    const a = [first!, second!].find((j) => j.id === runOf("a"))!;
+    const b = [first!, second!].find((j) => j.id === runOf("b"))!;
+    const ack = (node: typeof one, j: { id: string; claimToken: string }) =>
+      node.engine.ack({
+        queue: one.queue,
+        succeeded: [{ jobId: j.id, claimToken: j.claimToken, customStatus: "" }],
+        failed: [],
+      });
+
+    expect((await ack(one, a))[0]!.outcome).toBe("acknowledged"); // node one keeps the instance as it wrote it
+    expect((await ack(two, b))[0]!.outcome).toBe("acknowledged"); // node two moves it on: node one's copy is stale
+    // x's job was announced to node two's broker; node one's owns the partition (in a cluster, Notify tells it).
+    one.broker.notify(one.queue, 0, one.clock.now());
+    const [x] = await one.dequeue(1, 1000);
+    expect((await ack(one, x!))[0]!.outcome).toBe("acknowledged");
+
+    const ended = await two.engine.workflows.instance(started.id);
+    expect(ended.state).toBe("succeeded");
+    expect(
+      Object.fromEntries(Object.entries(ended.jobs).map(([name, j]) => [name, j.runs.map((r) => r.outcome)])),
+    ).toEqual({
+      a: ["succeeded"],
+      b: ["succeeded"],
+      x: ["succeeded"],
+    });
+  });
+});
