@@ -157,9 +157,8 @@ export interface ScheduleStore {
    * `schedule`; `start` is inserted unless a record with its id (the instance's, or the
    * job's) exists already (then nothing of it is written and `existed` is true: an earlier
    * try of this fire started it); the jobs named in `cancel` are deleted if no worker holds
-   * them and they have not ended. A store that cannot make this one step (a schedule and an
-   * instance on different shards) inserts `start` first and then replaces the schedule
-   * over `rev`: the derived id makes a retry after a crash in between find what it started.
+   * them and they have not ended. A store of several shards keeps `start` on the schedule's
+   * shard (schedulePartitions), so this stays one step there too.
    */
   scheduleFire(p: {
     rev: number;

@@ -231,7 +231,7 @@ export const promoteIds = (set: string, n: number) =>
 export const lockFailedKeyed = (n: number) =>
   `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
 
-// ---- workflows (workflows.ts; docs/mysql.md, "Workflows"): on shard 0, the instances' shard
+// ---- workflows (workflows.ts; docs/mysql.md, "Workflows"): definitions on shard 0, instances on each shard
 
 export const WORKFLOW_INSERT =
   "INSERT INTO workflow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)";
@@ -270,7 +270,7 @@ export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at
 export const instancesDelete = (n: number) =>
   `DELETE FROM workflow_instances WHERE id IN (${list(n)}) AND ended_at < ?`;
 
-// ---- schedules (schedules.ts; docs/mysql.md, "Workflows"): on shard 0, beside the instances
+// ---- schedules (schedules.ts; docs/mysql.md, "Workflows"): on each shard, beside the instances
 
 export const SCHEDULE_SELECT = "SELECT schedule FROM schedules WHERE name = ?";
 /** The revision fence of a fire: the schedule's row locked until the fire commits. */
