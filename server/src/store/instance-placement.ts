@@ -19,6 +19,7 @@
  */
 import { crc32 } from "node:zlib";
 import { RunlaterError } from "../domain/errors.js";
+import { parseJobId } from "../domain/job-id.js";
 import type { NewJob } from "../domain/job-record.js";
 import type { ShardRouter } from "./shard-router.js";
 
@@ -129,6 +130,51 @@ export class ShardPlacement<S> {
       if (this.router.placement.shardIn(maps.get(job.queue), job.queue, job.partition) !== index)
         throw notOnShard(this.what, key, job.queue, index);
     }
+  }
+
+  /**
+   * The shard a new instance goes on: its first jobs' (all checked to be there), else the
+   * one its workflow's queues choose (`queues` reads them).
+   */
+  async newInstanceShard(id: string, jobs: NewJob[], queues: () => Promise<string[]>): Promise<S> {
+    const shards = this.router.shards;
+    if (!this.sharded) return shards[0]!;
+    const shard = (await jobsShard(this.router, jobs)) ?? shards[await this.choose(id, await queues())]!;
+    await this.checkJobs(this.indexOf(shard), id, jobs);
+    return shard;
+  }
+
+  /**
+   * The shard of an instance's step, its new jobs checked to be there: the instance's, else
+   * (it is gone: the ACK alone) the shard of its ACK's job.
+   */
+  async stepShard(p: { id: string; jobs: NewJob[]; ack?: { id: string } }): Promise<S> {
+    const shards = this.router.shards;
+    if (!this.sharded) return shards[0]!;
+    const where = p.ack && parseJobId(p.ack.id);
+    const shard =
+      (await this.find(p.id)) ?? (where ? await this.router.shardOf(where.queue, where.partition) : shards[0]!);
+    await this.checkJobs(this.indexOf(shard), p.id, p.jobs);
+    return shard;
+  }
+
+  /**
+   * Where a new schedule goes and what the other shards hold: the shard its queues choose,
+   * whether the name exists on another shard, and how many schedules the others keep (for
+   * the quota). `other` reads one shard.
+   */
+  async newScheduleShard(
+    name: string,
+    queues: string[],
+    other: (shard: S) => Promise<{ exists: boolean; count: number }>,
+  ): Promise<{ shard: S; existsElsewhere: boolean; elsewhere: number }> {
+    const index = await this.choose(name, queues);
+    const others = await Promise.all(this.router.shards.filter((_, i) => i !== index).map(other));
+    return {
+      shard: this.router.shards[index]!,
+      existsElsewhere: others.some((o) => o.exists),
+      elsewhere: others.reduce((sum, o) => sum + o.count, 0),
+    };
   }
 
   /** The index of a shard handle. */

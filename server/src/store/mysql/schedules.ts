@@ -49,22 +49,17 @@ export class MysqlSchedules implements ScheduleStore {
       const queues = await scheduleQueues(p.schedule.target, (workflow) =>
         this.workflows.workflowGet({ name: workflow }),
       );
-      const index = await this.placement.choose(name, queues);
-      shard = this.ctx.shards[index]!;
       // The other shards: the name must be new there too, and their schedules count for the quota.
-      const others = await Promise.all(
-        this.ctx.shards
-          .filter((_, i) => i !== index)
-          .map((s) =>
-            s.session(async (c) => {
-              const exists = (await select(c, sql.SCHEDULE_SELECT, [name])).length > 0;
-              const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_COUNT);
-              return { exists, count: Number(count!.n) };
-            }),
-          ),
+      const placed = await this.placement.newScheduleShard(name, queues, (other) =>
+        other.session(async (c) => {
+          const exists = (await select(c, sql.SCHEDULE_SELECT, [name])).length > 0;
+          const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_COUNT);
+          return { exists, count: Number(count!.n) };
+        }),
       );
-      if (others.some((o) => o.exists)) return "exists";
-      max -= others.reduce((sum, o) => sum + o.count, 0);
+      if (placed.existsElsewhere) return "exists";
+      shard = placed.shard;
+      max -= placed.elsewhere;
     }
     // Every insert takes the insert lock first: the name's look, the count and the INSERT
     // see no other insert in between.

@@ -13,12 +13,11 @@
  * answer from shard 0.
  */
 import { RunlaterError } from "../../domain/errors.js";
-import { parseJobId } from "../../domain/job-id.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
-import { byCodeUnits, jobsShard, mergePages, ShardPlacement } from "../instance-placement.js";
+import { byCodeUnits, mergePages, ShardPlacement } from "../instance-placement.js";
 import type { StoredWorkflow, WorkflowStore } from "../store.js";
 import { insertOnShard, lockQueues } from "./insert-jobs.js";
 import { applyStep, noteStep } from "./instance-apply.js";
@@ -71,7 +70,7 @@ export class MysqlWorkflows implements WorkflowStore {
   async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
     // (With several shards, an id stored anywhere is a repeat: a shard chosen anew could differ.)
     if (this.placement.sharded && (await this.placement.find(p.instance.id))) return false;
-    const shard = await this.newInstanceShard(p.instance, p.jobs);
+    const shard = await this.placement.newInstanceShard(p.instance.id, p.jobs, () => this.queuesOf(p.instance));
     const exists = (c: Conn) => select(c, sql.INSTANCE_SELECT, [p.instance.id]).then((rows) => rows.length > 0);
     try {
       await withQueuesLocked(
@@ -135,7 +134,7 @@ export class MysqlWorkflows implements WorkflowStore {
   async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
     // Ids come from the engine (newInstanceId); one the ascii column cannot hold names nothing here.
     if (!storable(p.id)) throw new RunlaterError("invalid_argument", "INVALID_ARGUMENT", `bad instance id "${p.id}"`);
-    const shard = await this.stepShard(p);
+    const shard = await this.placement.stepShard(p);
     const result = await withQueuesLocked(this.ctx, shard, p.jobs, (c, lock) =>
       applyStep(c, { ...p, instance: p.instance && instanceParams(p.instance) }, lock),
     );
@@ -154,27 +153,6 @@ export class MysqlWorkflows implements WorkflowStore {
       });
     }
     return deleted;
-  }
-
-  /** The shard a new instance goes on: its first jobs' (all checked to be there), else the one its queues choose. */
-  private async newInstanceShard(instance: WorkflowInstance, jobs: NewJob[]): Promise<Shard> {
-    if (!this.placement.sharded) return this.shard0();
-    const shard =
-      (await jobsShard(this.ctx.router, jobs)) ??
-      this.ctx.shards[await this.placement.choose(instance.id, await this.queuesOf(instance))]!;
-    await this.placement.checkJobs(this.placement.indexOf(shard), instance.id, jobs);
-    return shard;
-  }
-
-  /** The shard of a step: the instance's, else (it is gone: the ACK alone) its ACK's job's. */
-  private async stepShard(p: Parameters<WorkflowStore["instanceApply"]>[0]): Promise<Shard> {
-    if (!this.placement.sharded) return this.shard0();
-    const where = p.ack && parseJobId(p.ack.id);
-    const shard =
-      (await this.placement.find(p.id)) ??
-      (where ? await this.ctx.router.shardOf(where.queue, where.partition) : this.shard0());
-    await this.placement.checkJobs(this.placement.indexOf(shard), p.id, p.jobs);
-    return shard;
   }
 
   /** The queues of an instance's workflow version (none if that version is unknown). */

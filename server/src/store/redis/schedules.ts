@@ -50,19 +50,15 @@ export class RedisSchedules implements ScheduleStore {
       const queues = await scheduleQueues(p.schedule.target, (workflow) =>
         this.workflows.workflowGet({ name: workflow }),
       );
-      const index = await this.placement.choose(name, queues);
-      shard = this.ctx.shards[index]!;
       // The other shards: the name must be new there too, and their schedules count for the quota.
-      const others = await Promise.all(
-        this.ctx.shards
-          .filter((_, i) => i !== index)
-          .map(async (s) => {
-            const on = this.ctx.keysOn(s);
-            return Promise.all([s.exists(on.schedule(name)), s.zcard(on.schedules())]);
-          }),
-      );
-      if (others.some(([exists]) => exists === 1)) return "exists";
-      max -= others.reduce((sum, [, count]) => sum + count, 0);
+      const placed = await this.placement.newScheduleShard(name, queues, async (other) => {
+        const on = this.ctx.keysOn(other);
+        const [exists, count] = await Promise.all([other.exists(on.schedule(name)), other.zcard(on.schedules())]);
+        return { exists: exists === 1, count };
+      });
+      if (placed.existsElsewhere) return "exists";
+      shard = placed.shard;
+      max -= placed.elsewhere;
     }
     const on = this.ctx.keysOn(shard);
     const args = [on.prefix, max, name, ...scheduleArgs(p.schedule)];

@@ -14,12 +14,11 @@
  * shard's page, retention runs on each shard.
  */
 import type { Redis } from "ioredis";
-import { parseJobId } from "../../domain/job-id.js";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
-import { byCodeUnits, jobsShard, mergePages, ShardPlacement } from "../instance-placement.js";
+import { byCodeUnits, mergePages, ShardPlacement } from "../instance-placement.js";
 import type { StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { decodeOutcome, text } from "./codec.js";
@@ -75,7 +74,7 @@ export class RedisWorkflows implements WorkflowStore {
   async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
     // (With several shards, an id stored anywhere is a repeat: a shard chosen anew could differ.)
     if (this.placement.sharded && (await this.placement.find(p.instance.id))) return false;
-    const shard = await this.newInstanceShard(p.instance, p.jobs);
+    const shard = await this.placement.newInstanceShard(p.instance.id, p.jobs, () => this.queuesOf(p.instance));
     const on = this.ctx.keysOn(shard);
     const args: ScriptArg[] = [on.prefix, p.instance.id, ...instanceArgs(p.instance)];
     for (const job of p.jobs) pushInsertArgs(args, job, p.now);
@@ -106,7 +105,7 @@ export class RedisWorkflows implements WorkflowStore {
   }
 
   async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
-    const shard = await this.stepShard(p);
+    const shard = await this.placement.stepShard(p);
     const on = this.ctx.keysOn(shard);
     const args: ScriptArg[] = [
       on.prefix,
@@ -132,27 +131,6 @@ export class RedisWorkflows implements WorkflowStore {
       deleted += (await runScript(shard, "instance_delete_ended", [on.instancesEnded()], args)) as number;
     }
     return deleted;
-  }
-
-  /** The shard a new instance goes on: its first jobs' (all checked to be there), else the one its queues choose. */
-  private async newInstanceShard(instance: WorkflowInstance, jobs: NewJob[]): Promise<Redis> {
-    if (!this.placement.sharded) return this.shard0();
-    const shard =
-      (await jobsShard(this.ctx.router, jobs)) ??
-      this.ctx.shards[await this.placement.choose(instance.id, await this.queuesOf(instance))]!;
-    await this.placement.checkJobs(this.placement.indexOf(shard), instance.id, jobs);
-    return shard;
-  }
-
-  /** The shard of a step: the instance's, else (it is gone: the ACK alone) its ACK's job's. */
-  private async stepShard(p: Parameters<WorkflowStore["instanceApply"]>[0]): Promise<Redis> {
-    if (!this.placement.sharded) return this.shard0();
-    const where = p.ack && parseJobId(p.ack.id);
-    const shard =
-      (await this.placement.find(p.id)) ??
-      (where ? await this.ctx.router.shardOf(where.queue, where.partition) : this.shard0());
-    await this.placement.checkJobs(this.placement.indexOf(shard), p.id, p.jobs);
-    return shard;
   }
 
   /** The queues of an instance's workflow version (none if that version is unknown). */
