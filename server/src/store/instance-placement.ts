@@ -264,3 +264,14 @@ export function mergeDue<T extends { name: string; nextFireAt: number }>(
   const next = pages.map((p) => p.next).filter((n) => n !== undefined);
   return next.length === 0 ? { due } : { due, nextDueAt: Math.min(...next) };
 }
+
+/**
+ * How many of each shard's oldest ended instances the `limit` oldest of all are, from each
+ * shard's end times in order (retention across shards deletes oldest first, as on one).
+ */
+export function oldestPerShard(endedAt: number[][], limit: number): number[] {
+  const all = endedAt.flatMap((times, shard) => times.map((at) => ({ at, shard })));
+  const counts = endedAt.map(() => 0);
+  for (const { shard } of all.sort((a, b) => a.at - b.at || a.shard - b.shard).slice(0, limit)) counts[shard]!++;
+  return counts;
+}

@@ -114,7 +114,7 @@ export interface WorkflowStore {
     ack?: WorkflowAck;
     now: number;
   }): Promise<{ applied: boolean; ack?: OutcomeResult }>;
-  /** Deletes ended instances that ended before `endedBefore`, oldest first (on a store of several shards: per shard). */
+  /** Deletes ended instances that ended before `endedBefore`, oldest first (across every shard). */
   instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
   /**
    * For a store of several shards, which keeps an instance and the queue jobs of its runs

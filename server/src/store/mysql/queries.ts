@@ -266,7 +266,8 @@ export const instanceList = (workflow: boolean, state: boolean, after: boolean) 
   return `SELECT instance FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
 };
 /** Retention: ended instances (ended_at is NULL while running), oldest end first; then deleted by id. */
-export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
+export const INSTANCES_ENDED =
+  "SELECT id, ended_at FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
 export const instancesDelete = (n: number) =>
   `DELETE FROM workflow_instances WHERE id IN (${list(n)}) AND ended_at < ?`;
 

@@ -17,7 +17,7 @@ import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
-import { byCodeUnits, mergePages, ShardPlacement } from "../instance-placement.js";
+import { byCodeUnits, mergePages, oldestPerShard, ShardPlacement } from "../instance-placement.js";
 import type { StoredWorkflow, WorkflowStore } from "../store.js";
 import { insertOnShard, lockQueues } from "./insert-jobs.js";
 import { applyStep, noteStep } from "./instance-apply.js";
@@ -143,14 +143,23 @@ export class MysqlWorkflows implements WorkflowStore {
   }
 
   async instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number> {
+    const ended = await Promise.all(
+      this.ctx.shards.map((shard) =>
+        shard.session((c) =>
+          select<{ id: string; ended_at: number | string }>(c, sql.INSTANCES_ENDED, [p.endedBefore, p.limit]),
+        ),
+      ),
+    );
+    // Several shards: the oldest ends of all, each shard deleting its own.
+    const counts = oldestPerShard(
+      ended.map((rows) => rows.map((r) => Number(r.ended_at))),
+      p.limit,
+    );
     let deleted = 0;
-    for (const shard of this.ctx.shards) {
-      if (deleted >= p.limit) break;
-      deleted += await shard.session(async (c) => {
-        const ended = await select<{ id: string }>(c, sql.INSTANCES_ENDED, [p.endedBefore, p.limit - deleted]);
-        const ids = ended.map((r) => r.id);
-        return ids.length === 0 ? 0 : run(c, sql.instancesDelete(ids.length), [...ids, p.endedBefore]);
-      });
+    for (const [i, shard] of this.ctx.shards.entries()) {
+      const ids = ended[i]!.slice(0, counts[i]).map((r) => r.id);
+      if (ids.length > 0)
+        deleted += await shard.session((c) => run(c, sql.instancesDelete(ids.length), [...ids, p.endedBefore]));
     }
     return deleted;
   }

@@ -11,14 +11,14 @@
  * With several shards (../instance-placement.ts) an instance is placed on a shard where
  * every queue of its workflow has a partition, and its runs' jobs only on those
  * partitions; reads find it by asking every shard (cached per process), lists merge every
- * shard's page, retention runs on each shard.
+ * shard's page, retention deletes the oldest of all shards first.
  */
 import type { Redis } from "ioredis";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
-import { byCodeUnits, mergePages, ShardPlacement } from "../instance-placement.js";
+import { byCodeUnits, mergePages, oldestPerShard, ShardPlacement } from "../instance-placement.js";
 import type { StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { decodeOutcome, text } from "./codec.js";
@@ -123,11 +123,34 @@ export class RedisWorkflows implements WorkflowStore {
   }
 
   async instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number> {
+    const shards = this.ctx.shards;
+    // Several shards: first how many of the oldest ends each holds, then each deletes its own.
+    const counts =
+      shards.length === 1
+        ? [p.limit]
+        : oldestPerShard(
+            await Promise.all(
+              shards.map(async (shard) => {
+                const key = this.ctx.keysOn(shard).instancesEnded();
+                const found = await shard.zrangebyscore(
+                  key,
+                  "-inf",
+                  `(${p.endedBefore}`,
+                  "WITHSCORES",
+                  "LIMIT",
+                  0,
+                  p.limit,
+                );
+                return found.filter((_, i) => i % 2 === 1).map(Number);
+              }),
+            ),
+            p.limit,
+          );
     let deleted = 0;
-    for (const shard of this.ctx.shards) {
-      if (deleted >= p.limit) break;
+    for (const [i, shard] of shards.entries()) {
+      if (counts[i] === 0) continue;
       const on = this.ctx.keysOn(shard);
-      const args = [on.prefix, p.endedBefore, p.limit - deleted];
+      const args = [on.prefix, p.endedBefore, counts[i]!];
       deleted += (await runScript(shard, "instance_delete_ended", [on.instancesEnded()], args)) as number;
     }
     return deleted;
