@@ -30,7 +30,7 @@ import type { Dispatch } from "./dispatch.js";
 import { announceInserted } from "./due-announcements.js";
 import type { PartitionPicker } from "./partition-picker.js";
 import type { QueueCache } from "./queue-cache.js";
-import { unsupported, type Workflows } from "./workflows.js";
+import { unsupported, type Workflows, workflowQueues } from "./workflows.js";
 
 /** How often a change is decided again after losing to a concurrent one before giving up. */
 const CONFLICT_RETRIES = 50;
@@ -76,6 +76,9 @@ export class Schedules {
     const spec = withDefaults(input);
     return this.change(spec.name, async (current, now) => {
       await this.checkTarget(spec);
+      // On a store of several shards the schedule stays where it is: its new target's
+      // queues must have partitions there (the store says which, or why not).
+      await this.store().schedulePartitions?.({ name: spec.name, queues: await this.targetQueues(spec) });
       return updateSchedule(current, spec, { now });
     });
   }
@@ -227,11 +230,22 @@ export class Schedules {
     }
   }
 
-  /** The queue config a job target needs to name its job, or why the target cannot be fired. */
-  private async prepare(s: Schedule): Promise<QueueConfig | undefined | string> {
+  /** The queues what a schedule starts enqueues on. */
+  private async targetQueues(spec: ScheduleSpec): Promise<string[]> {
+    if (spec.target.kind === "job") return [spec.target.queue];
+    return workflowQueues((await this.o.workflows.get(spec.target.workflow)).def);
+  }
+
+  /**
+   * What a job target needs to name its job (its queue's config, and on a store of several
+   * shards the partitions on the schedule's shard), or why the target cannot be fired.
+   */
+  private async prepare(s: Schedule): Promise<JobTarget | undefined | string> {
     if (s.target.kind === "workflow") return undefined;
     try {
-      return (await this.o.queues.get(s.target.queue, "schedule.job.queue")).config;
+      const { config } = await this.o.queues.get(s.target.queue, "schedule.job.queue");
+      const allowed = await this.store().schedulePartitions?.({ name: s.name, queues: [s.target.queue] });
+      return { config, partitions: allowed?.get(s.target.queue) };
     } catch (err) {
       if (err instanceof RunlaterError) return err.message;
       throw err;
@@ -260,7 +274,7 @@ export class Schedules {
     return [];
   }
 
-  private async startOf(s: Schedule, plan: FirePlan, config: QueueConfig | undefined, now: number): Promise<FireStart> {
+  private async startOf(s: Schedule, plan: FirePlan, prepared: JobTarget | undefined, now: number): Promise<FireStart> {
     const target = s.target;
     if (target.kind === "workflow") {
       return this.o.workflows.planStart({
@@ -269,8 +283,11 @@ export class Schedules {
         keepOpen: target.keepOpen,
         id: plan.startedId,
         now,
+        // Beside the schedule, so the fire's one step reaches it.
+        place: async (queues) => this.store().schedulePartitions?.({ name: s.name, queues }),
       });
     }
+    const config = prepared!.config;
     const where = parseJobId(plan.startedId)!;
     const job: NewJob = {
       id: plan.startedId,
@@ -291,10 +308,15 @@ export class Schedules {
   }
 
   /** The id of what a fire at `at` starts: an instance id, or a job id on a partition fixed by the schedule's name. */
-  private idFor(s: Schedule, at: number, target: QueueConfig | undefined | string): string {
+  private idFor(s: Schedule, at: number, target: JobTarget | undefined | string): string {
     if (s.target.kind === "workflow") return fireInstanceId(s.name, at);
+    const key = `schedule:${s.name}`;
     const partition =
-      typeof target === "object" ? this.o.partitions.pick(s.target.queue, `schedule:${s.name}`, target) : 0;
+      typeof target !== "object"
+        ? 0
+        : target.partitions
+          ? this.o.partitions.pickAmongByKey(key, target.partitions, target.config)
+          : this.o.partitions.pick(s.target.queue, key, target.config);
     return `${s.target.queue}.${partition}.${fireJobUnique(s.name, at)}`;
   }
 
@@ -314,6 +336,12 @@ export class Schedules {
       throw err;
     }
   }
+}
+
+/** What a fire of a plain job needs: its queue's config, and the partitions it may use (undefined: any). */
+interface JobTarget {
+  config: QueueConfig;
+  partitions?: number[];
 }
 
 function outcomeOf(plan: FirePlan): FireResult {

@@ -136,14 +136,21 @@ export class Workflows {
     keepOpen: boolean;
     id: string;
     now: number;
+    /** Where its runs' queue jobs may go (a schedule's fire: beside the schedule); by default, the store's answer for `id`. */
+    place?: (queues: string[]) => Promise<Allowed>;
   }): Promise<{ instance: WorkflowInstance; jobs: NewJob[] }> {
     const { def } = await this.get(p.workflow);
     for (const [i, e] of p.events.entries()) checkResult(e.output.result, `events[${i}].result`);
     await this.queuesOf(def);
+    const allowed = await (p.place ?? ((queues) => this.place(p.id, queues)))(workflowQueues(def));
     const t = rule(() =>
-      startInstance(def, { id: p.id, now: p.now, keepOpen: p.keepOpen, external: p.events }, this.assignId(p.now)),
+      startInstance(
+        def,
+        { id: p.id, now: p.now, keepOpen: p.keepOpen, external: p.events },
+        this.assignId(p.now, allowed),
+      ),
     );
-    return { instance: t.instance, jobs: await this.newJobs(def, t, p.now) };
+    return { instance: t.instance, jobs: await this.newJobs(def, t, p.now, allowed) };
   }
 
   async instance(id: string): Promise<WorkflowInstance> {
@@ -276,6 +283,7 @@ export class Workflows {
       if (ending) {
         const { def } = await this.get(instance.workflow, instance.version);
         await this.queuesOf(def);
+        const allowed = await this.place(instance.id, workflowQueues(def));
         t = runEnded(
           def,
           instance,
@@ -287,9 +295,9 @@ export class Workflows {
             postEvents: report.postEvents,
             now,
           },
-          this.assignId(now),
+          this.assignId(now, allowed),
         );
-        const jobs = await this.newJobs(def, t, now);
+        const jobs = await this.newJobs(def, t, now, allowed);
         const res = await ws.instanceApply({
           id: instance.id,
           rev: instance.rev,
@@ -356,10 +364,11 @@ export class Workflows {
       const instance = await this.instance(id);
       const { def } = await this.get(instance.workflow, instance.version);
       await this.queuesOf(def);
+      const allowed = await this.place(id, workflowQueues(def));
       const now = this.o.clock.now();
-      const t = rule(() => decide(def, instance, now, this.assignId(now)));
+      const t = rule(() => decide(def, instance, now, this.assignId(now, allowed)));
       if (!t.changed) return instance;
-      const jobs = await this.newJobs(def, t, now);
+      const jobs = await this.newJobs(def, t, now, allowed);
       const res = await this.store().instanceApply({
         id,
         rev: instance.rev,
@@ -379,15 +388,25 @@ export class Workflows {
     throw busy(`instance ${id}`);
   }
 
-  /** A queue job id for a run on `queue` (a partition picked as for any job without a key). */
-  private assignId(now: number): AssignId {
-    return (queue) => newJobId(queue, this.partitionOf(queue), now);
+  /**
+   * A queue job id for a run on `queue`: a partition picked as for any job without a key,
+   * among the partitions the store allows the instance (on a store of several shards,
+   * those on the instance's shard).
+   */
+  private assignId(now: number, allowed: Allowed): AssignId {
+    return (queue) => newJobId(queue, this.partitionOf(queue, allowed?.get(queue)), now);
   }
 
-  private partitionOf(queue: string): number {
+  private partitionOf(queue: string, allowed: number[] | undefined): number {
+    if (allowed) return this.o.partitions.pickAmong(queue, allowed);
     // Round-robin over the queue's config, read by queuesOf before every decision.
     const cached = this.o.queues.peek(queue);
     return cached ? this.o.partitions.pick(queue, "", cached.config) : 0;
+  }
+
+  /** The partitions of each queue the store allows instance `id`'s runs (undefined: any). */
+  private place(id: string, queues: string[]): Promise<Allowed> {
+    return this.store().instancePartitions?.({ id, queues }) ?? Promise.resolve(undefined);
   }
 
   /** Reads (and checks) the configs of the workflow's queues, so runs can be placed while deciding. */
@@ -399,19 +418,25 @@ export class Workflows {
    * The queue jobs of a transition's runs, with their workflow context. A run placed on
    * another partition than the one it was planned on gets its job's id in `t.instance`.
    */
-  private async newJobs(def: WorkflowDef, t: Transition, now: number): Promise<NewJob[]> {
+  private async newJobs(def: WorkflowDef, t: Transition, now: number, allowed: Allowed): Promise<NewJob[]> {
     const jobs: NewJob[] = [];
-    for (const plan of t.enqueue) jobs.push(await this.newJob(def, t.instance, plan, now));
+    for (const plan of t.enqueue) jobs.push(await this.newJob(def, t.instance, plan, now, allowed));
     return jobs;
   }
 
-  private async newJob(def: WorkflowDef, instance: WorkflowInstance, plan: RunPlan, now: number): Promise<NewJob> {
+  private async newJob(
+    def: WorkflowDef,
+    instance: WorkflowInstance,
+    plan: RunPlan,
+    now: number,
+    allowed: Allowed,
+  ): Promise<NewJob> {
     const { config } = await this.o.queues.get(plan.queue, `workflow ${def.name} job ${plan.job} queue`);
     const run = instance.jobs[plan.job]!.runs.find((r) => r.run === plan.run)!;
     const where = parseJobId(plan.id)!;
     let id = plan.id;
     let partition = where.partition;
-    if (partition >= config.partitions) {
+    if (!allowed && partition >= config.partitions) {
       // Picked from a cached view of the queue with more partitions than it has now (deleted
       // and created again with fewer): place it on partition 0, and tell the run its new id,
       // or the instance would name a job that does not exist.
@@ -441,6 +466,14 @@ export class Workflows {
       }),
     };
   }
+}
+
+/** The partitions of each queue an instance's runs may use (Store.workflows.instancePartitions); undefined: any. */
+export type Allowed = Map<string, number[]> | undefined;
+
+/** The queues a workflow's jobs run on, each once. */
+export function workflowQueues(def: WorkflowDef): string[] {
+  return [...new Set(def.jobs.map((j) => j.queue))];
 }
 
 /** `wf_` + time (base 36) + 8 random hex digits: sortable by creation, never repeating. */

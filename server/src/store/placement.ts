@@ -21,7 +21,6 @@
  * was deleted and re-created (with a different placement) by another process.
  */
 import { crc32 } from "node:zlib";
-import { RunlaterError } from "../domain/errors.js";
 
 /** How long a cached map is trusted before it is read again (on its next use). */
 export const PLACEMENT_TTL_MS = 5_000;
@@ -139,30 +138,4 @@ export function highestPartitions(wants: Iterable<{ queue: string; partition: nu
   const needs = new Map<string, number>();
   for (const { queue, partition } of wants) needs.set(queue, Math.max(partition, needs.get(queue) ?? -1));
   return needs;
-}
-
-/**
- * Workflows on a sharded store (docs/workflows.md): an instance and the queue jobs of its
- * runs must live where one atomic step reaches them, but the engine places a run's queue
- * job on any partition of its queue, which may be on another shard than the instance.
- * Until instances are placed, a store of several shards refuses every workflow write with
- * this error; `step` is what reaches both on one shard ("script", "transaction"). Schedules
- * live beside the instances for the same reason (a fire starts an instance or a queue job
- * in the step that records it), so they are refused alike (`what` "schedules").
- */
-export function workflowsNeedOneShard(
-  store: string,
-  shards: number,
-  step: string,
-  what: "workflows" | "schedules" = "workflows",
-): RunlaterError {
-  const why =
-    what === "workflows"
-      ? "an instance and the queue jobs of its runs"
-      : "a schedule and the instance or queue job its fire starts";
-  return new RunlaterError(
-    "failed_precondition",
-    "UNSUPPORTED",
-    `${what} need a ${store} store of one shard; this one has ${shards} (--store given ${shards} times): ${why} must live where one ${step} reaches them, and placing them across shards is not built yet (docs/workflows.md)`,
-  );
 }

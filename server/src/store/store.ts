@@ -114,8 +114,17 @@ export interface WorkflowStore {
     ack?: WorkflowAck;
     now: number;
   }): Promise<{ applied: boolean; ack?: OutcomeResult }>;
-  /** Deletes ended instances that ended before `endedBefore`, oldest first. */
+  /** Deletes ended instances that ended before `endedBefore`, oldest first (across every shard). */
   instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
+  /**
+   * For a store of several shards, which keeps an instance and the queue jobs of its runs
+   * on one (store/instance-placement.ts): the partitions of each queue named that the
+   * instance's queue jobs may use, those on its shard (for an instance not stored yet, on
+   * the shard instanceInsert will put it on). failed_precondition when no shard holds a
+   * partition of every queue, or the instance's shard holds none of one of them. Absent,
+   * or undefined: any partition.
+   */
+  instancePartitions?(p: { id: string; queues: string[] }): Promise<Map<string, number[]> | undefined>;
 }
 
 /** What a schedule's fire starts: an instance with the queue jobs of its first runs, or a plain job. */
@@ -148,9 +157,8 @@ export interface ScheduleStore {
    * `schedule`; `start` is inserted unless a record with its id (the instance's, or the
    * job's) exists already (then nothing of it is written and `existed` is true: an earlier
    * try of this fire started it); the jobs named in `cancel` are deleted if no worker holds
-   * them and they have not ended. A store that cannot make this one step (a schedule and an
-   * instance on different shards) inserts `start` first and then replaces the schedule
-   * over `rev`: the derived id makes a retry after a crash in between find what it started.
+   * them and they have not ended. A store of several shards keeps `start` on the schedule's
+   * shard (schedulePartitions), so this stays one step there too.
    */
   scheduleFire(p: {
     rev: number;
@@ -159,6 +167,13 @@ export interface ScheduleStore {
     cancel: string[];
     now: number;
   }): Promise<{ applied: boolean; existed: boolean }>;
+  /**
+   * For a store of several shards, which keeps a schedule beside what its fires start (on
+   * the shard of its target's queues, store/instance-placement.ts): the partitions of each
+   * queue named on the schedule's shard, for what a fire starts. failed_precondition when
+   * the schedule's shard holds no partition of one of them. Absent, or undefined: any partition.
+   */
+  schedulePartitions?(p: { name: string; queues: string[] }): Promise<Map<string, number[]> | undefined>;
 }
 
 export interface Lease {

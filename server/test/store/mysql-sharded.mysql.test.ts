@@ -1,6 +1,6 @@
 import { afterAll } from "vitest";
 import { type MysqlStore, openMysqlStore } from "../../src/store/mysql/mysql-store.js";
-import { exerciseSchedulesOnShards, exerciseStore, exerciseWorkflowsOnShards } from "../storetest/index.js";
+import { exerciseStore, exerciseWorkflowsOnShards } from "../storetest/index.js";
 import { dropDatabases, freshDatabaseUrl } from "./mysql-harness.js";
 
 // The same suite over three shards (three databases): partitions, leases and jobs spread
@@ -16,6 +16,5 @@ const open = async () => {
 
 exerciseStore("mysql, 3 shards", open);
 exerciseWorkflowsOnShards("mysql, 3 shards", open);
-exerciseSchedulesOnShards("mysql, 3 shards", open);
 
 afterAll(() => dropDatabases(...opened));

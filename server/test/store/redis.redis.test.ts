@@ -1,7 +1,6 @@
 import { afterAll } from "vitest";
 import {
   exerciseScheduleStore,
-  exerciseSchedulesOnShards,
   exerciseStore,
   exerciseWorkflowStore,
   exerciseWorkflowsOnShards,
@@ -13,8 +12,7 @@ exerciseStore("redis", () => openTestStore(1));
 // and the global claim sweep.
 exerciseStore("redis, 3 shards", () => openTestStore(3));
 exerciseWorkflowStore("redis", () => openTestStore(1));
-exerciseWorkflowsOnShards("redis, 3 shards", () => openTestStore(3));
 exerciseScheduleStore("redis", () => openTestStore(1));
-exerciseSchedulesOnShards("redis, 3 shards", () => openTestStore(3));
+exerciseWorkflowsOnShards("redis, 3 shards", () => openTestStore(3));
 
 afterAll(cleanup);

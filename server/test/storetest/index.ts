@@ -15,9 +15,10 @@ import { exerciseJobOrdering } from "./job-ordering.js";
 import { exerciseLease } from "./lease.js";
 import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
-import { exerciseSchedules, exerciseSchedulesRefused } from "./schedules.js";
+import { exerciseSchedules } from "./schedules.js";
+import { exercisePlacementOnShards } from "./sharded-placement.js";
 import { exerciseTokens } from "./tokens.js";
-import { exerciseWorkflows, exerciseWorkflowsRefused } from "./workflows.js";
+import { exerciseWorkflows } from "./workflows.js";
 
 export type OpenStore = () => Promise<Store>;
 
@@ -37,14 +38,14 @@ export function exerciseScheduleStore(name: string, open: OpenStore): void {
   describe(`schedule store suite: ${name}`, () => exerciseSchedules(open));
 }
 
-/** Stores opened with several shards, which refuse workflows until instances can be placed (docs/workflows.md). */
+/**
+ * Stores opened with 3 shards: the workflow and schedule suites, and the placement of
+ * instances and schedules across the shards (docs/workflows.md#stores-of-several-shards).
+ */
 export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
-  describe(`workflow store suite, several shards: ${name}`, () => exerciseWorkflowsRefused(open));
-}
-
-/** Stores opened with several shards, which refuse schedules as they refuse workflows (docs/workflows.md#schedules). */
-export function exerciseSchedulesOnShards(name: string, open: OpenStore): void {
-  describe(`schedule store suite, several shards: ${name}`, () => exerciseSchedulesRefused(open));
+  exerciseWorkflowStore(name, open);
+  exerciseScheduleStore(name, open);
+  describe(`placement suite: ${name}`, () => exercisePlacementOnShards(open));
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {

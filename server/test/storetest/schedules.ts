@@ -4,7 +4,6 @@
  * that a fire is applied atomically with what it starts, over the revision it was decided on.
  */
 import { describe, expect, it } from "vitest";
-import { RunlaterError } from "../../src/domain/errors.js";
 import { fireInstanceId, type Schedule } from "../../src/domain/schedule.js";
 import { createSchedule } from "../../src/domain/schedule-transitions.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
@@ -51,6 +50,15 @@ function definition(queue: string): WorkflowDef {
       { name: "a", queue, inputs: [], onFailure: "abort", body: new Uint8Array([1]), priority: 0, attemptsAllowed: 0 },
     ],
   };
+}
+
+/**
+ * A schedule's target on `queue` (a plain job): a store of several shards keeps the
+ * schedule beside its queue, where the fires below insert their jobs (partition 0 of a
+ * queue of one partition).
+ */
+function besideQueue(queue: string): Partial<Schedule> {
+  return { target: { kind: "job", queue, body: new Uint8Array(), priority: 0, attemptsAllowed: 0 } };
 }
 
 /** The instance a fire of `s` at its next time starts, with its first queue job. */
@@ -127,7 +135,7 @@ export function exerciseSchedules(open: OpenStore): void {
   describe("scheduleFire", () => {
     it("moves the schedule and inserts the instance with its first jobs in one step", async () => {
       const { ss, store, queue } = await setup();
-      const s = schedule(T0 + 3_600_000);
+      const s = schedule(T0 + 3_600_000, besideQueue(queue));
       await ss.scheduleInsert({ schedule: s, max: 1_000_000 });
       const begun = start(s, queue);
       const after = fired(s, begun.instance.id);
@@ -145,7 +153,7 @@ export function exerciseSchedules(open: OpenStore): void {
 
     it("writes nothing over another revision: the same fire decided twice starts once", async () => {
       const { ss, store, queue } = await setup();
-      const s = schedule(T0);
+      const s = schedule(T0, besideQueue(queue));
       await ss.scheduleInsert({ schedule: s, max: 1_000_000 });
       const begun = start(s, queue);
       const after = fired(s, begun.instance.id);
@@ -161,7 +169,7 @@ export function exerciseSchedules(open: OpenStore): void {
 
     it("finds an instance an earlier try started (its id exists): the schedule moves, nothing is inserted twice", async () => {
       const { ss, store, queue } = await setup();
-      const s = schedule(T0);
+      const s = schedule(T0, besideQueue(queue));
       await ss.scheduleInsert({ schedule: s, max: 1_000_000 });
       const begun = start(s, queue);
       expect(await store.workflows!.instanceInsert({ ...begun, now: T0 })).toBe(true);
@@ -180,7 +188,7 @@ export function exerciseSchedules(open: OpenStore): void {
 
     it("enqueues a plain job once by its id, and cancels the previous one unless a worker holds it", async () => {
       const { ss, store, queue } = await setup();
-      const s = schedule(T0);
+      const s = schedule(T0, besideQueue(queue));
       await ss.scheduleInsert({ schedule: s, max: 1_000_000 });
       const [waiting, held] = await insert(store, queue, [{ runAfter: T0 + YEAR }, {}]);
       const [running] = await handOut(store, queue);
@@ -220,36 +228,5 @@ export function exerciseSchedules(open: OpenStore): void {
       expect(await ss.scheduleGet({ name: s.name })).toEqual(s);
       expect(await get(store, job.id)).toBeUndefined();
     });
-  });
-}
-
-/**
- * A store opened with several shards keeps no schedules, as it keeps no workflows
- * (docs/workflows.md): every schedule write is refused, and reads answer (nothing).
- */
-export function exerciseSchedulesRefused(open: OpenStore): void {
-  it("refuses schedule writes with failed_precondition, and still reads", async () => {
-    const store = await open();
-    const ss = store.schedules!;
-    const s = schedule(T0);
-    const job = newJob(await createQueue(store));
-    for (const call of [
-      ss.scheduleInsert({ schedule: s, max: 1_000_000 }),
-      ss.scheduleReplace({ schedule: s, rev: s.rev }),
-      ss.scheduleDelete({ name: s.name }),
-      ss.scheduleFire({ rev: s.rev, schedule: fired(s, job.id), start: { job }, cancel: [], now: T0 }),
-    ]) {
-      const refused = await call.then(
-        () => "accepted",
-        (err: unknown) => err instanceof RunlaterError && `${err.code} ${err.reason} ${err.message}`,
-      );
-      expect(refused).toMatch(
-        /^failed_precondition UNSUPPORTED schedules need a \w+ store of one shard; this one has \d+/,
-      );
-    }
-    expect(await ss.scheduleGet({ name: s.name })).toBeUndefined();
-    expect(await ss.scheduleList({ limit: 10 })).toEqual([]);
-    expect(await ss.scheduleDue({ now: T0, limit: 10 })).toEqual({ due: [] });
-    expect(await get(store, job.id)).toBeUndefined();
   });
 }

@@ -4,7 +4,6 @@
  * applies it atomically under the claim fence of the ACK and the instance's revision.
  */
 import { describe, expect, it } from "vitest";
-import { RunlaterError } from "../../src/domain/errors.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { startInstance, type WorkflowInstance } from "../../src/domain/workflow-transitions.js";
@@ -363,47 +362,5 @@ export function exerciseWorkflows(open: OpenStore): void {
       expect(await ws.instanceDeleteEnded({ endedBefore: 3_000, limit: 1 })).toBe(1);
       expect(await ws.instanceGet({ id: newer.id })).toBeUndefined();
     });
-  });
-}
-
-/**
- * A store opened with several shards keeps no workflows yet (docs/workflows.md): every
- * workflow write is refused, reads answer, and the plain ACK still never completes a
- * workflow job's run (one written before a shard was added, say).
- */
-export function exerciseWorkflowsRefused(open: OpenStore): void {
-  it("refuses workflow writes with failed_precondition, still reads, and still answers a workflow job's ACK 'workflow'", async () => {
-    const store = await open();
-    const ws = store.workflows!;
-    const queue = await createQueue(store);
-    const def = definition(queue);
-    const instance = startInstance(
-      def,
-      { id: `s${process.pid}_${++counter}`, now: T0, keepOpen: false, external: [] },
-      () => "",
-    ).instance;
-    const refused = (call: Promise<unknown>) =>
-      call.then(
-        () => "accepted",
-        (err: unknown) => err instanceof RunlaterError && `${err.code} ${err.reason} ${err.message}`,
-      );
-    for (const call of [
-      ws.workflowInsert({ def, now: T0 }),
-      ws.instanceInsert({ instance, jobs: [], now: T0 }),
-      ws.instanceApply({ id: instance.id, rev: 0, jobs: [], cancel: [], now: T0 }),
-    ])
-      expect(await refused(call)).toMatch(
-        /^failed_precondition UNSUPPORTED workflows need a \w+ store of one shard; this one has \d+/,
-      );
-    expect(await ws.workflowGet({ name: def.name })).toBeUndefined();
-    expect(await ws.instanceGet({ id: instance.id })).toBeUndefined();
-    const [id] = await insert(store, queue, [{ workflow: context(instance.id) }]);
-    const [job] = await handOut(store, queue);
-    const [ack] = await store.jobCompleteMany({
-      items: [{ id: id!, claimToken: job!.claimToken, customStatus: "" }],
-      now: T0,
-    });
-    expect(ack).toEqual({ outcome: "workflow", workflow: context(instance.id) });
-    expect((await get(store, id!))?.state).toBe("running");
   });
 }

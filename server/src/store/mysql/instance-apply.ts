@@ -21,7 +21,7 @@ import type { JobRecord, NewJob } from "../../domain/job-record.js";
 import * as transitions from "../../domain/transitions.js";
 import type { OutcomeResult, WorkflowAck } from "../store.js";
 import { deleteWithKeys } from "./bulk-admin.js";
-import { insertOnShard, lockQueues } from "./insert-jobs.js";
+import { insertOnShard } from "./insert-jobs.js";
 import type { MysqlContext } from "./mysql-context.js";
 import { leaveSequences } from "./ordering.js";
 import { applyPatches } from "./patch-writes.js";
@@ -44,6 +44,8 @@ export async function applyStep(
     ack?: WorkflowAck;
     now: number;
   },
+  /** Takes the shared lock on the new jobs' queue rows (workflows.ts withQueuesLocked). */
+  lock: () => Promise<void>,
 ): Promise<{ applied: boolean; ack?: OutcomeResult }> {
   let acked: JobRecord | undefined;
   if (p.ack) {
@@ -57,7 +59,7 @@ export async function applyStep(
   }
   const [stored] = await select<{ rev: number | string }>(c, sql.INSTANCE_REV_LOCK, [p.id]);
   if (Number(stored?.rev ?? 0) !== p.rev) return { applied: false };
-  await lockQueues(c, p.jobs);
+  await lock();
   await insertOnShard(
     c,
     p.jobs.map((item, index) => ({ item, index })),

@@ -104,9 +104,9 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
 
   /** The shards, their routing and the held jobs, shared by the modules this class delegates to. */
   protected readonly ctx: MysqlContext;
-  /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
+  /** Workflows (workflows.ts): each instance on one shard with its runs' queue jobs. */
   readonly workflows: MysqlWorkflows;
-  /** Schedules (schedules.ts), beside the workflow instances: refused alike on several shards. */
+  /** Schedules (schedules.ts): each beside what its fires start. */
   readonly schedules: MysqlSchedules;
 
   /** @param legacyShards the shard count of queues created before placements were stored */
@@ -118,7 +118,7 @@ export class MysqlStore extends DelegatingStore<MysqlContext> {
       held: new HeldJobs(),
     };
     this.workflows = new MysqlWorkflows(this.ctx);
-    this.schedules = new MysqlSchedules(this.ctx);
+    this.schedules = new MysqlSchedules(this.ctx, this.workflows);
   }
 
   async close(): Promise<void> {

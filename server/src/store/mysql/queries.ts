@@ -231,7 +231,7 @@ export const promoteIds = (set: string, n: number) =>
 export const lockFailedKeyed = (n: number) =>
   `SELECT id, queue, part, ordering_key FROM jobs WHERE id IN (${list(n)}) AND state = 'failed' FOR UPDATE`;
 
-// ---- workflows (workflows.ts; docs/mysql.md, "Workflows"): on shard 0, the instances' shard
+// ---- workflows (workflows.ts; docs/mysql.md, "Workflows"): definitions on shard 0, instances on each shard
 
 export const WORKFLOW_INSERT =
   "INSERT INTO workflow_versions (name, version, definition, created_at) VALUES (?, ?, ?, ?)";
@@ -266,11 +266,12 @@ export const instanceList = (workflow: boolean, state: boolean, after: boolean) 
   return `SELECT instance FROM ${from}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, id DESC LIMIT ?`;
 };
 /** Retention: ended instances (ended_at is NULL while running), oldest end first; then deleted by id. */
-export const INSTANCES_ENDED = "SELECT id FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
+export const INSTANCES_ENDED =
+  "SELECT id, ended_at FROM workflow_instances WHERE ended_at < ? ORDER BY ended_at LIMIT ?";
 export const instancesDelete = (n: number) =>
   `DELETE FROM workflow_instances WHERE id IN (${list(n)}) AND ended_at < ?`;
 
-// ---- schedules (schedules.ts; docs/mysql.md, "Workflows"): on shard 0, beside the instances
+// ---- schedules (schedules.ts; docs/mysql.md, "Workflows"): on each shard, beside the instances
 
 export const SCHEDULE_SELECT = "SELECT schedule FROM schedules WHERE name = ?";
 /** The revision fence of a fire: the schedule's row locked until the fire commits. */

@@ -113,32 +113,32 @@ export class Keys {
     return `${this.prefix}:{meta}:workflow:${name}`;
   }
 
-  /** The instances' shard (0): one instance's hash (lua/include/workflows.lua lists the rest). */
+  /** Each shard, for the instances and schedules placed on it: one instance's hash (lua/include/workflows.lua lists the rest). */
   instance(id: string): string {
     return `${this.prefix}:{wf}:i:${id}`;
   }
 
-  /** The instances' shard (0): ended instances by ended_at, for retention. */
+  /** Each shard, for the instances and schedules placed on it: ended instances by ended_at, for retention. */
   instancesEnded(): string {
     return `${this.prefix}:{wf}:ended`;
   }
 
-  /** The instances' shard (0): the list of every instance (instance_list.lua reads the one its filters name). */
+  /** Each shard, for the instances and schedules placed on it: the list of every instance (instance_list.lua reads the one its filters name). */
   instanceList(): string {
     return `${this.prefix}:{wf}:list`;
   }
 
-  /** The instances' shard (0): one schedule's hash (lua/include/schedules.lua lists the rest). */
+  /** Each shard, for the instances and schedules placed on it: one schedule's hash (lua/include/schedules.lua lists the rest). */
   schedule(name: string): string {
     return `${this.prefix}:{wf}:s:${name}`;
   }
 
-  /** The instances' shard (0): every schedule's name. */
+  /** Each shard, for the instances and schedules placed on it: every schedule's name. */
   schedules(): string {
     return `${this.prefix}:{wf}:schedules`;
   }
 
-  /** The instances' shard (0): schedules by next fire time. */
+  /** Each shard, for the instances and schedules placed on it: schedules by next fire time. */
   schedulesDue(): string {
     return `${this.prefix}:{wf}:schedules:due`;
   }

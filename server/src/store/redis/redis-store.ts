@@ -127,9 +127,9 @@ export class RedisStore extends DelegatingStore<RedisContext> {
   protected readonly ctx: RedisContext;
   /** The key names on shard 0 (tests read its prefix). */
   private readonly keys: Keys;
-  /** Workflows (workflows.ts): kept by a store of one shard; one of several refuses them. */
+  /** Workflows (workflows.ts): each instance on one shard with its runs' queue jobs. */
   readonly workflows: RedisWorkflows;
-  /** Schedules (schedules.ts), beside the workflow instances: refused alike on several shards. */
+  /** Schedules (schedules.ts): each beside what its fires start. */
   readonly schedules: RedisSchedules;
 
   /**
@@ -155,7 +155,7 @@ export class RedisStore extends DelegatingStore<RedisContext> {
       sweepStart: 0,
     };
     this.workflows = new RedisWorkflows(this.ctx);
-    this.schedules = new RedisSchedules(this.ctx);
+    this.schedules = new RedisSchedules(this.ctx, this.workflows);
   }
 
   async close(): Promise<void> {

@@ -1,24 +1,24 @@
 /**
  * Workflows on Redis (Store.workflows, docs/workflows.md). Definitions live on shard 0 with
- * the queues' metadata; instances (lua/include/workflows.lua), and every queue job they
- * enqueue, on the instances' shard, where one script reaches both: instance_insert.lua
+ * the queues' metadata; each instance (lua/include/workflows.lua), and every queue job it
+ * enqueues, on the instance's shard, where one script reaches both: instance_insert.lua
  * inserts an instance with its first jobs, instance_apply.lua applies a step (the ACK of a
  * run under its claim token, the instance under its revision, the jobs it enqueues and
  * cancels) atomically. A workflow job's run is a queue job flagged in its stored head
  * (lua/include/job_record.lua), so the plain ACK scripts answer "workflow" for it without
  * writing (running-writes.ts).
  *
- * The instances' shard is shard 0, and a store opened with several shards refuses to keep
- * workflows (failed_precondition): the engine places a run's queue job on any partition of
- * its queue, which may be on another shard than the instance, and no placement rule keeps
- * them together yet. Reads still answer from shard 0.
+ * With several shards (../instance-placement.ts) an instance is placed on a shard where
+ * every queue of its workflow has a partition, and its runs' jobs only on those
+ * partitions; reads find it by asking every shard (cached per process), lists merge every
+ * shard's page, retention deletes the oldest of all shards first.
  */
 import type { Redis } from "ioredis";
 import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
-import { workflowsNeedOneShard } from "../placement.js";
+import { byCodeUnits, mergePages, oldestPerShard, ShardPlacement } from "../instance-placement.js";
 import type { StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { decodeOutcome, text } from "./codec.js";
@@ -27,13 +27,22 @@ import type { RedisContext } from "./redis-context.js";
 import { runScript, type ScriptArg } from "./scripts.js";
 
 export class RedisWorkflows implements WorkflowStore {
-  constructor(private readonly ctx: RedisContext) {}
+  /** Where each instance lives (with one shard: shard 0). */
+  readonly placement: ShardPlacement<Redis>;
+
+  constructor(private readonly ctx: RedisContext) {
+    this.placement = new ShardPlacement(
+      ctx.router,
+      "instance",
+      async (shard, id) => (await shard.exists(ctx.keysOn(shard).instance(id))) === 1,
+    );
+  }
 
   async workflowInsert(p: { def: WorkflowDef; now: number }): Promise<boolean> {
     const { keys } = this.ctx;
     const args = [keys.prefix, p.def.name, p.def.version, p.now, encodeDefinition(p.def)];
     const keyList = [keys.workflows(), keys.workflowVersions(p.def.name)];
-    return (await runScript(this.oneShard(), "workflow_insert", keyList, args)) === 1;
+    return (await runScript(this.shard0(), "workflow_insert", keyList, args)) === 1;
   }
 
   async workflowGet(p: { name: string; version?: number }): Promise<StoredWorkflow | undefined> {
@@ -55,27 +64,51 @@ export class RedisWorkflows implements WorkflowStore {
     return stored.filter((s) => s !== null).map(storedWorkflow);
   }
 
+  async instancePartitions(p: { id: string; queues: string[] }): Promise<Map<string, number[]> | undefined> {
+    if (!this.placement.sharded) return undefined;
+    const stored = await this.placement.find(p.id);
+    const index = stored ? this.placement.indexOf(stored) : await this.placement.choose(p.id, p.queues);
+    return this.placement.partitionsOn(index, p.id, p.queues);
+  }
+
   async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
-    const args: ScriptArg[] = [this.ctx.keys.prefix, p.instance.id, ...instanceArgs(p.instance)];
+    // (With several shards, an id stored anywhere is a repeat: a shard chosen anew could differ.)
+    if (this.placement.sharded && (await this.placement.find(p.instance.id))) return false;
+    const shard = await this.placement.newInstanceShard(p.instance.id, p.jobs, () => this.queuesOf(p.instance));
+    const on = this.ctx.keysOn(shard);
+    const args: ScriptArg[] = [on.prefix, p.instance.id, ...instanceArgs(p.instance)];
     for (const job of p.jobs) pushInsertArgs(args, job, p.now);
-    return (await runInserting(this.oneShard(), "instance_insert", [this.ctx.keys.claimChecks()], args)) === 1;
+    const inserted = (await runInserting(shard, "instance_insert", [on.claimChecks()], args)) === 1;
+    if (inserted) this.placement.remember(p.instance.id, this.placement.indexOf(shard));
+    return inserted;
   }
 
   async instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined> {
-    const data = await this.shard0().hget(this.ctx.keys.instance(p.id), "data");
-    return data === null ? undefined : decodeInstance(data);
+    const found = await this.placement.read(
+      p.id,
+      async (shard) => (await shard.hget(this.ctx.keysOn(shard).instance(p.id), "data")) ?? undefined,
+    );
+    return found && decodeInstance(found.value);
   }
 
   async instanceList(p: Parameters<WorkflowStore["instanceList"]>[0]): Promise<WorkflowInstance[]> {
     const cursor = p.after ? listMember(p.after.createdAt, p.after.id) : "";
-    const args = [this.ctx.keys.prefix, p.workflow ?? "", p.state ?? "", p.limit, cursor];
-    const found = (await runScript(this.shard0(), "instance_list", [this.ctx.keys.instanceList()], args)) as Buffer[];
-    return found.map((data) => decodeInstance(data.toString("utf8")));
+    const pages = await Promise.all(
+      this.ctx.shards.map(async (shard) => {
+        const on = this.ctx.keysOn(shard);
+        const args = [on.prefix, p.workflow ?? "", p.state ?? "", p.limit, cursor];
+        const found = (await runScript(shard, "instance_list", [on.instanceList()], args)) as Buffer[];
+        return found.map((data) => decodeInstance(data.toString("utf8")));
+      }),
+    );
+    return mergePages(pages, newestFirst, p.limit);
   }
 
   async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
+    const shard = await this.placement.stepShard(p);
+    const on = this.ctx.keysOn(shard);
     const args: ScriptArg[] = [
-      this.ctx.keys.prefix,
+      on.prefix,
       p.now,
       p.id,
       p.rev,
@@ -84,32 +117,54 @@ export class RedisWorkflows implements WorkflowStore {
       p.cancel.filter(joinable).join(" "),
     ];
     for (const job of p.jobs) pushInsertArgs(args, job, p.now);
-    const reply = text(await runInserting(this.oneShard(), "instance_apply", [this.ctx.keys.claimChecks()], args));
+    const reply = text(await runInserting(shard, "instance_apply", [on.claimChecks()], args));
     const [applied, ack] = reply.split(" ");
     return ack === undefined ? { applied: applied === "1" } : { applied: applied === "1", ack: decodeOutcome(ack) };
   }
 
   async instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number> {
-    const args = [this.ctx.keys.prefix, p.endedBefore, p.limit];
-    return (await runScript(this.shard0(), "instance_delete_ended", [this.ctx.keys.instancesEnded()], args)) as number;
+    const shards = this.ctx.shards;
+    // Several shards: first how many of the oldest ends each holds, then each deletes its own.
+    const counts =
+      shards.length === 1
+        ? [p.limit]
+        : oldestPerShard(
+            await Promise.all(
+              shards.map(async (shard) => {
+                const key = this.ctx.keysOn(shard).instancesEnded();
+                const found = await shard.zrangebyscore(
+                  key,
+                  "-inf",
+                  `(${p.endedBefore}`,
+                  "WITHSCORES",
+                  "LIMIT",
+                  0,
+                  p.limit,
+                );
+                return found.filter((_, i) => i % 2 === 1).map(Number);
+              }),
+            ),
+            p.limit,
+          );
+    let deleted = 0;
+    for (const [i, shard] of shards.entries()) {
+      if (counts[i] === 0) continue;
+      const on = this.ctx.keysOn(shard);
+      const args = [on.prefix, p.endedBefore, counts[i]!];
+      deleted += (await runScript(shard, "instance_delete_ended", [on.instancesEnded()], args)) as number;
+    }
+    return deleted;
+  }
+
+  /** The queues of an instance's workflow version (none if that version is unknown). */
+  private async queuesOf(instance: WorkflowInstance): Promise<string[]> {
+    const found = await this.workflowGet({ name: instance.workflow, version: instance.version });
+    return found ? [...new Set(found.def.jobs.map((j) => j.queue))] : [];
   }
 
   private shard0(): Redis {
     return this.ctx.shards[0]!;
   }
-
-  private oneShard(): Redis {
-    return instancesShard(this.ctx, "workflows");
-  }
-}
-
-/**
- * The instances' shard, for a write of workflows or schedules (schedules.ts); refused
- * while the store has several (see the header).
- */
-export function instancesShard(ctx: RedisContext, what: "workflows" | "schedules"): Redis {
-  if (ctx.shards.length > 1) throw workflowsNeedOneShard("Redis", ctx.shards.length, "script", what);
-  return ctx.shards[0]!;
 }
 
 /** An instance as the workflow scripts take it: rev, state, workflow, created_at, ended_at, data. */
@@ -133,4 +188,9 @@ function listMember(createdAt: number, id: string): string {
 function storedWorkflow(stored: string): StoredWorkflow {
   const space = stored.indexOf(" ");
   return { def: decodeDefinition(stored.slice(space + 1)), createdAt: Number(stored.slice(0, space)) };
+}
+
+/** Newest first: created_at, then id, descending (the order instance_list.lua reads each shard in). */
+function newestFirst(a: WorkflowInstance, b: WorkflowInstance): number {
+  return b.createdAt - a.createdAt || byCodeUnits(b.id, a.id);
 }

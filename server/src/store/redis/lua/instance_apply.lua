@@ -1,5 +1,5 @@
 --[[
-  instanceApply (shard 0, docs/workflows.md): one step of an instance, all or nothing.
+  instanceApply (the instance's shard, docs/workflows.md): one step of an instance, all or nothing.
   The checks come first and write nothing when they fail: the ACK's job must hold its claim
   token and be a workflow job's run; the stored instance must be at the revision the step
   was decided on. Then, in memory's order (memory/workflows.ts): the new queue jobs are

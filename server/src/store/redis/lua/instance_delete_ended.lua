@@ -1,5 +1,5 @@
 --[[
-  instanceDeleteEnded (shard 0): deletes ended instances that ended before a time, oldest
+  instanceDeleteEnded (each shard in turn): deletes ended instances that ended before a time, oldest
   first, with their list entries (workflows.lua).
   KEYS[1]  <prefix>:{wf}:ended
   ARGV     prefix, ended before (exclusive), limit

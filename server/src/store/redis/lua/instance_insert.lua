@@ -1,5 +1,5 @@
 --[[
-  instanceInsert (shard 0, docs/workflows.md): a new instance and the queue jobs of its
+  instanceInsert (the instance's shard, docs/workflows.md): a new instance and the queue jobs of its
   first runs, in one step, unless the id exists.
   KEYS[1]  <prefix>:{shard}:checks
   ARGV     prefix, id, rev, state, workflow, created_at, ended_at, data (the instance as

@@ -1,5 +1,5 @@
 --[[
-  instanceList (shard 0): instances newest first (created_at, then id, descending), after
+  instanceList (each shard; the store merges the pages): instances newest first (created_at, then id, descending), after
   the cursor, from the list of the filters given (workflows.lua).
   KEYS[1]  <prefix>:{wf}:list   (routing only: the list read follows the filters)
   ARGV     prefix, workflow ("" any), state ("" any), limit, cursor ("" none, else the

@@ -1,5 +1,5 @@
 --[[
-  scheduleDelete (shard 0, include/schedules.lua): a schedule and its entries.
+  scheduleDelete (the schedule's shard, include/schedules.lua): a schedule and its entries.
   KEYS[1]  <prefix>:{wf}:s:<name>
   ARGV     prefix, name
   Returns  1 deleted; 0 there was none.

@@ -1,5 +1,5 @@
 --[[
-  scheduleDue (shard 0, include/schedules.lua): the schedules due now, earliest next fire
+  scheduleDue (each shard; the store merges them, include/schedules.lua): the schedules due now, earliest next fire
   first (ties by name), and when the next one after now is due.
   KEYS[1]  <prefix>:{wf}:schedules:due
   ARGV     prefix, now, limit

@@ -1,5 +1,5 @@
 --[[
-  scheduleFire (shard 0, docs/workflows.md#schedules): a schedule's fire, all or nothing,
+  scheduleFire (the schedule's shard, docs/workflows.md#schedules): a schedule's fire, all or nothing,
   in memory's order (memory/schedules.ts). The stored schedule must be at the revision the
   fire was decided on (else nothing is written). What the fire starts (an instance with the
   queue jobs of its first runs, or a plain queue job) is inserted unless a record with its

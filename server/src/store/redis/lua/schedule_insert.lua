@@ -1,5 +1,5 @@
 --[[
-  scheduleInsert (shard 0, include/schedules.lua): a new schedule, unless one of its name
+  scheduleInsert (the schedule's shard, include/schedules.lua): a new schedule, unless one of its name
   exists or the quota is reached.
   KEYS[1]  <prefix>:{wf}:s:<name>
   ARGV     prefix, max (the quota), name, rev, next_fire_at, data

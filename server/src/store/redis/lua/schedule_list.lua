@@ -1,5 +1,5 @@
 --[[
-  scheduleList (shard 0, include/schedules.lua): schedules by name, after a cursor.
+  scheduleList (each shard; the store merges the pages, include/schedules.lua): schedules by name, after a cursor.
   KEYS[1]  <prefix>:{wf}:schedules
   ARGV     prefix, limit, after ("" from the first, else the name to continue after)
   Returns  the schedules' data, in name order.

@@ -1,5 +1,5 @@
 --[[
-  scheduleReplace (shard 0, include/schedules.lua): the schedule written over the revision
+  scheduleReplace (the schedule's shard, include/schedules.lua): the schedule written over the revision
   it was decided on.
   KEYS[1]  <prefix>:{wf}:s:<name>
   ARGV     prefix, rev (the stored revision expected), name, rev, next_fire_at, data

@@ -1,7 +1,7 @@
 --[[
-  Schedules (docs/workflows.md#schedules), under the workflow instances' hash tag {wf} on
-  the instances' shard (0: a store with several shards keeps none), so a fire's script
-  finds the schedule and the instance it starts in one slot:
+  Schedules (docs/workflows.md#schedules), under the workflow instances' hash tag {wf},
+  each on the shard of what it starts (store/instance-placement.ts), so a fire's script
+  finds the schedule and the instance or job it starts in one slot:
     <prefix>:{wf}:s:<name>           hash: rev, data (the schedule as workflow-codec.ts encodes it)
     <prefix>:{wf}:schedules          zset: every schedule's name, score 0 (listed by name,
                                      counted for the quota)

@@ -1,6 +1,6 @@
 --[[
-  Workflow instances (docs/workflows.md), on the instances' shard (shard 0: a store with
-  several shards keeps no workflows yet). Instance `id`:
+  Workflow instances (docs/workflows.md), each on its shard with the queue jobs of its
+  runs (store/instance-placement.ts). Instance `id`:
     <prefix>:{wf}:i:<id>     hash: rev, state, workflow, created (created_at), ended
                              (ended_at), data (the instance as workflow-codec.ts encodes it)
     <prefix>:{wf}:list[…]    zsets of every instance, by workflow (:w:<workflow>), by state
