@@ -16,7 +16,7 @@ import {
   validateQueueName,
 } from "../domain/queue-config.js";
 import { storedTraceparent } from "../domain/trace-context.js";
-import type { QueueRecord, Store } from "../store/store.js";
+import type { AckResultRecord, QueueRecord, Store } from "../store/store.js";
 import { type AckResult, type JobCounters, noCounters, tally } from "./counters.js";
 import type { Dispatch } from "./dispatch.js";
 import { announceExpired, announceInserted, announceOutcomes } from "./due-announcements.js";
@@ -253,6 +253,7 @@ export class Engine {
     }
     // A forwarded call's jobs are counted by the node the worker called.
     if (!p.forwarded && jobs.length > 0) this.counters.handedOut(p.queue, jobs.length);
+    this.workflows.handedOut(jobs);
     return { jobs, ack };
   }
 
@@ -286,10 +287,18 @@ export class Engine {
       retryDelayMs: f.retryDelayMs,
       noRetry: f.noRetry,
     }));
-    const [completed, failedResults] = await Promise.all([
-      this.store.jobCompleteMany({ items: completes, now }),
+    // A workflow run this process handed out skips the plain ACK (which would only answer
+    // "workflow" with its context): its workflow step checks the claim itself.
+    const runs = completes.map((c) => this.workflows.runHandedOut(c.id));
+    const [plainCompleted, failedResults] = await Promise.all([
+      this.store.jobCompleteMany({ items: completes.filter((_, k) => runs[k] === undefined), now }),
       this.store.jobFailMany({ items: fails, now }),
     ]);
+    let plain = 0;
+    const completed = runs.map(
+      (workflow): AckResultRecord =>
+        workflow !== undefined ? { outcome: "workflow", workflow } : plainCompleted[plain++]!,
+    );
     // Runs of workflow jobs were left alone by those calls: they go through the workflow step.
     const [okResults, failResults] = await Promise.all([
       this.workflows.settleAcks(completed, (k) => ({

@@ -54,6 +54,12 @@ const CONFLICT_RETRIES = 50;
  * version never changes once stored, so a kept one is never stale.
  */
 const DEFINITIONS_CACHED_MAX = 256;
+/**
+ * Workflow runs handed out by this process whose ACK has not come yet, kept with their
+ * context, the oldest dropped first: an ACK of one skips the plain ACK step. A run not
+ * kept (handed out elsewhere, before a restart, or dropped) takes that step, as before.
+ */
+const RUNS_HANDED_OUT_MAX = 20_000;
 
 export interface WorkflowsOptions {
   store: Store;
@@ -74,6 +80,7 @@ export class Workflows {
   /** This process's changes to each instance, in turn, and the instances as they left them. */
   private readonly steps = new InstanceSteps();
   private readonly definitions = new Map<string, StoredWorkflow>();
+  private readonly runsHandedOut = new Map<string, string>();
 
   constructor(private readonly o: WorkflowsOptions) {}
 
@@ -236,6 +243,24 @@ export class Workflows {
   }
 
   // ---- runs
+
+  /** Jobs this process just handed out: the workflow runs among them are kept (RUNS_HANDED_OUT_MAX). */
+  handedOut(jobs: ReadonlyArray<{ id: string; workflow?: string }>): void {
+    for (const job of jobs) {
+      if (job.workflow === undefined) continue;
+      this.runsHandedOut.delete(job.id);
+      this.runsHandedOut.set(job.id, job.workflow);
+      if (this.runsHandedOut.size > RUNS_HANDED_OUT_MAX)
+        this.runsHandedOut.delete(this.runsHandedOut.keys().next().value!);
+    }
+  }
+
+  /** The stored context of a workflow run this process handed out, forgotten once asked (its ACK came). */
+  runHandedOut(id: string): string | undefined {
+    const context = this.runsHandedOut.get(id);
+    if (context !== undefined) this.runsHandedOut.delete(id);
+    return context;
+  }
 
   /**
    * The ACK of workflow jobs (their store answered "workflow": the claim holds, nothing was

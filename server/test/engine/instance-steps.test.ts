@@ -102,3 +102,31 @@ describe("two nodes acknowledging runs of one instance", () => {
     });
   });
 });
+
+describe("the ACK of a run this node handed out (no plain ACK step first)", () => {
+  it("posts nothing under a stale claim token, and everything under the right one", async () => {
+    const h = await setup();
+    const job = (name: string, inputs: Array<{ job: string }> = []) => ({
+      name,
+      queue: h.queue,
+      inputs,
+      onFailure: "abort" as const,
+      body: new Uint8Array(),
+      priority: 0,
+      attemptsAllowed: 0,
+    });
+    await h.engine.workflows.apply({ name: "wf_fast_ack", jobs: [job("a"), job("b", [{ job: "a" }])] });
+    const started = await h.engine.workflows.start({ workflow: "wf_fast_ack", events: [], keepOpen: false });
+    const [a] = await h.dequeue(1);
+    const stale = await h.ok({ id: a!.id, claimToken: "not-the-claim" });
+    expect(stale[0]!.outcome).not.toBe("acknowledged");
+    const after = await h.engine.workflows.instance(started.id);
+    expect(after.rev).toBe(started.rev);
+    expect(after.jobs.b!.runs).toEqual([]);
+
+    expect((await h.ok(a!))[0]!.outcome).toBe("acknowledged");
+    const moved = await h.engine.workflows.instance(started.id);
+    expect(moved.jobs.a!.runs[0]!.outcome).toBe("succeeded");
+    expect(moved.jobs.b!.runs.map((r) => r.outcome)).toEqual(["queued"]);
+  });
+});
