@@ -75,6 +75,14 @@ def test_flags_pick_the_server_the_queues_and_the_concurrency(
             "$RUNLATER_URL must be an http:// or https:// URL, not 'localhost'",
         ),
         (
+            ["--log-level", "chatty"],
+            {},
+            (
+                "argument --log-level: invalid choice: 'chatty' (choose from 'debug', 'info', "
+                "'warning', 'error', 'critical')"
+            ),
+        ),
+        (
             ["--queue", "q_a", "--queue", "nope"],
             {},
             "--queue: no handler registered for queue(s) 'nope'; registered: 'q_a', 'q_b'",

@@ -25,6 +25,8 @@ from ._transport import TOKEN_ENV
 from .worker import Worker
 
 URL_ENV = "RUNLATER_URL"
+# The levels of the logging module, as --log-level takes them.
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def load_worker(target: str) -> Worker:
@@ -92,7 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="QUEUE",
         help="run only this queue of the app's (repeat for more; default all of them)",
     )
-    parser.add_argument("--log-level", default="info", help="logging level (default info)")
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="logging level (default info)",
+    )
     parser.add_argument(
         "--token-file",
         metavar="PATH",
