@@ -272,6 +272,10 @@ public final class Worker implements AutoCloseable {
     if (started) {
       throw new IllegalStateException("already started");
     }
+    if (closed) {
+      // As the TypeScript and Python workers: close() before start() ends the worker for good.
+      throw new IllegalStateException("this worker was closed; create a new one");
+    }
     if (runners.isEmpty()) {
       throw new IllegalStateException("register at least one handler before start()");
     }

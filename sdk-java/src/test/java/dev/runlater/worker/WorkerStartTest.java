@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.runlater.ErrorReason;
+import dev.runlater.JobFilter;
+import dev.runlater.JobSpec;
+import dev.runlater.JobState;
 import dev.runlater.NotFoundException;
 import dev.runlater.QueueConfig;
 import dev.runlater.RunlaterClient;
@@ -41,6 +44,25 @@ class WorkerStartTest extends ServerTest {
       assertTrue(e.description().contains("does not exist"), e.getMessage());
     }
     assertEquals(0, calls.get());
+  }
+
+  @Test
+  void aWorkerClosedBeforeStartNeverStartsAndTakesNoJob() {
+    String queue = newQueue("closed_first", QueueConfig.defaults());
+    client.enqueue(JobSpec.of(queue, "job"));
+    AtomicInteger calls = new AtomicInteger();
+    Worker w = Worker.builder(client).build();
+    w.register(
+        queue,
+        job -> {
+          calls.incrementAndGet();
+          return null;
+        });
+    w.close();
+    IllegalStateException e = assertThrows(IllegalStateException.class, w::start);
+    assertEquals("this worker was closed; create a new one", e.getMessage());
+    assertEquals(0, calls.get());
+    assertEquals(1, client.countJobs(JobFilter.queue(queue).withState(JobState.PENDING)));
   }
 
   @Test
