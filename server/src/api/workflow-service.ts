@@ -41,7 +41,9 @@ export function registerWorkflowService(router: ConnectRouter, engine: Engine): 
         events: req.events.map((e) => ({ input: e.input, output: { customStatus: e.customStatus, result: e.result } })),
         keepOpen: req.keepOpen,
       });
-      return { instance: await full(instance) };
+      // As started: its first runs' queue jobs were inserted a moment ago, so they show as
+      // RUNNABLE without reading them back (a worker may have taken one since; GetInstance says).
+      return { instance: instanceToProto(instance, { withJobs: true, running: new Set() }) };
     },
     async getInstance(req) {
       return { instance: await full(await workflows.instance(req.instanceId)) };

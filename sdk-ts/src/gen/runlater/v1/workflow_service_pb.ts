@@ -633,7 +633,8 @@ export const StartInstanceRequestSchema: GenMessage<StartInstanceRequest> = /*@_
  */
 export type StartInstanceResponse = Message<"runlater.v1.StartInstanceResponse"> & {
   /**
-   * It, as started.
+   * It, as started: the jobs that run first are RUNNABLE (a worker may have taken one
+   * since; GetInstance reads their queue jobs and says RUNNING).
    *
    * @generated from field: runlater.v1.Instance instance = 1;
    */
