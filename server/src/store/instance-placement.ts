@@ -158,6 +158,15 @@ export class ShardPlacement<S> {
     return shard;
   }
 
+  /** The shard a new schedule goes on: one its target's queues choose (`workflowGet` reads a workflow's latest version). */
+  async scheduleShard(
+    name: string,
+    target: Parameters<typeof scheduleQueues>[0],
+    workflowGet: Parameters<typeof scheduleQueues>[1],
+  ): Promise<number> {
+    return this.choose(name, await scheduleQueues(target, workflowGet));
+  }
+
   /** The index of a shard handle. */
   indexOf(shard: S): number {
     return this.router.shards.indexOf(shard);

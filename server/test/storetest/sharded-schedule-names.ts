@@ -6,45 +6,18 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Schedule } from "../../src/domain/schedule.js";
-import { createSchedule } from "../../src/domain/schedule-transitions.js";
-import { formulaShard } from "../../src/store/placement.js";
 import type { ScheduleNames } from "../../src/store/schedule-names.js";
 import type { Store } from "../../src/store/store.js";
-import { createQueue, get, newJob, T0 } from "./fixtures.js";
+import { get, newJob, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
+import { jobSchedule, queueOn } from "./sharded-placement.js";
 
-const SHARDS = 3;
 let counter = 0;
 
 const fresh = (what: string) => `${what}${process.pid}_${++counter}`;
 
-/** A queue of one partition on shard `shard` (names tried until the formula puts one there). */
-async function queueOn(store: Store, shard: number): Promise<string> {
-  const { config } = (await store.queueGet({ name: await createQueue(store) }))!;
-  for (;;) {
-    const name = fresh("qn");
-    if (formulaShard(name, 0, SHARDS) !== shard) continue;
-    await store.queueCreate({ name, config, now: T0 });
-    return name;
-  }
-}
-
 /** A schedule `name` of a plain job on `queue` (so it lives on that queue's shard), due at T0. */
-function scheduleOf(name: string, queue: string): Schedule {
-  const s = createSchedule(
-    {
-      name,
-      cron: "0 * * * *",
-      timeZone: "UTC",
-      target: { kind: "job", queue, body: new Uint8Array([1]), priority: 0, attemptsAllowed: 0 },
-      overlap: "allow",
-      catchUp: "none",
-      catchUpWindowMs: 0,
-    },
-    { now: T0, paused: false },
-  );
-  return { ...s, nextFireAt: T0 };
-}
+const scheduleOf = (name: string, queue: string): Schedule => ({ ...jobSchedule(name, queue), nextFireAt: T0 });
 
 /** The sharded store's name registry (every store of several shards keeps one: store/schedule-names.ts). */
 const namesOf = (store: Store) => (store.schedules as unknown as { names: ScheduleNames }).names;

@@ -18,7 +18,7 @@
 import { parseJobId } from "../../domain/job-id.js";
 import type { Schedule } from "../../domain/schedule.js";
 import { decodeSchedule, encodeSchedule } from "../../domain/workflow-codec.js";
-import { byCodeUnits, mergeDue, mergePages, ShardPlacement, scheduleQueues } from "../instance-placement.js";
+import { byCodeUnits, mergeDue, mergePages, ShardPlacement } from "../instance-placement.js";
 import { type NameClaim, type ScheduleNameSteps, ScheduleNames } from "../schedule-names.js";
 import type { FireStart, ScheduleStore } from "../store.js";
 import { insertOnShard } from "./insert-jobs.js";
@@ -49,10 +49,9 @@ export class MysqlSchedules implements ScheduleStore {
       const reply = await insertOn(this.shard0(), p.schedule, p.max, undefined);
       return reply === "fenced" ? "exists" : reply;
     }
-    const queues = await scheduleQueues(p.schedule.target, (workflow) =>
+    const index = await this.placement.scheduleShard(name, p.schedule.target, (workflow) =>
       this.workflows.workflowGet({ name: workflow }),
     );
-    const index = await this.placement.choose(name, queues);
     const reply = await this.names.insert(p.schedule, index, p.max);
     if (reply === "inserted") this.placement.remember(name, index);
     return reply;

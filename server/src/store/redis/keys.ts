@@ -143,11 +143,6 @@ export class Keys {
     return `${this.prefix}:{wf}:schedules:due`;
   }
 
-  /** Each shard: tokens of schedule creates whose insert is refused (../schedule-names.ts). */
-  scheduleFences(): string {
-    return `${this.prefix}:{wf}:schedule-fences`;
-  }
-
   /** Shard 0, with several shards: hash schedule name → "<shard> <token>", its claim (../schedule-names.ts). */
   scheduleNames(): string {
     return `${this.prefix}:{meta}:schedule-names`;

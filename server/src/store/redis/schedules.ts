@@ -18,7 +18,7 @@
 import type { Redis } from "ioredis";
 import type { Schedule } from "../../domain/schedule.js";
 import { decodeSchedule, encodeSchedule } from "../../domain/workflow-codec.js";
-import { byCodeUnits, mergeDue, mergePages, ShardPlacement, scheduleQueues } from "../instance-placement.js";
+import { byCodeUnits, mergeDue, mergePages, ShardPlacement } from "../instance-placement.js";
 import { type NameClaim, type ScheduleNameSteps, ScheduleNames } from "../schedule-names.js";
 import type { FireStart, ScheduleStore } from "../store.js";
 import { joinable } from "./batch-args.js";
@@ -53,10 +53,9 @@ export class RedisSchedules implements ScheduleStore {
   async scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full"> {
     const name = p.schedule.name;
     if (!this.placement.sharded) return orExists(await this.insertOn(this.shard0(), p.schedule, p.max, ""));
-    const queues = await scheduleQueues(p.schedule.target, (workflow) =>
+    const index = await this.placement.scheduleShard(name, p.schedule.target, (workflow) =>
       this.workflows.workflowGet({ name: workflow }),
     );
-    const index = await this.placement.choose(name, queues);
     const reply = await this.names.insert(p.schedule, index, p.max);
     if (reply === "inserted") this.placement.remember(name, index);
     return reply;
