@@ -58,17 +58,24 @@ export class Schedules {
     const spec = withDefaults(input);
     const schedule = createSchedule(spec, { now: this.o.clock.now(), paused });
     await this.checkTarget(spec);
-    const res = await ss.scheduleInsert({ schedule, max: limits.schedulesMax });
-    if (res === "full") {
-      throw new RunlaterError(
-        "resource_exhausted",
-        "UNSPECIFIED",
-        `this server keeps at most ${limits.schedulesMax} schedules; delete one first (runlater schedule delete NAME)`,
-        "schedule",
-      );
+    for (let tries = 0; tries < CONFLICT_RETRIES; tries++) {
+      const res = await ss.scheduleInsert({ schedule, max: limits.schedulesMax });
+      if (res === "full") {
+        throw new RunlaterError(
+          "resource_exhausted",
+          "UNSPECIFIED",
+          `this server keeps at most ${limits.schedulesMax} schedules; delete one first (runlater schedule delete NAME)`,
+          "schedule",
+        );
+      }
+      if (res === "inserted") return { schedule, created: true };
+      // "exists" with nothing to read: on a store of several shards, another create of the
+      // name between its claim and its insert, or one that crashed there, or one deleted
+      // meanwhile. Inserting again takes such a claim over (store/schedule-names.ts).
+      const existing = await ss.scheduleGet({ name: spec.name });
+      if (existing) return { schedule: existing, created: false };
     }
-    if (res === "exists") return { schedule: await this.get(spec.name), created: false };
-    return { schedule, created: true };
+    throw new RunlaterError("unavailable", "CONFLICT", `schedule ${spec.name} kept being created and deleted; retry`);
   }
 
   /** Replaces a schedule's definition; a new cron or time zone counts from now. */

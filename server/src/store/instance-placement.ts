@@ -158,23 +158,13 @@ export class ShardPlacement<S> {
     return shard;
   }
 
-  /**
-   * Where a new schedule goes and what the other shards hold: the shard its queues choose,
-   * whether the name exists on another shard, and how many schedules the others keep (for
-   * the quota). `other` reads one shard.
-   */
-  async newScheduleShard(
+  /** The shard a new schedule goes on: one its target's queues choose (`workflowGet` reads a workflow's latest version). */
+  async scheduleShard(
     name: string,
-    queues: string[],
-    other: (shard: S) => Promise<{ exists: boolean; count: number }>,
-  ): Promise<{ shard: S; existsElsewhere: boolean; elsewhere: number }> {
-    const index = await this.choose(name, queues);
-    const others = await Promise.all(this.router.shards.filter((_, i) => i !== index).map(other));
-    return {
-      shard: this.router.shards[index]!,
-      existsElsewhere: others.some((o) => o.exists),
-      elsewhere: others.reduce((sum, o) => sum + o.count, 0),
-    };
+    target: Parameters<typeof scheduleQueues>[0],
+    workflowGet: Parameters<typeof scheduleQueues>[1],
+  ): Promise<number> {
+    return this.choose(name, await scheduleQueues(target, workflowGet));
   }
 
   /** The index of a shard handle. */

@@ -138,7 +138,12 @@ export type FireStart = { instance: WorkflowInstance; jobs: NewJob[] } | { job: 
  * domain (schedule-transitions.ts) decides every field.
  */
 export interface ScheduleStore {
-  /** Inserts a schedule, unless one of its name exists ("exists") or `max` schedules exist already ("full"). */
+  /**
+   * Inserts a schedule, unless one of its name exists ("exists") or `max` schedules exist
+   * already ("full"). On a store of several shards "exists" may also answer a name another
+   * create has claimed and not yet inserted (schedule-names.ts): nothing to read yet; an
+   * insert again takes that claim over if its create is gone.
+   */
   scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full">;
   scheduleGet(p: { name: string }): Promise<Schedule | undefined>;
   /** Schedules by name (ascending), strictly after `after`. */

@@ -3,7 +3,7 @@
  * clock (docs/workflows.md#schedules): fires at their times, overlap policies, catch-up
  * after downtime, pause and resume, quotas, and one fire per time however many nodes try.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { RunlaterError } from "../../src/domain/errors.js";
 import { limits } from "../../src/domain/limits.js";
 import { fireInstanceId, type ScheduleSpec } from "../../src/domain/schedule.js";
@@ -138,6 +138,18 @@ describe("schedules under the maintenance leader", () => {
     expect(over.message).toMatch(/at most 1000 schedules/);
     await h.engine.schedules.delete("s0");
     expect((await h.engine.schedules.create(job("one_more"), true)).created).toBe(true);
+  });
+
+  it("a create told the name exists while nothing can be read (a sharded store's claim in flight) inserts again", async () => {
+    const h = await withWorkflow();
+    const ss = h.store.schedules!;
+    // A store of several shards answers "exists" for a name another create has claimed and not
+    // yet inserted (or crashed before inserting); the next insert takes such a claim over.
+    const insert = vi.spyOn(ss, "scheduleInsert").mockResolvedValueOnce("exists");
+    const { created, schedule } = await h.engine.schedules.create(h.spec(), false);
+    expect(created).toBe(true);
+    expect(insert).toHaveBeenCalledTimes(2);
+    expect(await ss.scheduleGet({ name: schedule.name })).toEqual(schedule);
   });
 
   it("enqueue a plain job with a derived id; overlap skip waits while the previous job has not ended", async () => {

@@ -17,6 +17,7 @@ import { exerciseQueue } from "./queue.js";
 import { exerciseRegistry } from "./registry.js";
 import { exerciseSchedules } from "./schedules.js";
 import { exercisePlacementOnShards } from "./sharded-placement.js";
+import { exerciseScheduleNamesOnShards } from "./sharded-schedule-names.js";
 import { exerciseTokens } from "./tokens.js";
 import { exerciseWorkflows } from "./workflows.js";
 
@@ -39,13 +40,17 @@ export function exerciseScheduleStore(name: string, open: OpenStore): void {
 }
 
 /**
- * Stores opened with 3 shards: the workflow and schedule suites, and the placement of
- * instances and schedules across the shards (docs/workflows.md#stores-of-several-shards).
+ * Stores opened with 3 shards: the workflow and schedule suites, the placement of
+ * instances and schedules across the shards, and one schedule per name across them
+ * (docs/workflows.md#stores-of-several-shards).
  */
 export function exerciseWorkflowsOnShards(name: string, open: OpenStore): void {
   exerciseWorkflowStore(name, open);
   exerciseScheduleStore(name, open);
-  describe(`placement suite: ${name}`, () => exercisePlacementOnShards(open));
+  describe(`placement suite: ${name}`, () => {
+    exercisePlacementOnShards(open);
+    exerciseScheduleNamesOnShards(open);
+  });
 }
 
 export function exerciseStore(name: string, open: OpenStore): void {

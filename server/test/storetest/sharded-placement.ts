@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { RunlaterError } from "../../src/domain/errors.js";
+import type { Schedule } from "../../src/domain/schedule.js";
 import { createSchedule } from "../../src/domain/schedule-transitions.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
@@ -39,7 +40,7 @@ const shardsOf = (queue: string, partitions: number[]) =>
   new Set(partitions.map((p) => formulaShard(queue, p, SHARDS)));
 
 /** A queue of one partition on shard `shard` (names tried until the formula puts one there). */
-async function queueOn(store: Store, shard: number): Promise<string> {
+export async function queueOn(store: Store, shard: number): Promise<string> {
   for (;;) {
     const name = fresh("qs");
     if (formulaShard(name, 0, SHARDS) !== shard) continue;
@@ -50,6 +51,22 @@ async function queueOn(store: Store, shard: number): Promise<string> {
 
 async function createdConfig(store: Store) {
   return (await store.queueGet({ name: await createQueue(store) }))!;
+}
+
+/** A schedule `name` of a plain job on `queue`, so it lives on that queue's shard. */
+export function jobSchedule(name: string, queue: string): Schedule {
+  return createSchedule(
+    {
+      name,
+      cron: "0 * * * *",
+      timeZone: "UTC",
+      target: { kind: "job", queue, body: new Uint8Array([1]), priority: 0, attemptsAllowed: 0 },
+      overlap: "allow",
+      catchUp: "none",
+      catchUpWindowMs: 0,
+    },
+    { now: T0, paused: false },
+  );
 }
 
 /** Starts an instance of `def` as the engine does: its first run on a partition the store allows. */
@@ -178,18 +195,7 @@ export function exercisePlacementOnShards(open: OpenStore): void {
       const ss = store.schedules!;
       const queues = [await queueOn(store, 0), await queueOn(store, 2)];
       const schedules = queues.map((queue, i) => ({
-        ...createSchedule(
-          {
-            name: fresh(`ps${i}_`),
-            cron: "0 * * * *",
-            timeZone: "UTC",
-            target: { kind: "job", queue, body: new Uint8Array([1]), priority: 0, attemptsAllowed: 0 },
-            overlap: "allow",
-            catchUp: "none",
-            catchUpWindowMs: 0,
-          },
-          { now: T0, paused: false },
-        ),
+        ...jobSchedule(fresh(`ps${i}_`), queue),
         nextFireAt: T0 - 10 + i,
       }));
       for (const s of schedules) expect(await ss.scheduleInsert({ schedule: s, max: 1_000_000 })).toBe("inserted");
@@ -227,21 +233,7 @@ export function exercisePlacementOnShards(open: OpenStore): void {
       const ss = store.schedules!;
       const before = (await ss.scheduleList({ limit: 100_000 })).length;
       const make = async (queue: string) =>
-        ss.scheduleInsert({
-          schedule: createSchedule(
-            {
-              name: fresh("pq"),
-              cron: "0 * * * *",
-              timeZone: "UTC",
-              target: { kind: "job", queue, body: new Uint8Array(), priority: 0, attemptsAllowed: 0 },
-              overlap: "allow",
-              catchUp: "none",
-              catchUpWindowMs: 0,
-            },
-            { now: T0, paused: false },
-          ),
-          max: before + 1,
-        });
+        ss.scheduleInsert({ schedule: jobSchedule(fresh("pq"), queue), max: before + 1 });
       expect(await make(await queueOn(store, 1))).toBe("inserted");
       expect(await make(await queueOn(store, 2))).toBe("full");
     });

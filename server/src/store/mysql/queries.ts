@@ -290,6 +290,15 @@ export const scheduleList = (after: boolean) =>
 export const SCHEDULES_DUE =
   "SELECT schedule FROM schedules WHERE next_fire_at <= ? ORDER BY next_fire_at, name LIMIT ?";
 export const SCHEDULE_NEXT_DUE = "SELECT MIN(next_fire_at) AS at FROM schedules WHERE next_fire_at > ?";
+/** Schedule names' claims (shard 0, with several shards: migration 0011, schedule-names.ts). */
+export const SCHEDULE_NAME_SELECT = "SELECT shard, token FROM schedule_names WHERE name = ?";
+export const SCHEDULE_NAME_COUNT = "SELECT COUNT(*) AS n FROM schedule_names";
+export const SCHEDULE_NAME_INSERT = "INSERT INTO schedule_names (shard, token, name) VALUES (?, ?, ?)";
+export const SCHEDULE_NAME_UPDATE = "UPDATE schedule_names SET shard = ?, token = ? WHERE name = ?";
+export const SCHEDULE_NAME_DELETE = "DELETE FROM schedule_names WHERE name = ?";
+/** A claim's insert refused on its shard (each shard, migration 0011). */
+export const SCHEDULE_FENCE_INSERT = "INSERT INTO schedule_fences (token) VALUES (?)";
+export const SCHEDULE_FENCE_DELETE = "DELETE FROM schedule_fences WHERE token = ?";
 /** Whether a queue job exists (a fire's plain job, started by an earlier try). */
 export const JOB_EXISTS = "SELECT id FROM jobs WHERE id = ?";
 

@@ -11,15 +11,15 @@
  * queue of what it starts has a partition, and its fires start their instances and jobs
  * there, in the fire's transaction (the queues' rows on shard 0 held under a shared lock
  * meanwhile, workflows.ts withQueuesLocked). Reads find it by asking every shard (cached
- * per process); lists and the due schedules merge every shard's. An insert first asks
- * every shard whether the name exists and how many schedules each holds (the quota), then
- * inserts on its shard with what is left of the quota: two creates racing on different
- * shards can pass those checks together (docs/workflows.md#stores-of-several-shards).
+ * per process); lists and the due schedules merge every shard's. A name is unique across
+ * the shards, and the quota held, by a claim in schedule_names on shard 0 taken before the
+ * insert on the schedule's shard (../schedule-names.ts; migration 0011).
  */
 import { parseJobId } from "../../domain/job-id.js";
 import type { Schedule } from "../../domain/schedule.js";
 import { decodeSchedule, encodeSchedule } from "../../domain/workflow-codec.js";
-import { byCodeUnits, mergeDue, mergePages, ShardPlacement, scheduleQueues } from "../instance-placement.js";
+import { byCodeUnits, mergeDue, mergePages, ShardPlacement } from "../instance-placement.js";
+import { type NameClaim, type ScheduleNameSteps, ScheduleNames } from "../schedule-names.js";
 import type { FireStart, ScheduleStore } from "../store.js";
 import { insertOnShard } from "./insert-jobs.js";
 import { cancelJobs, noteStep } from "./instance-apply.js";
@@ -32,47 +32,29 @@ export class MysqlSchedules implements ScheduleStore {
   /** Where each schedule lives (with one shard: shard 0). */
   private readonly placement: ShardPlacement<Shard>;
 
+  /** The names' claims on shard 0, with several shards (../schedule-names.ts). */
+  readonly names: ScheduleNames;
+
   constructor(
     private readonly ctx: MysqlContext,
     private readonly workflows: MysqlWorkflows,
   ) {
-    this.placement = new ShardPlacement(ctx.router, "schedule", async (shard, name) =>
-      shard.session((c) => select(c, sql.SCHEDULE_SELECT, [name]).then((rows) => rows.length > 0)),
-    );
+    this.placement = new ShardPlacement(ctx.router, "schedule", existsOn);
+    this.names = new ScheduleNames(nameSteps(ctx));
   }
 
   async scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full"> {
     const name = p.schedule.name;
-    let shard = this.shard0();
-    let max = p.max;
-    if (this.placement.sharded) {
-      const queues = await scheduleQueues(p.schedule.target, (workflow) =>
-        this.workflows.workflowGet({ name: workflow }),
-      );
-      // The other shards: the name must be new there too, and their schedules count for the quota.
-      const placed = await this.placement.newScheduleShard(name, queues, (other) =>
-        other.session(async (c) => {
-          const exists = (await select(c, sql.SCHEDULE_SELECT, [name])).length > 0;
-          const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_COUNT);
-          return { exists, count: Number(count!.n) };
-        }),
-      );
-      if (placed.existsElsewhere) return "exists";
-      shard = placed.shard;
-      max -= placed.elsewhere;
+    if (!this.placement.sharded) {
+      const reply = await insertOn(this.shard0(), p.schedule, p.max, undefined);
+      return reply === "fenced" ? "exists" : reply;
     }
-    // Every insert takes the insert lock first: the name's look, the count and the INSERT
-    // see no other insert in between.
-    const result = await shard.transaction(async (c) => {
-      await select(c, sql.SCHEDULE_INSERTS_LOCK);
-      if ((await select(c, sql.SCHEDULE_SELECT, [name])).length > 0) return "exists";
-      const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_COUNT);
-      if (Number(count!.n) >= max) return "full";
-      await run(c, sql.SCHEDULE_INSERT, scheduleParams(p.schedule));
-      return "inserted";
-    });
-    if (result === "inserted") this.placement.remember(name, this.placement.indexOf(shard));
-    return result;
+    const index = await this.placement.scheduleShard(name, p.schedule.target, (workflow) =>
+      this.workflows.workflowGet({ name: workflow }),
+    );
+    const reply = await this.names.insert(p.schedule, index, p.max);
+    if (reply === "inserted") this.placement.remember(name, index);
+    return reply;
   }
 
   async scheduleGet(p: { name: string }): Promise<Schedule | undefined> {
@@ -107,9 +89,11 @@ export class MysqlSchedules implements ScheduleStore {
 
   async scheduleDelete(p: { name: string }): Promise<boolean> {
     if (!storable(p.name)) return false;
-    const shard = await this.placement.find(p.name);
-    if (!shard) return false;
-    return (await shard.session((c) => run(c, sql.SCHEDULE_DELETE, [p.name]))) === 1;
+    if (!this.placement.sharded) return deleteOn(this.shard0(), p.name);
+    // Read where it is (not a remembered shard: a name deleted and created again elsewhere moved).
+    const found = await this.placement.read(p.name, async (shard) => (await existsOn(shard, p.name)) || undefined);
+    if (!found) return false;
+    return this.names.delete(p.name, this.placement.indexOf(found.shard), () => deleteOn(found.shard, p.name));
   }
 
   async scheduleDue(p: { now: number; limit: number }): Promise<{ due: Schedule[]; nextDueAt?: number }> {
@@ -169,6 +153,83 @@ export class MysqlSchedules implements ScheduleStore {
 
 interface ScheduleRow {
   schedule: string;
+}
+
+function existsOn(shard: Shard, name: string): Promise<boolean> {
+  return shard.session((c) => select(c, sql.SCHEDULE_SELECT, [name]).then((rows) => rows.length > 0));
+}
+
+function deleteOn(shard: Shard, name: string): Promise<boolean> {
+  return shard.session((c) => run(c, sql.SCHEDULE_DELETE, [name])).then((deleted) => deleted === 1);
+}
+
+/**
+ * A new schedule on `shard`, under a claim's `token` (undefined: one shard, no claim). Every
+ * insert (and fence) takes the insert lock first: the fence's look, the name's look, the
+ * count and the INSERT see no other insert in between.
+ */
+function insertOn(
+  shard: Shard,
+  schedule: Schedule,
+  max: number,
+  token: string | undefined,
+): Promise<"inserted" | "exists" | "full" | "fenced"> {
+  return shard.transaction(async (c) => {
+    await select(c, sql.SCHEDULE_INSERTS_LOCK);
+    if (token !== undefined && (await run(c, sql.SCHEDULE_FENCE_DELETE, [token])) === 1) return "fenced";
+    if ((await select(c, sql.SCHEDULE_SELECT, [schedule.name])).length > 0) return "exists";
+    const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_COUNT);
+    if (Number(count!.n) >= max) return "full";
+    await run(c, sql.SCHEDULE_INSERT, scheduleParams(schedule));
+    return "inserted";
+  });
+}
+
+/**
+ * The registry's steps (../schedule-names.ts): claims in schedule_names on shard 0, fences
+ * in schedule_fences on each shard, each under the insert lock of its shard (so a claim's
+ * count of claims holds, and a fence and an insert see each other).
+ */
+function nameSteps(ctx: MysqlContext): ScheduleNameSteps {
+  const shard0 = ctx.shards[0]!;
+  const same = (a: NameClaim | undefined, b: NameClaim | undefined) => a?.shard === b?.shard && a?.token === b?.token;
+  const held = async (c: Conn, name: string): Promise<NameClaim | undefined> => {
+    const [row] = await select<{ shard: number | string; token: string }>(c, sql.SCHEDULE_NAME_SELECT, [name]);
+    return row && { shard: Number(row.shard), token: row.token };
+  };
+  return {
+    claimOf: (name) => shard0.session((c) => held(c, name)),
+    claimSwap: (p) =>
+      shard0.transaction(async (c) => {
+        await select(c, sql.SCHEDULE_INSERTS_LOCK);
+        const now = await held(c, p.name);
+        if (!same(now, p.expected)) return { changed: now };
+        if (!p.next) {
+          await run(c, sql.SCHEDULE_NAME_DELETE, [p.name]);
+          return "done";
+        }
+        if (now) {
+          await run(c, sql.SCHEDULE_NAME_UPDATE, [p.next.shard, p.next.token, p.name]);
+          return "done";
+        }
+        const [count] = await select<{ n: number | string }>(c, sql.SCHEDULE_NAME_COUNT);
+        if (Number(count!.n) >= p.max) return "full";
+        await run(c, sql.SCHEDULE_NAME_INSERT, [p.next.shard, p.next.token, p.name]);
+        return "done";
+      }),
+    fence: (index, name, token) =>
+      ctx.shards[index]!.transaction(async (c) => {
+        await select(c, sql.SCHEDULE_INSERTS_LOCK);
+        if ((await select(c, sql.SCHEDULE_SELECT, [name])).length > 0) return "exists";
+        await run(c, sql.SCHEDULE_FENCE_INSERT, [token]);
+        return "fenced";
+      }),
+    // The claims hold the quota: no bound on the shard's own count.
+    insert: (index, schedule, token) =>
+      insertOn(ctx.shards[index]!, schedule, Number.MAX_SAFE_INTEGER, token) as Promise<
+        "inserted" | "exists" | "fenced"
+      >,
+  };
 }
 
 /** Whether what a fire starts exists already (an earlier try of this fire started it). */

@@ -142,4 +142,9 @@ export class Keys {
   schedulesDue(): string {
     return `${this.prefix}:{wf}:schedules:due`;
   }
+
+  /** Shard 0, with several shards: hash schedule name → "<shard> <token>", its claim (../schedule-names.ts). */
+  scheduleNames(): string {
+    return `${this.prefix}:{meta}:schedule-names`;
+  }
 }

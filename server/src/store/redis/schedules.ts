@@ -10,15 +10,16 @@
  * With several shards (../instance-placement.ts) a schedule lives on a shard where every
  * queue of what it starts has a partition, and its fires start their instances and jobs
  * there, in the fire's script. Reads find it by asking every shard (cached per process);
- * lists and the due schedules merge every shard's. An insert first asks every shard
- * whether the name exists and how many schedules each holds (the quota), then inserts on
- * its shard with what is left of the quota: two creates racing on different shards can
- * pass those checks together (docs/workflows.md#stores-of-several-shards).
+ * lists and the due schedules merge every shard's. A name is unique across the shards, and
+ * the quota held, by a claim in a registry on shard 0 (`{meta}:schedule-names`) taken
+ * before the insert on the schedule's shard (../schedule-names.ts: the protocol, and
+ * schedule_name_swap.lua, schedule_fence.lua, schedule_insert.lua its steps).
  */
 import type { Redis } from "ioredis";
 import type { Schedule } from "../../domain/schedule.js";
 import { decodeSchedule, encodeSchedule } from "../../domain/workflow-codec.js";
-import { byCodeUnits, mergeDue, mergePages, ShardPlacement, scheduleQueues } from "../instance-placement.js";
+import { byCodeUnits, mergeDue, mergePages, ShardPlacement } from "../instance-placement.js";
+import { type NameClaim, type ScheduleNameSteps, ScheduleNames } from "../schedule-names.js";
 import type { FireStart, ScheduleStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { text } from "./codec.js";
@@ -31,40 +32,33 @@ export class RedisSchedules implements ScheduleStore {
   /** Where each schedule lives (with one shard: shard 0). */
   private readonly placement: ShardPlacement<Redis>;
 
+  /** The names' claims on shard 0, with several shards (../schedule-names.ts). */
+  readonly names: ScheduleNames;
+
   constructor(
     private readonly ctx: RedisContext,
     private readonly workflows: RedisWorkflows,
   ) {
-    this.placement = new ShardPlacement(
-      ctx.router,
-      "schedule",
-      async (shard, name) => (await shard.exists(ctx.keysOn(shard).schedule(name))) === 1,
+    this.placement = new ShardPlacement(ctx.router, "schedule", (shard, name) => this.existsOn(shard, name));
+    this.names = new ScheduleNames(
+      nameSteps(
+        ctx,
+        (index, schedule, token) =>
+          // The claims hold the quota: no bound on the shard's own count.
+          this.insertOn(ctx.shards[index]!, schedule, Number.MAX_SAFE_INTEGER, token) as Promise<"inserted" | "fenced">,
+      ),
     );
   }
 
   async scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full"> {
     const name = p.schedule.name;
-    let shard = this.shard0();
-    let max = p.max;
-    if (this.placement.sharded) {
-      const queues = await scheduleQueues(p.schedule.target, (workflow) =>
-        this.workflows.workflowGet({ name: workflow }),
-      );
-      // The other shards: the name must be new there too, and their schedules count for the quota.
-      const placed = await this.placement.newScheduleShard(name, queues, async (other) => {
-        const on = this.ctx.keysOn(other);
-        const [exists, count] = await Promise.all([other.exists(on.schedule(name)), other.zcard(on.schedules())]);
-        return { exists: exists === 1, count };
-      });
-      if (placed.existsElsewhere) return "exists";
-      shard = placed.shard;
-      max -= placed.elsewhere;
-    }
-    const on = this.ctx.keysOn(shard);
-    const args = [on.prefix, max, name, ...scheduleArgs(p.schedule)];
-    const reply = text(await runScript(shard, "schedule_insert", [on.schedule(name)], args));
-    if (reply === "inserted") this.placement.remember(name, this.placement.indexOf(shard));
-    return reply as "inserted" | "exists" | "full";
+    if (!this.placement.sharded) return orExists(await this.insertOn(this.shard0(), p.schedule, p.max, ""));
+    const index = await this.placement.scheduleShard(name, p.schedule.target, (workflow) =>
+      this.workflows.workflowGet({ name: workflow }),
+    );
+    const reply = await this.names.insert(p.schedule, index, p.max);
+    if (reply === "inserted") this.placement.remember(name, index);
+    return reply;
   }
 
   async scheduleGet(p: { name: string }): Promise<Schedule | undefined> {
@@ -96,10 +90,11 @@ export class RedisSchedules implements ScheduleStore {
   }
 
   async scheduleDelete(p: { name: string }): Promise<boolean> {
-    const shard = await this.placement.find(p.name);
-    if (!shard) return false;
-    const on = this.ctx.keysOn(shard);
-    return (await runScript(shard, "schedule_delete", [on.schedule(p.name)], [on.prefix, p.name])) === 1;
+    if (!this.placement.sharded) return this.deleteOn(this.shard0(), p.name);
+    // Read where it is (not a remembered shard: a name deleted and created again elsewhere moved).
+    const found = await this.placement.read(p.name, async (shard) => (await this.existsOn(shard, p.name)) || undefined);
+    if (!found) return false;
+    return this.names.delete(p.name, this.placement.indexOf(found.shard), () => this.deleteOn(found.shard, p.name));
   }
 
   async scheduleDue(p: { now: number; limit: number }): Promise<{ due: Schedule[]; nextDueAt?: number }> {
@@ -152,6 +147,64 @@ export class RedisSchedules implements ScheduleStore {
   private shard0(): Redis {
     return this.ctx.shards[0]!;
   }
+
+  private async existsOn(shard: Redis, name: string): Promise<boolean> {
+    return (await shard.exists(this.ctx.keysOn(shard).schedule(name))) === 1;
+  }
+
+  /** schedule_insert.lua on `shard`, under a claim's `token` ("": one shard, no claim). */
+  private async insertOn(
+    shard: Redis,
+    schedule: Schedule,
+    max: number,
+    token: string,
+  ): Promise<"inserted" | "exists" | "full" | "fenced"> {
+    const on = this.ctx.keysOn(shard);
+    const args = [on.prefix, max, schedule.name, ...scheduleArgs(schedule), token];
+    return text(await runScript(shard, "schedule_insert", [on.schedule(schedule.name)], args)) as "inserted";
+  }
+
+  private async deleteOn(shard: Redis, name: string): Promise<boolean> {
+    const on = this.ctx.keysOn(shard);
+    return (await runScript(shard, "schedule_delete", [on.schedule(name)], [on.prefix, name])) === 1;
+  }
+}
+
+/** The registry's steps (../schedule-names.ts): claims in a hash on shard 0, fences on each shard. */
+function nameSteps(ctx: RedisContext, insert: ScheduleNameSteps["insert"]): ScheduleNameSteps {
+  const shard0 = ctx.shards[0]!;
+  const registry = ctx.keys.scheduleNames();
+  return {
+    async claimOf(name) {
+      const held = await shard0.hget(registry, name);
+      return held ? decodeClaim(held) : undefined;
+    },
+    async claimSwap(p) {
+      const swap = [p.expected, p.next].map((claim) => (claim ? `${claim.shard} ${claim.token}` : ""));
+      const args = [ctx.keys.prefix, p.name, ...swap, p.max];
+      const reply = text(await runScript(shard0, "schedule_name_swap", [registry], args));
+      if (reply === "done" || reply === "full") return reply;
+      const held = reply.slice("changed".length).trim();
+      return { changed: held === "" ? undefined : decodeClaim(held) };
+    },
+    async fence(index, name, token) {
+      const shard = ctx.shards[index]!;
+      const on = ctx.keysOn(shard);
+      return text(await runScript(shard, "schedule_fence", [on.schedule(name)], [on.prefix, name, token])) as "fenced";
+    },
+    insert,
+  };
+}
+
+/** A claim as the registry keeps it: "<shard> <token>". */
+function decodeClaim(held: string): NameClaim {
+  const [shard, token] = held.split(" ");
+  return { shard: Number(shard), token: token! };
+}
+
+/** An insert's answer as Store.schedules gives it (a token is fenced only with several shards). */
+function orExists(reply: "inserted" | "exists" | "full" | "fenced"): "inserted" | "exists" | "full" {
+  return reply === "fenced" ? "exists" : reply;
 }
 
 /** A schedule as the schedule scripts write it (include/schedules.lua writeSchedule): rev, next_fire_at, data. */

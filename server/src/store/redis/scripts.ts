@@ -43,9 +43,11 @@ export type ScriptName =
   | "queue_update"
   | "schedule_delete"
   | "schedule_due"
+  | "schedule_fence"
   | "schedule_fire"
   | "schedule_insert"
   | "schedule_list"
+  | "schedule_name_swap"
   | "schedule_replace"
   | "workflow_insert";
 

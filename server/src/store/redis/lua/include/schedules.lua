@@ -7,10 +7,13 @@
                                      counted for the quota)
     <prefix>:{wf}:schedules:due      zset: schedules that have a next fire time, score
                                      next_fire_at, member the name (ties in name order)
+    <prefix>:{wf}:schedule-fences    set: tokens of schedule creates whose insert is refused
+                                     (with several shards: store/schedule-names.ts)
   Needs keys.lua included before it.
 ]]
 local SCHEDULES = PREFIX .. ":{wf}:schedules"
 local SCHEDULES_DUE = SCHEDULES .. ":due"
+local SCHEDULE_FENCES = PREFIX .. ":{wf}:schedule-fences"
 
 local function scheduleKey(name)
   return PREFIX .. ":{wf}:s:" .. name
