@@ -79,6 +79,8 @@ export async function runPickup(argv: string[]): Promise<void> {
     producerHttp,
     maxOutstanding: Number(args["max-outstanding"]),
   };
+  if (!Number.isSafeInteger(s.maxOutstanding) || s.maxOutstanding < 1)
+    throw new Error("--max-outstanding is a whole number of calls, at least 1");
   const builds: Array<[string, string | undefined]> = [["this build", undefined]];
   if (args["baseline-bin"]) builds.unshift(["baseline", args["baseline-bin"]]);
   console.log(

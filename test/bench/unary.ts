@@ -50,7 +50,8 @@ export async function runUnary(argv: string[]): Promise<void> {
       for (const [build, server] of builds) {
         for (const httpVersion of versions as Array<"1.1" | "2">) {
           const client = createRunlaterClient(server.url, { httpVersion });
-          const queue = `unary_${httpVersion.replace(".", "")}_${round}`;
+          // Each build's own queue: with a Redis or MySQL store both servers share the store.
+          const queue = `unary_${build === "baseline" ? "base" : "this"}_${httpVersion.replace(".", "")}_${round}`;
           const cpu = new CpuMeter({ server: server.pid, ...storeProcesses });
           try {
             const t = performance.now();
