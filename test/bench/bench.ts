@@ -6,6 +6,9 @@
  * time per job of each process (cpu.ts).
  *
  *   npm run bench -- [--store URL]... [--jobs 200000] [--batch 100] [--workers 2]
+ *                    [--worker-defaults]  (the Workers' batch size and long-poll wait left to the SDK's
+ *                                          defaults, as the README makes a Worker; --batch is then only
+ *                                          the "Dequeue alone" figure's)
  *                    (--store: default memory; sqlite:PATH for the SQLite store, best on a new file)
  *                    [--concurrency 200] [--payload 200] [--protocol connect|grpc]
  *                    [--dequeue-mode stream|poll]  (the Workers': one DequeueStream each (default), or
@@ -53,6 +56,7 @@ const { values: args } = parseArgs({
     store: { type: "string", multiple: true, default: [] },
     jobs: { type: "string", default: "200000" },
     batch: { type: "string", default: "100" },
+    "worker-defaults": { type: "boolean", default: false },
     workers: { type: "string", default: "2" },
     concurrency: { type: "string", default: "200" },
     payload: { type: "string", default: "200" },
@@ -75,6 +79,7 @@ const { values: args } = parseArgs({
 
 const jobs = Number(args.jobs);
 const batch = Number(args.batch);
+const workerDefaults = args["worker-defaults"];
 const workers = Number(args.workers);
 const concurrency = Number(args.concurrency);
 const payload = new Uint8Array(Number(args.payload)).fill(120);
@@ -134,9 +139,9 @@ async function processAll(
         client,
         queue,
         concurrency,
-        batchSize: batch,
+        // --worker-defaults: the Worker as the README makes it (its own batch size and long-poll wait).
+        ...(workerDefaults ? {} : { batchSize: batch, pollWaitMs: 1000 }),
         dequeueMode,
-        pollWaitMs: 1000,
         onError: (err, ctx) => console.error("worker error", ctx, err),
         handler: async () => {
           if (++processed === jobs) resolveDone();
@@ -209,7 +214,7 @@ async function main(): Promise<void> {
     );
     console.log(
       `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} ` +
-        `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
+        `partitions=${args.partitions ?? 1} claim-timeout=${claimTimeoutMs}ms workers=${workers} concurrency=${concurrency} dequeue-batch=${workerDefaults ? "the Worker's default" : batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
     );
     console.log(`enqueue:   ${fmt((jobs / enqueueMs) * 1000)} jobs/s (${fmt(enqueueMs)} ms)`);
     console.log(
@@ -452,7 +457,7 @@ async function mainCluster(counts: number[]): Promise<void> {
   );
   console.log(
     `settings: store=${stores.join(",")} jobs=${jobs} payload=${payload.length}B enqueue-batch=${enqueueBatch}x${enqueueParallel} partitions=${args.partitions ?? 6} ` +
-      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
+      `workers=${workers} (on ${args["workers-on"] === "frontend" ? "the frontend" : "the brokers, round-robin"}) concurrency=${concurrency} dequeue-batch=${workerDefaults ? "the Worker's default" : batch} dequeue-mode=${dequeueMode} protocol=${protocol} h2c buffer=${args["buffer-size"] ?? "default"}`,
   );
   const results: ClusterFigures[] = [];
   for (const n of counts) {

@@ -7,6 +7,9 @@
  *   npm run bench -- --pickup [--store URL]... [--rate 2000] [--seconds 10] [--warmup-seconds 2]
  *                    [--dequeue-mode stream,poll] [--workers 2] [--cold-jobs 100]
  *                    [--producer-http 1.1|2]  (the producer's HTTP version; default the client's)
+ *                    [--max-outstanding 1000]  (Enqueue calls unanswered at once, at most: past it the
+ *                                          producer falls behind the rate, and says so, instead of
+ *                                          piling up calls the server refuses, NGHTTP2_ENHANCE_YOUR_CALM)
  *                    [--baseline-bin PATH] [--rounds N]  (also run another build of the server,
  *                                          alternating with this one, N rounds of each)
  *
@@ -16,6 +19,7 @@
 import { cpus, loadavg, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 import { createRunlaterClient, Worker } from "@runlater/sdk";
+import { CpuMeter, storePids } from "./cpu.js";
 import { percentile, startServerProcess } from "./server-process.js";
 
 interface Settings {
@@ -25,6 +29,7 @@ interface Settings {
   workers: number;
   coldJobs: number;
   producerHttp: "1.1" | "2" | undefined;
+  maxOutstanding: number;
 }
 
 interface RunFigures {
@@ -37,6 +42,8 @@ interface RunFigures {
   /** The rate actually reached (the producer can fall behind on a busy machine). */
   sentPerS: number;
   missing: number;
+  /** CPU per job of the server, the store's server and this process, from the first Enqueue to the last job's start. */
+  cpu: string;
 }
 
 export async function runPickup(argv: string[]): Promise<void> {
@@ -52,6 +59,7 @@ export async function runPickup(argv: string[]): Promise<void> {
       workers: { type: "string", default: "2" },
       "cold-jobs": { type: "string", default: "100" },
       "producer-http": { type: "string" },
+      "max-outstanding": { type: "string", default: "1000" },
       "baseline-bin": { type: "string" },
       rounds: { type: "string", default: "1" },
     },
@@ -69,7 +77,10 @@ export async function runPickup(argv: string[]): Promise<void> {
     workers: Number(args.workers),
     coldJobs: Number(args["cold-jobs"]),
     producerHttp,
+    maxOutstanding: Number(args["max-outstanding"]),
   };
+  if (!Number.isSafeInteger(s.maxOutstanding) || s.maxOutstanding < 1)
+    throw new Error("--max-outstanding is a whole number of calls, at least 1");
   const builds: Array<[string, string | undefined]> = [["this build", undefined]];
   if (args["baseline-bin"]) builds.unshift(["baseline", args["baseline-bin"]]);
   console.log(
@@ -91,7 +102,8 @@ export async function runPickup(argv: string[]): Promise<void> {
           console.log(
             `${store} ${mode} ${name}${Number(args.rounds) > 1 ? ` round ${round}` : ""}: warm ${pct(r.warm)} ms over ${r.warm.length} jobs; ` +
               `cold ${pct(r.cold)} ms; enqueue call p50 ${ms(percentile(r.enqueue, 50))} p99 ${ms(percentile(r.enqueue, 99))} ms; ` +
-              `${Math.round(r.sentPerS)} jobs/s sent${r.missing > 0 ? `, ${r.missing} NOT HANDLED` : ""}; load ${before.toFixed(1)}→${loadavg()[0]!.toFixed(1)}`,
+              `${Math.round(r.sentPerS)} jobs/s sent${r.missing > 0 ? `, ${r.missing} NOT HANDLED` : ""}; load ${before.toFixed(1)}→${loadavg()[0]!.toFixed(1)}\n` +
+              `  CPU per job: ${r.cpu}`,
           );
           if (r.missing > 0) process.exitCode = 1;
         }
@@ -133,9 +145,12 @@ async function pickupRun(
     await Promise.all(workers.map((w) => w.start()));
     // Let every worker's first long poll (or stream) reach the server: idle, waiting.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const { sent, enqueueMs, ms } = await enqueueAtRate(producer, queue, total, s.rate, answeredAt);
+    const cpu = new CpuMeter({ server: server.pid, ...(store.includes("://") ? await storePids(store) : {}) });
+    cpu.start();
+    const { sent, enqueueMs, ms } = await enqueueAtRate(producer, queue, total, s, answeredAt);
     const timeout = setTimeout(allStarted, 10_000); // a lost job must not hang the bench
     await done;
+    const cpuPerJob = cpu.stop(total);
     clearTimeout(timeout);
     const warmFrom = Math.round(s.rate * s.warmupSeconds);
     const latency = (ids: string[]) =>
@@ -149,6 +164,7 @@ async function pickupRun(
       enqueue: enqueueMs.slice(warmFrom).sort((a, b) => a - b),
       sentPerS: (sent.length / ms) * 1000,
       missing: sent.filter((id) => !startedAt.has(id)).length,
+      cpu: cpuPerJob,
     };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
@@ -160,27 +176,30 @@ async function pickupRun(
 
 /**
  * Open loop: every millisecond, sends the Enqueue calls the rate says are due by now,
- * without waiting for earlier answers. Returns the ids in the order they were sent.
+ * without waiting for earlier answers (but with at most s.maxOutstanding unanswered).
+ * Returns the ids in the order they were sent.
  */
 async function enqueueAtRate(
   client: ReturnType<typeof createRunlaterClient>,
   queue: string,
   total: number,
-  rate: number,
+  s: Settings,
   answeredAt: Map<string, number>,
 ): Promise<{ sent: string[]; enqueueMs: number[]; ms: number }> {
   const body = new Uint8Array(200).fill(120);
   const ids: Array<Promise<string>> = [];
   const enqueueMs: number[] = [];
+  let answered = 0;
   const start = performance.now();
   while (ids.length < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-    while (ids.length < due) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) * s.rate) / 1000) + 1);
+    while (ids.length < due && ids.length - answered < s.maxOutstanding) {
       const i = ids.length;
       const t = performance.now();
       ids.push(
         client.enqueue(queue, body).then((id) => {
           const now = performance.now();
+          answered++;
           answeredAt.set(id, now);
           enqueueMs[i] = now - t;
           return id;

@@ -21,6 +21,7 @@ import { type AckResult, type JobCounters, noCounters, tally } from "./counters.
 import type { Dispatch } from "./dispatch.js";
 import { announceExpired, announceInserted, announceOutcomes } from "./due-announcements.js";
 import type { AckInput, CheckpointItemInput, JobOutcome, JobSpecInput, QueueView } from "./inputs.js";
+import { InsertGroups } from "./insert-groups.js";
 import { JobAdmin } from "./job-admin.js";
 import { ownIds } from "./own-ids.js";
 import { PartitionPicker } from "./partition-picker.js";
@@ -61,6 +62,8 @@ export class Engine {
   private readonly queues: QueueCache;
   private readonly admin: JobAdmin;
   private readonly quota: QueueQuota;
+  /** Enqueue's store writes, small calls for one queue grouped (group commit). */
+  private readonly inserts: InsertGroups;
   /** Workflow definitions and instances (docs/workflows.md). */
   readonly workflows: Workflows;
   /** Schedules (docs/workflows.md#schedules). */
@@ -74,6 +77,7 @@ export class Engine {
     this.clock = o.clock;
     this.counters = o.counters ?? noCounters;
     this.queues = new QueueCache(o.store, o.clock);
+    this.inserts = new InsertGroups(o.store);
     this.quota = new QueueQuota(o.store, o.clock, o.maxQueues ?? limits.queuesMaxDefault);
     this.admin = new JobAdmin({ store: o.store, clock: o.clock, broker: o.broker, queues: this.queues });
     this.workflows = new Workflows({
@@ -163,7 +167,7 @@ export class Engine {
     const now = this.clock.now();
     // Validate the whole batch before writing anything.
     const jobs: NewJob[] = specs.map((spec, i) => this.newJob(spec, configs.get(spec.queue)!, i, now));
-    const ids = await this.store.jobInsertMany({ jobs, now });
+    const ids = await this.inserts.insert(jobs, now);
     announceInserted(this.broker, jobs);
     for (const [queue, n] of jobs.reduce((counts, job) => tally(counts, job.queue), new Map<string, number>()))
       this.counters.enqueued(queue, n);
