@@ -86,7 +86,9 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
   }
   // We own the HTTP/2 session so close() can end it; otherwise an idle session keeps
   // a short script alive until its idle timeout.
-  const sessionManager = new GuardedSessionManager(baseUrl, undefined, tls);
+  // maxSessionMemory: Node's default (10 MB) reset calls with ENHANCE_YOUR_CALM once some
+  // 10,000 were in flight on the session (a producer's burst of single Enqueue calls).
+  const sessionManager = new GuardedSessionManager(baseUrl, undefined, { ...tls, maxSessionMemory: 64 });
   const options = {
     ...common,
     interceptors: [http1Hint(baseUrl), ...common.interceptors] as Interceptor[],

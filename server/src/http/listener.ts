@@ -25,6 +25,15 @@ import * as net from "node:net";
 import * as tls from "node:tls";
 import type { TlsMaterial } from "./tls.js";
 
+/**
+ * How much memory Node lets one HTTP/2 connection's session use (MB) before it resets new
+ * streams with ENHANCE_YOUR_CALM (the client sees `internal`). Node's default, 10, was
+ * reached by one client with some 10,000 calls in flight: a producer's burst of single
+ * Enqueue calls over the README's client. The bytes those calls carry are bounded on their
+ * own (--max-request-bytes-total); this is the session's bookkeeping (docs/limits.md).
+ */
+const H2_SESSION_MEMORY_MB = 64;
+
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export type RequestHandler = (
@@ -120,7 +129,10 @@ export function listen(
   // Node arms headersTimeout/requestTimeout checks on 'listening'; this server never
   // listens itself (sockets are handed over below), so arm them explicitly.
   h1.emit("listening");
-  const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h2 = http2.createServer(
+    { maxSessionMemory: H2_SESSION_MEMORY_MB },
+    handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  );
 
   const conns = new Map<net.Socket, Conn>();
   /** The Conn of a TCP socket, or of the TLS socket over it (what HTTP/1.1 requests name). */
