@@ -1,8 +1,8 @@
 /**
  * createRunlaterClient: the generated service clients over one transport, plus the few
- * conveniences nearly every producer wants (enqueue with a JS body, create a queue, apply
- * and run a workflow). Anything else is one call away on `jobs`, `worker`, `queues`,
- * `workflows` and `schedules`.
+ * conveniences nearly every producer wants (enqueue with a JS body, create a queue, and the
+ * workflow and schedule helpers of workflow-calls.ts). Anything else is one call away on
+ * `jobs`, `worker`, `queues`, `workflows` and `schedules`.
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -13,23 +13,11 @@ import { JobService } from "./gen/runlater/v1/job_service_pb.js";
 import { type CreateQueueResponse, QueueService } from "./gen/runlater/v1/queue_service_pb.js";
 import { ScheduleService } from "./gen/runlater/v1/schedule_service_pb.js";
 import { WorkerService } from "./gen/runlater/v1/worker_service_pb.js";
-import {
-  type ApplyWorkflowResponse,
-  type Instance,
-  type Workflow,
-  WorkflowService,
-} from "./gen/runlater/v1/workflow_service_pb.js";
+import { WorkflowService } from "./gen/runlater/v1/workflow_service_pb.js";
 import { type QueueOptions, queueConfigFromOptions } from "./queue-options.js";
 import { activeTraceparent } from "./tracing.js";
 import { openTransport, type TransportOptions } from "./transport.js";
-import {
-  type ExternalEventOptions,
-  externalEvent,
-  pollUntilEnded,
-  type StartInstanceOptions,
-  type WaitForInstanceOptions,
-  WorkflowBuilder,
-} from "./workflows.js";
+import { type WorkflowCalls, workflowCalls } from "./workflow-calls.js";
 
 export type RunlaterClientOptions = TransportOptions;
 
@@ -66,7 +54,7 @@ export interface EnqueueSpec extends EnqueueOptions {
   body: JobBody;
 }
 
-export interface RunlaterClient {
+export interface RunlaterClient extends WorkflowCalls {
   /** runlater.v1.JobService: Enqueue, GetJobs, ScanJobs, CountJobs, RetryFailedJobs, DeleteJobs. */
   readonly jobs: Client<typeof JobService>;
   /** runlater.v1.WorkerService: Dequeue, Ack, Checkpoint (the Worker class drives these for you). */
@@ -83,22 +71,6 @@ export interface RunlaterClient {
   enqueueMany(specs: readonly EnqueueSpec[]): Promise<string[]>;
   /** Creates a queue (idempotent: an existing queue is returned unchanged, created = false). */
   createQueue(name: string, options?: QueueOptions): Promise<CreateQueueResponse>;
-  /**
-   * Defines a workflow or changes it (a new version if the definition differs from the
-   * latest; created = false when it is the same).
-   */
-  applyWorkflow(workflow: WorkflowBuilder | Workflow): Promise<ApplyWorkflowResponse>;
-  /** Starts an instance of the workflow's latest version, optionally with external events. */
-  startInstance(workflow: string, options?: StartInstanceOptions): Promise<Instance>;
-  /** Posts an event to an external input of a running instance; returns the instance after. */
-  postEvent(instanceId: string, input: string, event?: ExternalEventOptions): Promise<Instance>;
-  /** The instance with every job's state and runs. */
-  getInstance(instanceId: string): Promise<Instance>;
-  /**
-   * Polls getInstance until the instance has ended (any state but RUNNING) and returns it;
-   * a ConnectError DEADLINE_EXCEEDED if it still runs after timeoutMs (default 60 s).
-   */
-  waitForInstance(instanceId: string, options?: WaitForInstanceOptions): Promise<Instance>;
   /** Whether the transport carries bidirectional streams (HTTP/2 with Connect or gRPC): Worker's stream mode. */
   readonly streams: boolean;
   /** The server's URL, as given. */
@@ -116,11 +88,6 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
   const queues = createClient(QueueService, transport);
   const workflows = createClient(WorkflowService, transport);
   const schedules = createClient(ScheduleService, transport);
-  const instance = (i: Instance | undefined) => {
-    if (!i) throw new Error("the server answered no instance");
-    return i;
-  };
-  const getInstance = async (instanceId: string) => instance((await workflows.getInstance({ instanceId })).instance);
   const enqueueMany = async (specs: readonly EnqueueSpec[]) => {
     const traceparent = activeTraceparent(); // read before any await: the caller's span
     return (await jobs.enqueue({ jobs: specs.map((s) => toJobSpec(s, traceparent)) })).jobIds;
@@ -141,21 +108,7 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
       return id;
     },
     createQueue: (name, opts = {}) => queues.createQueue({ name, config: queueConfigFromOptions(opts) }),
-    applyWorkflow: (w) => workflows.applyWorkflow({ workflow: w instanceof WorkflowBuilder ? w.build() : w }),
-    startInstance: async (workflow, o = {}) =>
-      instance(
-        (
-          await workflows.startInstance({
-            workflow,
-            keepOpen: o.keepOpen,
-            events: Object.entries(o.events ?? {}).map(([input, e]) => externalEvent(input, e)),
-          })
-        ).instance,
-      ),
-    postEvent: async (instanceId, input, e = {}) =>
-      instance((await workflows.postEvent({ instanceId, event: externalEvent(input, e) })).instance),
-    getInstance,
-    waitForInstance: (instanceId, o) => pollUntilEnded(instanceId, () => getInstance(instanceId), o),
+    ...workflowCalls(workflows, schedules),
     close,
   };
 }

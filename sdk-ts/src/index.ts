@@ -45,14 +45,18 @@ export type {
   WorkflowJob,
 } from "./gen/runlater/v1/workflow_service_pb.js";
 export { FailurePolicy, InstanceJobState, InstanceState, RunOutcome } from "./gen/runlater/v1/workflow_service_pb.js";
+export type { PageOptions } from "./paging.js";
+export { MAX_PAGE_SIZE } from "./paging.js";
 export type { QueueOptions } from "./queue-options.js";
 export type { RetryPolicy } from "./retry.js";
 export { constant, exponential, linear, pinlaterDefault } from "./retry.js";
+export type { CreateScheduleOptions, ScheduleOptions } from "./schedules.js";
 export type { HttpVersion, Protocol } from "./transport.js";
 export type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
 export type { HandlerResult, JobHandler, WorkerJob } from "./worker/worker-job.js";
 export type { WorkerOptions, WorkerSettings } from "./worker.js";
 export { Worker } from "./worker.js";
+export type { CreatedSchedule, GetScheduleOptions, ListInstancesOptions, WorkflowCalls } from "./workflow-calls.js";
 export type {
   ExternalEventOptions,
   StartInstanceOptions,
