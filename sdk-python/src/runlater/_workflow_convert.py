@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 
-from ._convert import _opt_ts, event_from_proto, to_duration
+from ._convert import _opt_ts, event_from_proto, from_timestamp, to_duration
 from ._errors import DeadlineExceededError
 from ._gen.v1 import schedule_service_pb2 as spb
 from ._gen.v1 import workflow_service_pb2 as wpb
+from ._validate import invalid, new
 from .workflows import (
     External,
     ExternalEvent,
@@ -30,6 +31,8 @@ from .workflows import (
 )
 
 _DAY = timedelta(days=1)
+# The largest page ListInstances and ListSchedules hand out (docs/limits.md).
+MAX_PAGE_SIZE = 1000
 
 
 def workflow_to_proto(wf: Workflow) -> wpb.Workflow:
@@ -104,7 +107,7 @@ def instance_from_proto(i: wpb.Instance) -> Instance:
     )
 
 
-def schedule_request(
+def schedule_to_proto(
     name: str,
     cron: str,
     *,
@@ -116,8 +119,8 @@ def schedule_request(
     overlap: OverlapPolicy,
     time_zone: str,
     catch_up_window: timedelta | None,
-    paused: bool,
-) -> spb.CreateScheduleRequest:
+) -> spb.Schedule:
+    """The definition create_schedule and update_schedule send."""
     if (workflow is None) == (queue is None):
         raise ValueError(
             "a schedule starts a workflow or enqueues a job: give exactly one of workflow, queue"
@@ -139,7 +142,33 @@ def schedule_request(
     if catch_up_window is not None:
         s.catch_up = spb.CATCH_UP_LATEST
         s.catch_up_window.CopyFrom(to_duration(catch_up_window, "catch_up_window"))
-    return spb.CreateScheduleRequest(schedule=s, paused=paused)
+    return s
+
+
+def page_size(value: int | None) -> int:
+    """The limit to send (0: the server's default of 100); InvalidArgumentError naming the
+    bound, before any call, for a size the server would refuse."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+        raise invalid("page_size", f"page_size {value!r}: an int from 1 to {MAX_PAGE_SIZE}")
+    return value
+
+
+def get_schedule_request(name: str, upcoming: int) -> spb.GetScheduleRequest:
+    # new(): an upcoming the wire cannot carry becomes InvalidArgumentError naming it.
+    return new(spb.GetScheduleRequest, name=name, upcoming=upcoming)
+
+
+def list_instances_request(
+    workflow: str, state: InstanceState | None, limit: int, page_token: str
+) -> wpb.ListInstancesRequest:
+    return wpb.ListInstancesRequest(
+        workflow=workflow,
+        state=None if state is None else f"INSTANCE_STATE_{state.name}",
+        limit=limit,
+        page_token=page_token,
+    )
 
 
 def schedule_from_proto(s: spb.Schedule) -> Schedule:
@@ -164,6 +193,7 @@ def schedule_from_proto(s: spb.Schedule) -> Schedule:
             )
             for f in s.history
         ),
+        upcoming=tuple(from_timestamp(t) for t in s.upcoming),
     )
 
 

@@ -32,7 +32,7 @@ from ._types import (
     Queue,
     QueueConfig,
 )
-from .workflows import ExternalEvent, Instance, OverlapPolicy, Schedule, Workflow
+from .workflows import ExternalEvent, Instance, InstanceState, OverlapPolicy, Schedule, Workflow
 
 _Req = TypeVar("_Req")
 _Res = TypeVar("_Res")
@@ -414,6 +414,30 @@ class Client:
             self._call(self._stubs.workflows.cancel_instance, req).instance
         )
 
+    def iter_instances(
+        self,
+        *,
+        workflow: str = "",
+        state: InstanceState | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[Instance]:
+        """Instances, newest first, without their jobs (get_instance has them), fetching a
+        page only when the loop reaches it. workflow / state: only those ("" / None: all).
+        page_size: 1 to 1,000 (None: the server's 100); InvalidArgumentError at once else."""
+        limit = wcv.page_size(page_size)  # checked now, not at the first next()
+
+        def pages() -> Iterator[Instance]:
+            token = ""
+            while True:
+                req = wcv.list_instances_request(workflow, state, limit, token)
+                page = self._call(self._stubs.workflows.list_instances, req)
+                yield from (wcv.instance_from_proto(i) for i in page.instances)
+                token = page.next_page_token
+                if not token:
+                    return
+
+        return pages()
+
     # --- ScheduleService ----------------------------------------------------------------
 
     def create_schedule(
@@ -434,7 +458,7 @@ class Client:
         """Creates a schedule that starts `workflow` (with `events`) or enqueues `body` on
         `queue` at each time of `cron`; returns (schedule, created). catch_up_window:
         after downtime, fire the latest missed time if it is at most this late."""
-        req = wcv.schedule_request(
+        schedule = wcv.schedule_to_proto(
             name,
             cron,
             workflow=workflow,
@@ -445,17 +469,83 @@ class Client:
             overlap=overlap,
             time_zone=time_zone,
             catch_up_window=catch_up_window,
-            paused=paused,
         )
+        req = spb.CreateScheduleRequest(schedule=schedule, paused=paused)
         resp = self._call(self._stubs.schedules.create_schedule, req)
         return wcv.schedule_from_proto(resp.schedule), resp.created
 
-    def get_schedule(self, name: str) -> Schedule:
-        """A schedule with its latest fires; NotFoundError if there is none."""
-        req = spb.GetScheduleRequest(name=name)
+    def update_schedule(
+        self,
+        name: str,
+        cron: str,
+        *,
+        workflow: str | None = None,
+        events: Sequence[ExternalEvent] = (),
+        keep_open: bool = False,
+        queue: str | None = None,
+        body: bytes = b"",
+        overlap: OverlapPolicy = OverlapPolicy.SKIP,
+        time_zone: str = "",
+        catch_up_window: timedelta | None = None,
+    ) -> Schedule:
+        """Replaces schedule `name`'s whole definition (arguments as create_schedule's; what
+        is left out goes back to its default; paused stays as it is). A new cron or time
+        zone counts from now. NotFoundError if there is none."""
+        schedule = wcv.schedule_to_proto(
+            name,
+            cron,
+            workflow=workflow,
+            events=events,
+            keep_open=keep_open,
+            queue=queue,
+            body=body,
+            overlap=overlap,
+            time_zone=time_zone,
+            catch_up_window=catch_up_window,
+        )
+        req = spb.UpdateScheduleRequest(schedule=schedule)
+        return wcv.schedule_from_proto(
+            self._call(self._stubs.schedules.update_schedule, req).schedule
+        )
+
+    def get_schedule(self, name: str, *, upcoming: int = 0) -> Schedule:
+        """A schedule with its latest fires and its next `upcoming` fire times (0: 5; at
+        most 100); NotFoundError if there is none."""
+        req = wcv.get_schedule_request(name, upcoming)
         return wcv.schedule_from_proto(self._call(self._stubs.schedules.get_schedule, req).schedule)
 
+    def iter_schedules(self, *, page_size: int | None = None) -> Iterator[Schedule]:
+        """Every schedule, by name, fetching a page only when the loop reaches it.
+        page_size: 1 to 1,000 (None: the server's 100); InvalidArgumentError at once else."""
+        limit = wcv.page_size(page_size)
+
+        def pages() -> Iterator[Schedule]:
+            token = ""
+            while True:
+                req = spb.ListSchedulesRequest(limit=limit, page_token=token)
+                page = self._call(self._stubs.schedules.list_schedules, req)
+                yield from (wcv.schedule_from_proto(s) for s in page.schedules)
+                token = page.next_page_token
+                if not token:
+                    return
+
+        return pages()
+
+    def pause_schedule(self, name: str) -> Schedule:
+        """Stops a schedule from firing; times that pass meanwhile are not caught up."""
+        req = spb.PauseScheduleRequest(name=name)
+        return wcv.schedule_from_proto(
+            self._call(self._stubs.schedules.pause_schedule, req).schedule
+        )
+
+    def resume_schedule(self, name: str) -> Schedule:
+        """Lets a paused schedule fire again, from the first time after now."""
+        req = spb.ResumeScheduleRequest(name=name)
+        return wcv.schedule_from_proto(
+            self._call(self._stubs.schedules.resume_schedule, req).schedule
+        )
+
     def delete_schedule(self, name: str) -> bool:
-        """Deletes a schedule; False if there was none."""
+        """Deletes a schedule (what it started goes on); False if there was none."""
         req = spb.DeleteScheduleRequest(name=name)
         return self._call(self._stubs.schedules.delete_schedule, req).deleted

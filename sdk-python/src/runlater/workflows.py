@@ -299,3 +299,5 @@ class Schedule:
     last_started: str
     fires: int
     history: tuple[ScheduleFire, ...]
+    # The next fire times from next_fire_at (get_schedule: as many as asked for; lists: none).
+    upcoming: tuple[datetime, ...] = ()
