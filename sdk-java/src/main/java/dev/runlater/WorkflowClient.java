@@ -15,10 +15,16 @@ import dev.runlater.v1.EnableJobRequest;
 import dev.runlater.v1.FailurePolicy;
 import dev.runlater.v1.GetInstanceRequest;
 import dev.runlater.v1.GetScheduleRequest;
+import dev.runlater.v1.InstanceState;
+import dev.runlater.v1.ListInstancesRequest;
+import dev.runlater.v1.ListSchedulesRequest;
+import dev.runlater.v1.PauseScheduleRequest;
 import dev.runlater.v1.PostEventRequest;
 import dev.runlater.v1.RerunJobRequest;
+import dev.runlater.v1.ResumeScheduleRequest;
 import dev.runlater.v1.ScheduleServiceGrpc;
 import dev.runlater.v1.StartInstanceRequest;
+import dev.runlater.v1.UpdateScheduleRequest;
 import dev.runlater.v1.WorkflowJob;
 import dev.runlater.v1.WorkflowServiceGrpc;
 import io.grpc.Status;
@@ -195,11 +201,108 @@ public final class WorkflowClient {
     return instance(call(() -> stub().cancelInstance(req)).getInstance());
   }
 
+  /**
+   * Instances, newest first, without their jobs ({@link #getInstance} has them), of {@code
+   * workflow} (null: every workflow's) in {@code state} (null: any), fetched {@code pageSize} at a
+   * time (1 to 1,000; 0: the server's 100) as the loop reaches them. IllegalArgumentException at
+   * once for another page size.
+   */
+  public Listing<Instance> listInstances(String workflow, Instance.State state, int pageSize) {
+    int limit = Listing.checkPageSize(pageSize);
+    var base = ListInstancesRequest.newBuilder().setLimit(limit);
+    if (workflow != null) {
+      base.setWorkflow(workflow);
+    }
+    if (state != null) {
+      base.setState(InstanceState.forNumber(state.ordinal()));
+    }
+    return new Listing<>(
+        token -> {
+          var req = base.clone().setPageToken(token).build();
+          var page = call(() -> stub().listInstances(req));
+          return new Listing.Page<>(
+              page.getInstancesList().stream().map(WorkflowClient::instance).toList(),
+              page.getNextPageToken());
+        });
+  }
+
+  /** Every instance, newest first, in pages of the server's default size. */
+  public Listing<Instance> listInstances() {
+    return listInstances(null, null, 0);
+  }
+
   /** What {@link #createSchedule} did: the schedule, and whether this call created it. */
   public record CreatedSchedule(Schedule schedule, boolean created) {}
 
-  /** Creates a schedule. */
+  /** Creates a schedule; one of that name that exists is returned unchanged (created false). */
   public CreatedSchedule createSchedule(Schedule.Spec spec) {
+    var req =
+        CreateScheduleRequest.newBuilder()
+            .setSchedule(scheduleMessage(spec))
+            .setPaused(spec.paused)
+            .build();
+    var resp = call(() -> scheduleStub().createSchedule(req));
+    return new CreatedSchedule(schedule(resp.getSchedule()), resp.getCreated());
+  }
+
+  /**
+   * Replaces the definition of the schedule {@code spec} names (what it leaves out goes back to its
+   * default; {@link Schedule.Spec#paused} is ignored: paused stays as it is). A new cron or time
+   * zone counts from now. NotFoundException if there is none.
+   */
+  public Schedule updateSchedule(Schedule.Spec spec) {
+    var req = UpdateScheduleRequest.newBuilder().setSchedule(scheduleMessage(spec)).build();
+    return schedule(call(() -> scheduleStub().updateSchedule(req)).getSchedule());
+  }
+
+  /** Stops a schedule from firing; times that pass meanwhile are not caught up. Idempotent. */
+  public Schedule pauseSchedule(String name) {
+    var req = PauseScheduleRequest.newBuilder().setName(name).build();
+    return schedule(call(() -> scheduleStub().pauseSchedule(req)).getSchedule());
+  }
+
+  /** Lets a paused schedule fire again, from the first time after now. Idempotent. */
+  public Schedule resumeSchedule(String name) {
+    var req = ResumeScheduleRequest.newBuilder().setName(name).build();
+    return schedule(call(() -> scheduleStub().resumeSchedule(req)).getSchedule());
+  }
+
+  /**
+   * Every schedule, by name, fetched {@code pageSize} at a time (1 to 1,000; 0: the server's 100)
+   * as the loop reaches them; IllegalArgumentException at once for another size.
+   */
+  public Listing<Schedule> listSchedules(int pageSize) {
+    int limit = Listing.checkPageSize(pageSize);
+    return new Listing<>(
+        token -> {
+          var req = ListSchedulesRequest.newBuilder().setLimit(limit).setPageToken(token).build();
+          var page = call(() -> scheduleStub().listSchedules(req));
+          return new Listing.Page<>(
+              page.getSchedulesList().stream().map(WorkflowClient::schedule).toList(),
+              page.getNextPageToken());
+        });
+  }
+
+  /** Every schedule, by name, in pages of the server's default size. */
+  public Listing<Schedule> listSchedules() {
+    return listSchedules(0);
+  }
+
+  /** A schedule with its latest fires; NotFoundException if there is none. */
+  public Schedule getSchedule(String name) {
+    var req = GetScheduleRequest.newBuilder().setName(name).build();
+    return schedule(call(() -> scheduleStub().getSchedule(req)).getSchedule());
+  }
+
+  /** Deletes a schedule; false if there was none. */
+  public boolean deleteSchedule(String name) {
+    var req = DeleteScheduleRequest.newBuilder().setName(name).build();
+    return call(() -> scheduleStub().deleteSchedule(req)).getDeleted();
+  }
+
+  // ------------------------------------------------------------ conversions
+
+  private static dev.runlater.v1.Schedule scheduleMessage(Schedule.Spec spec) {
     dev.runlater.v1.Schedule.Builder s =
         dev.runlater.v1.Schedule.newBuilder()
             .setName(spec.name)
@@ -216,24 +319,8 @@ public final class WorkflowClient {
       s.setCatchUp(CatchUp.CATCH_UP_LATEST)
           .setCatchUpWindow(ProtoConvert.duration(spec.catchUpWindow));
     }
-    var req = CreateScheduleRequest.newBuilder().setSchedule(s).setPaused(spec.paused).build();
-    var resp = call(() -> scheduleStub().createSchedule(req));
-    return new CreatedSchedule(schedule(resp.getSchedule()), resp.getCreated());
+    return s.build();
   }
-
-  /** A schedule with its latest fires; NotFoundException if there is none. */
-  public Schedule getSchedule(String name) {
-    var req = GetScheduleRequest.newBuilder().setName(name).build();
-    return schedule(call(() -> scheduleStub().getSchedule(req)).getSchedule());
-  }
-
-  /** Deletes a schedule; false if there was none. */
-  public boolean deleteSchedule(String name) {
-    var req = DeleteScheduleRequest.newBuilder().setName(name).build();
-    return call(() -> scheduleStub().deleteSchedule(req)).getDeleted();
-  }
-
-  // ------------------------------------------------------------ conversions
 
   private static dev.runlater.v1.ExternalEvent event(ExternalEvent e) {
     return dev.runlater.v1.ExternalEvent.newBuilder()
