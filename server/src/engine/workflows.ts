@@ -59,7 +59,7 @@ const DEFINITIONS_CACHED_MAX = 256;
  * context, the oldest dropped first: an ACK of one skips the plain ACK step. A run not
  * kept (handed out elsewhere, before a restart, or dropped) takes that step, as before.
  */
-const RUNS_HANDED_OUT_MAX = 20_000;
+export const RUNS_HANDED_OUT_MAX = 20_000;
 
 export interface WorkflowsOptions {
   store: Store;

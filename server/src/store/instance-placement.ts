@@ -21,6 +21,8 @@ import { crc32 } from "node:zlib";
 import { RunlaterError } from "../domain/errors.js";
 import { parseJobId } from "../domain/job-id.js";
 import type { NewJob } from "../domain/job-record.js";
+import type { Schedule } from "../domain/schedule.js";
+import type { ScheduleNames } from "./schedule-names.js";
 import type { ShardRouter } from "./shard-router.js";
 
 /** Located records remembered per process (ids and names; a record never changes shard). */
@@ -158,13 +160,21 @@ export class ShardPlacement<S> {
     return shard;
   }
 
-  /** The shard a new schedule goes on: one its target's queues choose (`workflowGet` reads a workflow's latest version). */
-  async scheduleShard(
-    name: string,
-    target: Parameters<typeof scheduleQueues>[0],
+  /**
+   * Inserts a new schedule on a store of several shards: on the shard its target's queues
+   * choose (`workflowGet` reads a workflow's latest version), under a claim of its name
+   * (`names`, ../schedule-names.ts), and remembers that shard once it is there.
+   */
+  async insertSchedule(
+    names: ScheduleNames,
+    p: { schedule: Schedule; max: number },
     workflowGet: Parameters<typeof scheduleQueues>[1],
-  ): Promise<number> {
-    return this.choose(name, await scheduleQueues(target, workflowGet));
+  ): Promise<"inserted" | "exists" | "full"> {
+    const name = p.schedule.name;
+    const index = await this.choose(name, await scheduleQueues(p.schedule.target, workflowGet));
+    const reply = await names.insert(p.schedule, index, p.max);
+    if (reply === "inserted") this.remember(name, index);
+    return reply;
   }
 
   /** The index of a shard handle. */

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { settle } from "../../src/domain/clock.js";
 import type { WorkflowInstance } from "../../src/domain/workflow-transitions.js";
 import { InstanceSteps } from "../../src/engine/instance-steps.js";
+import { RUNS_HANDED_OUT_MAX } from "../../src/engine/workflows.js";
 import { setup } from "./harness.js";
 
 const instance = (id: string, state: WorkflowInstance["state"] = "running") =>
@@ -128,5 +129,18 @@ describe("the ACK of a run this node handed out (no plain ACK step first)", () =
     const moved = await h.engine.workflows.instance(started.id);
     expect(moved.jobs.a!.runs[0]!.outcome).toBe("succeeded");
     expect(moved.jobs.b!.runs.map((r) => r.outcome)).toEqual(["queued"]);
+  });
+});
+
+describe("the runs a node keeps for their ACK", () => {
+  it("keeps at most RUNS_HANDED_OUT_MAX, the oldest dropped; plain jobs and asked-for runs are not kept", async () => {
+    const h = await setup();
+    const runs = Array.from({ length: RUNS_HANDED_OUT_MAX + 1 }, (_, i) => ({ id: `run${i}`, workflow: `ctx${i}` }));
+    h.engine.workflows.handedOut([{ id: "plain" }, ...runs]);
+    expect(h.engine.workflows.runHandedOut("plain")).toBeUndefined();
+    expect(h.engine.workflows.runHandedOut("run0")).toBeUndefined(); // dropped at the bound
+    expect(h.engine.workflows.runHandedOut("run1")).toBe("ctx1");
+    expect(h.engine.workflows.runHandedOut(`run${RUNS_HANDED_OUT_MAX}`)).toBe(`ctx${RUNS_HANDED_OUT_MAX}`);
+    expect(h.engine.workflows.runHandedOut("run1")).toBeUndefined(); // its ACK came: forgotten
   });
 });

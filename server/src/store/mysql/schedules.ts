@@ -44,17 +44,11 @@ export class MysqlSchedules implements ScheduleStore {
   }
 
   async scheduleInsert(p: { schedule: Schedule; max: number }): Promise<"inserted" | "exists" | "full"> {
-    const name = p.schedule.name;
     if (!this.placement.sharded) {
       const reply = await insertOn(this.shard0(), p.schedule, p.max, undefined);
       return reply === "fenced" ? "exists" : reply;
     }
-    const index = await this.placement.scheduleShard(name, p.schedule.target, (workflow) =>
-      this.workflows.workflowGet({ name: workflow }),
-    );
-    const reply = await this.names.insert(p.schedule, index, p.max);
-    if (reply === "inserted") this.placement.remember(name, index);
-    return reply;
+    return this.placement.insertSchedule(this.names, p, (workflow) => this.workflows.workflowGet({ name: workflow }));
   }
 
   async scheduleGet(p: { name: string }): Promise<Schedule | undefined> {

@@ -3,6 +3,7 @@ package dev.runlater;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * One job to enqueue. Start with {@link #of(String, byte[])} and refine with the {@code with*}
@@ -74,58 +75,22 @@ public record JobSpec(
 
   /** This job with another priority (1 is the highest). */
   public JobSpec withPriority(int priority) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.priority = priority);
   }
 
   /** This job, not to run before {@code runAfter}. */
   public JobSpec withRunAfter(Instant runAfter) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.runAfter = runAfter);
   }
 
   /** This job with {@code attemptsAllowed} attempts in all. */
   public JobSpec withAttemptsAllowed(int attemptsAllowed) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.attemptsAllowed = attemptsAllowed);
   }
 
   /** This job with an idempotency key. */
   public JobSpec withIdempotencyKey(String idempotencyKey) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.idempotencyKey = idempotencyKey);
   }
 
   /**
@@ -136,30 +101,12 @@ public record JobSpec(
    * Ignored on FIFO queues, where the whole queue is one sequence.
    */
   public JobSpec withOrderingKey(String orderingKey) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.orderingKey = orderingKey);
   }
 
   /** This job with an initial custom status. */
   public JobSpec withCustomStatus(String customStatus) {
-    return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+    return copy(c -> c.customStatus = customStatus);
   }
 
   /**
@@ -167,15 +114,47 @@ public record JobSpec(
    * instead of the active OpenTelemetry span's; empty stores none.
    */
   public JobSpec withTraceparent(String traceparent) {
+    return copy(c -> c.traceparent = traceparent);
+  }
+
+  /** This job with {@code change} made to a copy of its fields: what every {@code with*} does. */
+  private JobSpec copy(Consumer<Fields> change) {
+    Fields c = new Fields(this);
+    change.accept(c);
     return new JobSpec(
-        queue,
-        body,
-        priority,
-        runAfter,
-        attemptsAllowed,
-        idempotencyKey,
-        customStatus,
-        orderingKey,
-        traceparent);
+        c.queue,
+        c.body,
+        c.priority,
+        c.runAfter,
+        c.attemptsAllowed,
+        c.idempotencyKey,
+        c.customStatus,
+        c.orderingKey,
+        c.traceparent);
+  }
+
+  /** The fields of a job being copied, each open to one change. */
+  private static final class Fields {
+    String queue;
+    byte[] body;
+    int priority;
+    Instant runAfter;
+    int attemptsAllowed;
+    String idempotencyKey;
+    String customStatus;
+    String orderingKey;
+    String traceparent;
+
+    Fields(JobSpec j) {
+      queue = j.queue;
+      body = j.body;
+      priority = j.priority;
+      runAfter = j.runAfter;
+      attemptsAllowed = j.attemptsAllowed;
+      idempotencyKey = j.idempotencyKey;
+      customStatus = j.customStatus;
+      orderingKey = j.orderingKey;
+      traceparent = j.traceparent;
+    }
   }
 }
