@@ -60,6 +60,8 @@ export interface ServerOptions {
   log?: Logger;
   /** Largest request accepted, in bytes (default 64 MiB: a full batch of large bodies). */
   maxRequestBytes?: number;
+  /** False: every call through connect-es (api/connect-unary.ts serves the common unary call otherwise); for tests that compare the two. */
+  fastUnary?: boolean;
   /** Request bytes held at once over every call; past it, calls wait to read more (default 256 MiB; api/read-budget.ts). */
   maxRequestBytesTotal?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
@@ -243,6 +245,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const handler = connectHandler({
     log,
     readBudget,
+    fastUnary: o.fastUnary,
     routes: (connectRouter) => {
       // Every method on its own, so that JSON bytes fields get strict base64 (json-bytes.ts).
       const routes = new StrictBytesRouter(connectRouter);

@@ -30,6 +30,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { servesHere, serveUnary, UnaryRecordingRouter } from "./connect-unary.js";
 import type { BudgetHold, ReadBudget } from "./read-budget.js";
 
 export interface NodeAdapterOptions extends ConnectRouterOptions {
@@ -37,6 +38,8 @@ export interface NodeAdapterOptions extends ConnectRouterOptions {
   /** Bounds the request bytes held at once, over every call; unbounded without. */
   readBudget?: ReadBudget;
   log: Logger;
+  /** False: every call through connect-es, also those connect-unary.ts serves (for tests that compare the two). */
+  fastUnary?: boolean;
 }
 
 type NodeRequest = Parameters<typeof universalRequestFromNodeRequest>[0];
@@ -53,17 +56,19 @@ const handlerStarted: Interceptor = (next) => (req) => {
 };
 
 export function connectHandler(options: NodeAdapterOptions): (req: NodeRequest, res: NodeResponse) => void {
-  const router = createConnectRouter({
+  const routerOptions = {
     acceptCompression: [compressionGzip, compressionBrotli],
     ...options,
     interceptors: [...(options.interceptors ?? []), handlerStarted],
-  });
+  };
+  const router = new UnaryRecordingRouter(createConnectRouter(routerOptions), routerOptions);
   options.routes(router);
   const routes = new Map(router.handlers.map((h) => [h.requestPath, h]));
   const readMaxBytes = options.readMaxBytes ?? 0xffffffff;
 
   return (req, res) => {
-    const handler = routes.get(req.url?.split("?", 2)[0] ?? "");
+    const path = req.url?.split("?", 2)[0] ?? "";
+    const handler = routes.get(path);
     if (!handler) {
       res.writeHead(404);
       res.end();
@@ -71,31 +76,38 @@ export function connectHandler(options: NodeAdapterOptions): (req: NodeRequest, 
     }
     const hold = options.readBudget?.open();
     const contextValues = createContextValues().set(holdKey, hold);
+    // The call is over when its response closes (finished, or the client went away); the
+    // promise below may never settle for a response Node does not report as ended.
+    if (hold) res.once("close", () => hold.close());
+    const unary = router.unary.get(path);
+    if (options.fastUnary !== false && unary && servesHere(unary, req.headers, req.method)) {
+      const upfront = hold ? declaredLength(req.headers["content-length"], unary.opt.readMaxBytes) : 0;
+      const serve = () =>
+        serveUnary(unary, { req, res }, hold, upfront, contextValues).catch((reason: unknown) =>
+          notWritten(options.log, reason, unary.method.name),
+        );
+      const wait = hold?.take(upfront);
+      if (!wait) return void serve();
+      wait.then(serve, () => {}); // the client went away while waiting: nothing to answer
+      return;
+    }
     const uReq = universalRequestFromNodeRequest(req, res, undefined, contextValues);
     const serve = (r: UniversalServerRequest) =>
       handler(r)
         .then((uRes) => universalResponseToNodeResponse(uRes, res))
-        .catch((reason: unknown) => {
-          // The handler's own errors are answers already (api/errors.ts): what is left is an
-          // answer that could not be written, a client that went away (a worker closing its
-          // stream, a load balancer dropping a connection). Not a server fault.
-          if (ConnectError.from(reason).code === Code.Aborted) return;
-          options.log.debug(
-            { err: reason, procedure: handler.method.name },
-            "answer not written: the client went away",
-          );
-        });
+        .catch((reason: unknown) => notWritten(options.log, reason, handler.method.name));
     if (!hold) return void serve(uReq);
-    // The call is over when its response closes (finished, or the client went away); the
-    // promise above may never settle for a response Node does not report as ended.
-    res.once("close", () => hold.close());
-    const unary = handler.method.methodKind === "unary";
+    const isUnary = handler.method.methodKind === "unary";
     const squeezed = compressed(uReq.header);
     // What a unary call needs is known before it is read: connect-es allocates a declared
     // Content-Length at once, and a compressed body may expand to readMaxBytes. Take it
     // before the call starts, so a call that waits has nothing allocated yet.
-    const upfront = !unary ? 0 : squeezed ? readMaxBytes : declaredLength(uReq.header, readMaxBytes);
-    const metered = { ...uReq, body: meter(uReq, hold, { unary, squeezed, upfront, readMaxBytes }) };
+    const upfront = !isUnary
+      ? 0
+      : squeezed
+        ? readMaxBytes
+        : declaredLength(uReq.header.get("content-length") ?? undefined, readMaxBytes);
+    const metered = { ...uReq, body: meter(uReq, hold, { unary: isUnary, squeezed, upfront, readMaxBytes }) };
     const wait = hold.take(upfront, uReq.signal);
     if (!wait) return void serve(metered);
     wait.then(
@@ -103,6 +115,16 @@ export function connectHandler(options: NodeAdapterOptions): (req: NodeRequest, 
       () => {}, // the client went away while waiting: nothing to answer
     );
   };
+}
+
+/**
+ * A call whose answer could not be written. The handler's own errors are answers already
+ * (api/errors.ts): what is left is a client that went away (a worker closing its stream, a
+ * load balancer dropping a connection). Not a server fault.
+ */
+function notWritten(log: Logger, reason: unknown, procedure: string): void {
+  if (ConnectError.from(reason).code === Code.Aborted) return;
+  log.debug({ err: reason, procedure }, "answer not written: the client went away");
 }
 
 /** Whether the request declares a compressed body (Connect unary or streaming, gRPC, gRPC-Web). */
@@ -114,8 +136,8 @@ function compressed(header: Headers): boolean {
 }
 
 /** A Content-Length the request declares, if it is one connect-es will read (at most readMaxBytes). */
-function declaredLength(header: Headers, readMaxBytes: number): number {
-  const n = Number(header.get("content-length") ?? Number.NaN);
+function declaredLength(header: string | string[] | undefined, readMaxBytes: number): number {
+  const n = Number(Array.isArray(header) ? header[0] : (header ?? Number.NaN));
   return Number.isSafeInteger(n) && n > 0 && n <= readMaxBytes ? n : 0;
 }
 
