@@ -12,6 +12,7 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
+import { withConnectUnary } from "./connect-unary.js";
 import { readTls, type TlsOptions } from "./tls.js";
 
 export type Protocol = "connect" | "grpc" | "grpc-web";
@@ -103,9 +104,18 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
     case "grpc-web":
       transport = createGrpcWebTransport(options);
       break;
-    case "connect":
-      transport = createConnectTransport({ ...options, useBinaryFormat: o.binary ?? true });
+    case "connect": {
+      const binary = o.binary ?? true;
+      // Unary calls straight on the session (connect-unary.ts); DequeueStream through connect-es.
+      transport = withConnectUnary(createConnectTransport({ ...options, useBinaryFormat: binary }), {
+        baseUrl,
+        sessionManager,
+        binary,
+        interceptors: options.interceptors,
+        defaultTimeoutMs: o.timeoutMs,
+      });
       break;
+    }
   }
   return { transport, streams: protocol !== "grpc-web", close: () => sessionManager.abort() };
 }

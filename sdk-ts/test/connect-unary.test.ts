@@ -1,0 +1,200 @@
+/**
+ * The client's unary calls over HTTP/2 go straight on the session (src/connect-unary.ts)
+ * instead of through connect-es's universal client. Every outcome must be connect-es's:
+ * the same calls go through both, against the runlater server and against a raw HTTP/2
+ * server that misbehaves on request (no answer, a reset stream, an HTTP error, a wrong
+ * content type, a compressed or trailered answer), and their results, errors (code,
+ * message, details) and response headers and trailers are compared.
+ */
+
+import { createServer, type Http2Server, constants as h2 } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../server/src/domain/clock.js";
+import { type RunningServer, startServer } from "../../server/src/server.js";
+import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
+import { withConnectUnary } from "../src/connect-unary.js";
+import { JobService } from "../src/gen/runlater/v1/job_service_pb.js";
+import { ListQueuesResponseSchema, QueueService } from "../src/gen/runlater/v1/queue_service_pb.js";
+
+/** Two servers in the same state on the same clock: one for each client. */
+let runlater: [RunningServer, RunningServer];
+let raw: Http2Server;
+let rawUrl: string;
+beforeAll(async () => {
+  const start = () =>
+    startServer({ store: new MemoryStore(), port: 0, clock: new ManualClock(Date.parse("2026-11-26T12:00:00Z")) });
+  runlater = [await start(), await start()];
+  raw = createServer();
+  raw.on("stream", misbehave);
+  await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+  rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await Promise.all(runlater.map((s) => s.stop()));
+  await new Promise((resolve) => raw.close(resolve));
+});
+
+const listing = toBinary(ListQueuesResponseSchema, create(ListQueuesResponseSchema, { queues: [{ name: "q" }] }));
+
+/** The raw server's answer, chosen by the call's x-behave header. */
+function misbehave(stream: import("node:http2").ServerHttp2Stream, headers: import("node:http2").IncomingHttpHeaders) {
+  stream.on("error", () => {});
+  stream.resume();
+  const answer = (status: number, head: Record<string, string>, body: Uint8Array | string) => {
+    stream.respond({ ":status": status, ...head });
+    stream.end(body);
+  };
+  switch (headers["x-behave"]) {
+    case "silent":
+      return; // never answers
+    case "refuse":
+      return stream.close(h2.NGHTTP2_REFUSED_STREAM);
+    case "calm":
+      return stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    case "503":
+      return answer(503, { "content-type": "text/plain" }, "busy");
+    case "json-error":
+      return answer(
+        429,
+        { "content-type": "application/json", "x-one": "1", "trailer-x-two": "2" },
+        JSON.stringify({ code: "resource_exhausted", message: "slow down" }),
+      );
+    case "html":
+      return answer(200, { "content-type": "text/html" }, "<html></html>");
+    case "gzip":
+      return answer(200, { "content-type": "application/proto", "content-encoding": "gzip" }, gzipSync(listing));
+    case "zstd":
+      return answer(200, { "content-type": "application/proto", "content-encoding": "zstd" }, listing);
+    case "garbage":
+      return answer(200, { "content-type": "application/proto" }, new Uint8Array([0xff, 0xff, 0xff]));
+    default:
+      return answer(200, { "content-type": "application/proto", "x-one": "1", "trailer-x-two": "2" }, listing);
+  }
+}
+
+interface Seen {
+  header?: Record<string, string>;
+  trailer?: Record<string, string>;
+}
+
+function clients(baseUrl: string, lean: boolean, binary = true) {
+  const seen: Seen = {};
+  const capture: Interceptor = (next) => async (req) => {
+    const res = await next(req);
+    if (!res.stream) {
+      seen.header = Object.fromEntries([...res.header].filter(([k]) => k !== "date"));
+      seen.trailer = Object.fromEntries(res.trailer);
+    }
+    return res;
+  };
+  const sessionManager = new Http2SessionManager(baseUrl);
+  const options = { baseUrl, httpVersion: "2" as const, sessionManager, interceptors: [capture] };
+  let transport: Transport = createConnectTransport({ ...options, useBinaryFormat: binary });
+  if (lean) transport = withConnectUnary(transport, { baseUrl, sessionManager, binary, interceptors: [capture] });
+  return {
+    queues: createClient(QueueService, transport),
+    jobs: createClient(JobService, transport),
+    seen,
+    close: () => sessionManager.abort(),
+  };
+}
+
+type Clients = ReturnType<typeof clients>;
+
+/** What a caller sees of a call: the answer, or the error's code, message, details, metadata. */
+async function outcome(call: (c: Clients) => Promise<unknown>, c: Clients): Promise<unknown> {
+  c.seen.header = c.seen.trailer = undefined;
+  try {
+    return { ok: await call(c), ...c.seen };
+  } catch (e) {
+    if (!(e instanceof ConnectError)) throw e;
+    return {
+      code: Code[e.code],
+      message: e.rawMessage,
+      details: e.details.map((d) => ("desc" in d ? d.desc.typeName : d.type)),
+      metadata: Object.fromEntries([...e.metadata].filter(([k]) => k !== "date")),
+    };
+  }
+}
+
+const q = "cu_client";
+// Each binary setting calls the servers again: the queue exists from the second on.
+const onRunlater: Array<[string, (c: Clients) => Promise<unknown>]> = [
+  ["a queue created", (c) => c.queues.createQueue({ name: q })],
+  ["the same queue again", (c) => c.queues.createQueue({ name: q })],
+  ["a queue's stats", (c) => c.queues.getQueue({ name: q })],
+  [
+    "an unknown queue (ErrorInfo detail)",
+    (c) => c.jobs.enqueue({ jobs: [{ queue: "nope", body: new Uint8Array(1) }] }),
+  ],
+  ["an empty queue name", (c) => c.jobs.enqueue({ jobs: [{ queue: "", body: new Uint8Array(1) }] })],
+];
+const onRaw: Array<[string, (c: Clients) => Promise<unknown>]> = [
+  ["an answer with a header and a trailer", (c) => c.queues.listQueues({})],
+  [
+    "no answer before the deadline",
+    (c) => c.queues.listQueues({}, { headers: { "x-behave": "silent" }, timeoutMs: 50 }),
+  ],
+  [
+    "no answer, the caller aborts",
+    (c) => c.queues.listQueues({}, { headers: { "x-behave": "silent" }, signal: AbortSignal.timeout(50) }),
+  ],
+  ["a refused stream", (c) => c.queues.listQueues({}, { headers: { "x-behave": "refuse" } })],
+  ["a stream reset with ENHANCE_YOUR_CALM", (c) => c.queues.listQueues({}, { headers: { "x-behave": "calm" } })],
+  ["HTTP 503 in plain text", (c) => c.queues.listQueues({}, { headers: { "x-behave": "503" } })],
+  [
+    "a Connect error with a header and a trailer",
+    (c) => c.queues.listQueues({}, { headers: { "x-behave": "json-error" } }),
+  ],
+  ["an HTML page", (c) => c.queues.listQueues({}, { headers: { "x-behave": "html" } })],
+  ["a gzip answer", (c) => c.queues.listQueues({}, { headers: { "x-behave": "gzip" } })],
+  ["an encoding not offered", (c) => c.queues.listQueues({}, { headers: { "x-behave": "zstd" } })],
+  ["not a protobuf message", (c) => c.queues.listQueues({}, { headers: { "x-behave": "garbage" } })],
+];
+
+describe.each([true, false])("binary %s", (binary) => {
+  it("the runlater server's answers and errors are the same both ways", async () => {
+    const [lean, theirs] = [clients(runlater[0].url, true, binary), clients(runlater[1].url, false, binary)];
+    try {
+      for (const [name, call] of onRunlater) {
+        const [a, b] = [await outcome(call, lean), await outcome(call, theirs)];
+        expect({ name, a }).toEqual({ name, a: b });
+      }
+    } finally {
+      lean.close();
+      theirs.close();
+    }
+  });
+});
+
+it("a misbehaving server's answers, resets and silences end the same both ways", async () => {
+  const [lean, theirs] = [clients(rawUrl, true), clients(rawUrl, false)];
+  try {
+    for (const [name, call] of onRaw) {
+      const [a, b] = [await outcome(call, lean), await outcome(call, theirs)];
+      expect({ name, a }).toEqual({ name, a: b });
+    }
+  } finally {
+    lean.close();
+    theirs.close();
+  }
+});
+
+it("a server that is not there: unavailable both ways", async () => {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  await new Promise((resolve) => probe.close(resolve));
+  const [lean, theirs] = [clients(url, true), clients(url, false)];
+  const call = (c: Clients) => c.queues.listQueues({});
+  const [a, b] = [await outcome(call, lean), await outcome(call, theirs)];
+  expect(a).toMatchObject({ code: "Unavailable" });
+  expect(a).toEqual(b);
+  lean.close();
+  theirs.close();
+});
