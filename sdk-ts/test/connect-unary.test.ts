@@ -70,6 +70,10 @@ function misbehave(stream: import("node:http2").ServerHttp2Stream, headers: impo
       return answer(200, { "content-type": "application/proto", "content-encoding": "gzip" }, gzipSync(listing));
     case "zstd":
       return answer(200, { "content-type": "application/proto", "content-encoding": "zstd" }, listing);
+    case "cut": // headers and half an answer, then the stream is closed with NO_ERROR
+      stream.respond({ ":status": 200, "content-type": "application/proto" });
+      stream.write(listing.subarray(0, 3));
+      return setTimeout(() => stream.close(h2.NGHTTP2_NO_ERROR), 20);
     case "garbage":
       return answer(200, { "content-type": "application/proto" }, new Uint8Array([0xff, 0xff, 0xff]));
     default:
@@ -154,6 +158,7 @@ const onRaw: Array<[string, (c: Clients) => Promise<unknown>]> = [
   ["an HTML page", (c) => c.queues.listQueues({}, { headers: { "x-behave": "html" } })],
   ["a gzip answer", (c) => c.queues.listQueues({}, { headers: { "x-behave": "gzip" } })],
   ["an encoding not offered", (c) => c.queues.listQueues({}, { headers: { "x-behave": "zstd" } })],
+  ["half an answer, then a NO_ERROR reset", (c) => c.queues.listQueues({}, { headers: { "x-behave": "cut" } })],
   ["not a protobuf message", (c) => c.queues.listQueues({}, { headers: { "x-behave": "garbage" } })],
 ];
 

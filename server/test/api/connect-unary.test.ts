@@ -4,11 +4,17 @@
  * to two servers, one with that path and one without (fastUnary: false), in the same
  * order on the same test clock, over HTTP/1.1 and HTTP/2, and their answers are compared.
  */
-import { connect as http2Connect } from "node:http2";
+import { getEventListeners } from "node:events";
+import { createServer as createH1Server } from "node:http";
+import { createServer as createH2Server, connect as http2Connect, constants as http2Constants } from "node:http2";
+import { type AddressInfo, connect as netConnect } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { CreateQueueRequestSchema, ListQueuesRequestSchema } from "@runlater/sdk/gen/queue_service_pb.js";
+import { CreateQueueRequestSchema, ListQueuesRequestSchema, QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { servesHere, type UnaryRoute } from "../../src/api/connect-unary.js";
+import { connectHandler } from "../../src/api/node-adapter.js";
+import { ReadBudget } from "../../src/api/read-budget.js";
 import { ManualClock } from "../../src/domain/clock.js";
 import { type RunningServer, startServer } from "../../src/server.js";
 import { MemoryStore } from "../../src/store/memory/memory-store.js";
@@ -179,4 +185,78 @@ function sendH2(baseUrl: string, call: Call): Promise<Answer> {
     req.on("error", reject);
     req.end(call.body);
   });
+}
+
+describe("a call its client gives up on", () => {
+  /** A handler on its own server, its shutdown signal ours: a call in flight listens on it. */
+  async function serve() {
+    const shutdown = new AbortController();
+    const reached: string[] = [];
+    const handler = connectHandler({
+      log: pino({ level: "silent" }),
+      readBudget: new ReadBudget(1024 * 1024),
+      shutdownSignal: shutdown.signal,
+      routes: (router) =>
+        router.service(QueueService, {
+          listQueues() {
+            reached.push("handler");
+            return {};
+          },
+        }),
+    });
+    const h2 = createH2Server(handler);
+    const h1 = createH1Server(handler);
+    for (const s of [h2, h1]) await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    const listening = () => getEventListeners(shutdown.signal, "abort").length;
+    const close = () => Promise.all([h2, h1].map((s) => new Promise((resolve) => s.close(resolve))));
+    return { h2: h2.address() as AddressInfo, h1: h1.address() as AddressInfo, reached, listening, close };
+  }
+
+  it("HTTP/2: ends when the client resets its stream halfway through the body", async () => {
+    const server = await serve();
+    const session = http2Connect(`http://127.0.0.1:${server.h2.port}`);
+    try {
+      const req = session.request({
+        ":method": "POST",
+        ":path": `${Q}/ListQueues`,
+        "content-type": "application/proto",
+        "content-length": "100",
+      });
+      req.on("error", () => {});
+      req.write(new Uint8Array(10)); // 10 of the 100 bytes promised
+      await until(() => server.listening() === 1); // the call is reading
+      req.close(http2Constants.NGHTTP2_CANCEL);
+      await until(() => server.listening() === 0);
+      expect(server.reached).toEqual([]);
+    } finally {
+      session.close();
+      await server.close();
+    }
+  });
+
+  it("HTTP/1.1: ends when the client's connection drops halfway through the body", async () => {
+    const server = await serve();
+    const socket = netConnect(server.h1.port, "127.0.0.1");
+    try {
+      socket.on("error", () => {});
+      socket.write(
+        `POST ${Q}/ListQueues HTTP/1.1\r\nhost: x\r\ncontent-type: application/proto\r\ncontent-length: 100\r\n\r\n`,
+      );
+      socket.write(Buffer.alloc(10));
+      await until(() => server.listening() === 1);
+      socket.destroy();
+      await until(() => server.listening() === 0);
+      expect(server.reached).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
