@@ -162,25 +162,10 @@ const onRaw: Array<[string, (c: Clients) => Promise<unknown>]> = [
   ["not a protobuf message", (c) => c.queues.listQueues({}, { headers: { "x-behave": "garbage" } })],
 ];
 
-describe.each([true, false])("binary %s", (binary) => {
-  it("the runlater server's answers and errors are the same both ways", async () => {
-    const [lean, theirs] = [clients(runlater[0].url, true, binary), clients(runlater[1].url, false, binary)];
-    try {
-      for (const [name, call] of onRunlater) {
-        const [a, b] = [await outcome(call, lean), await outcome(call, theirs)];
-        expect({ name, a }).toEqual({ name, a: b });
-      }
-    } finally {
-      lean.close();
-      theirs.close();
-    }
-  });
-});
-
-it("a misbehaving server's answers, resets and silences end the same both ways", async () => {
-  const [lean, theirs] = [clients(rawUrl, true), clients(rawUrl, false)];
+/** Each call through both clients in turn; every outcome must be equal. Closes both. */
+async function sameBothWays(calls: Array<[string, (c: Clients) => Promise<unknown>]>, lean: Clients, theirs: Clients) {
   try {
-    for (const [name, call] of onRaw) {
+    for (const [name, call] of calls) {
       const [a, b] = [await outcome(call, lean), await outcome(call, theirs)];
       expect({ name, a }).toEqual({ name, a: b });
     }
@@ -188,6 +173,16 @@ it("a misbehaving server's answers, resets and silences end the same both ways",
     lean.close();
     theirs.close();
   }
+}
+
+describe.each([true, false])("binary %s", (binary) => {
+  it("the runlater server's answers and errors are the same both ways", async () => {
+    await sameBothWays(onRunlater, clients(runlater[0].url, true, binary), clients(runlater[1].url, false, binary));
+  });
+});
+
+it("a misbehaving server's answers, resets and silences end the same both ways", async () => {
+  await sameBothWays(onRaw, clients(rawUrl, true), clients(rawUrl, false));
 });
 
 it("a server that is not there: unavailable both ways", async () => {

@@ -25,11 +25,9 @@ import {
   ConnectError,
   type ConnectRouter,
   type ContextValues,
-  createServiceImplSpec,
   type HandlerContext,
   type Interceptor,
   type MethodImpl,
-  type ServiceImpl,
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
@@ -49,6 +47,7 @@ import {
   parseTimeout,
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
+import { MethodRouter } from "./method-router.js";
 import type { BudgetHold } from "./read-budget.js";
 
 type Options = ReturnType<typeof validateUniversalHandlerOptions>;
@@ -86,26 +85,14 @@ export interface NodeCall {
  * A router that registers through `inner` as usual and also keeps each unary method's
  * implementation and options, for the path of this module.
  */
-export class UnaryRecordingRouter implements ConnectRouter {
+export class UnaryRecordingRouter extends MethodRouter {
   readonly unary = new Map<string, UnaryRoute>();
 
   constructor(
-    private readonly inner: ConnectRouter,
+    inner: ConnectRouter,
     private readonly routerOptions: Partial<UniversalHandlerOptions>,
-  ) {}
-
-  get handlers() {
-    return this.inner.handlers;
-  }
-
-  service<T extends DescService>(
-    service: T,
-    implementation: Partial<ServiceImpl<T>>,
-    options?: Partial<UniversalHandlerOptions>,
-  ): this {
-    for (const spec of Object.values(createServiceImplSpec(service, implementation).methods))
-      this.rpc(spec.method, spec.impl as MethodImpl<DescMethod>, options);
-    return this;
+  ) {
+    super(inner);
   }
 
   rpc<M extends DescMethod>(method: M, impl: MethodImpl<M>, options?: Partial<UniversalHandlerOptions>): this {

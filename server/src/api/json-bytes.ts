@@ -17,15 +17,15 @@ import {
   type DescField,
   type DescMessage,
   type DescMethod,
-  type DescService,
   type JsonReadOptions,
   type JsonWriteOptions,
   ScalarType,
 } from "@bufbuild/protobuf";
-import { type ConnectRouter, createServiceImplSpec, type MethodImpl, type ServiceImpl } from "@connectrpc/connect";
+import type { ConnectRouter, MethodImpl } from "@connectrpc/connect";
 import type { UniversalHandlerOptions } from "@connectrpc/connect/protocol";
 import { invalidArgument } from "../domain/errors.js";
 import { runlaterToConnectError } from "./errors.js";
+import { MethodRouter } from "./method-router.js";
 
 /** connect-es's JSON options: it also reads `textDecoder` from them (protocol/serialization.ts). */
 export interface JsonOptions extends Partial<JsonReadOptions & JsonWriteOptions> {
@@ -136,24 +136,12 @@ function strictDecoder(plan: Plan): NonNullable<JsonOptions["textDecoder"]> {
  * method, and the decoder must know its method's input). `jsonOptions` are the router's:
  * per-method options replace them as a whole, so they are merged in here.
  */
-export class StrictBytesRouter implements ConnectRouter {
+export class StrictBytesRouter extends MethodRouter {
   constructor(
-    private readonly inner: ConnectRouter,
+    inner: ConnectRouter,
     private readonly jsonOptions: JsonOptions = {},
-  ) {}
-
-  get handlers() {
-    return this.inner.handlers;
-  }
-
-  service<T extends DescService>(
-    service: T,
-    implementation: Partial<ServiceImpl<T>>,
-    options?: Partial<UniversalHandlerOptions>,
-  ): this {
-    for (const spec of Object.values(createServiceImplSpec(service, implementation).methods))
-      this.rpc(spec.method, spec.impl as MethodImpl<DescMethod>, options);
-    return this;
+  ) {
+    super(inner);
   }
 
   rpc<M extends DescMethod>(method: M, impl: MethodImpl<M>, options?: Partial<UniversalHandlerOptions>): this {
