@@ -198,3 +198,19 @@ it("a server that is not there: unavailable both ways", async () => {
   lean.close();
   theirs.close();
 });
+
+it("a bytes field of an answer is a plain Uint8Array, as connect-es gives it", async () => {
+  const [lean, theirs] = [clients(runlater[0].url, true), clients(runlater[1].url, false)];
+  try {
+    for (const c of [lean, theirs]) {
+      await c.queues.createQueue({ name: "cu_bytes" });
+      const { jobIds } = await c.jobs.enqueue({ jobs: [{ queue: "cu_bytes", body: new Uint8Array([7, 8, 9]) }] });
+      const { jobs } = await c.jobs.getJobs({ jobIds, includeBody: true });
+      expect(Object.getPrototypeOf(jobs[0]!.body)).toBe(Uint8Array.prototype);
+      expect([...jobs[0]!.body]).toEqual([7, 8, 9]);
+    }
+  } finally {
+    lean.close();
+    theirs.close();
+  }
+});

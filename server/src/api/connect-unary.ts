@@ -355,9 +355,24 @@ function readBody(
         return fail(
           new ConnectError(`protocol error: promised ${hint} bytes, received ${count}`, Code.InvalidArgument),
         );
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, count));
+      resolve(plainBytes(chunks, count));
     });
   });
+}
+
+/**
+ * The pieces copied into one Uint8Array of their size, as connect-es reads a body: a
+ * Node Buffer may be a view on a larger pooled one, which each job body parsed from it
+ * would keep alive, and a bytes field parsed from a Buffer would be a Buffer.
+ */
+function plainBytes(chunks: Uint8Array[], length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
 }
 
 /** The request's URL, as connect-es gives it to handlers. */

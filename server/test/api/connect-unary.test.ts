@@ -9,6 +9,7 @@ import { createServer as createH1Server } from "node:http";
 import { createServer as createH2Server, connect as http2Connect, constants as http2Constants } from "node:http2";
 import { type AddressInfo, connect as netConnect } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
+import { EnqueueRequestSchema, JobService } from "@runlater/sdk/gen/job_service_pb.js";
 import { CreateQueueRequestSchema, ListQueuesRequestSchema, QueueService } from "@runlater/sdk/gen/queue_service_pb.js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -260,3 +261,35 @@ async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+it("a bytes field of a request is a Uint8Array of its own, as connect-es parses it: not a Buffer, nor a view on a pooled one", async () => {
+  const bodies: Uint8Array[] = [];
+  const handler = connectHandler({
+    log: pino({ level: "silent" }),
+    routes: (router) =>
+      router.service(JobService, {
+        enqueue(req) {
+          bodies.push(req.jobs[0]!.body);
+          return { jobIds: ["x"] };
+        },
+      }),
+  });
+  const server = createH2Server(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const request = toBinary(
+      EnqueueRequestSchema,
+      create(EnqueueRequestSchema, { jobs: [{ queue: "q", body: new Uint8Array([1, 2, 3]) }] }),
+    );
+    const answer = await sendH2(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      binary(`${J}/Enqueue`, request),
+    );
+    expect(answer.status).toBe(200);
+    expect(Object.getPrototypeOf(bodies[0])).toBe(Uint8Array.prototype);
+    expect([...bodies[0]!]).toEqual([1, 2, 3]);
+    expect(bodies[0]!.buffer.byteLength).toBe(request.byteLength);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
