@@ -183,7 +183,10 @@ function exchange(req: UnaryRequest, o: ConnectUnaryOptions, serialization: Seri
       });
       s.on("end", () => {
         if (settled) return;
-        answer(status, responseHeader, plainBytes(chunks, length), req, o, serialization).then((res) => {
+        // A Uint8Array of its own, as connect-es reads an answer: bytes fields parsed from a
+        // Buffer would be Buffers, views on a larger pooled one.
+        const bytes = new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length));
+        answer(status, responseHeader, bytes, req, o, serialization).then((res) => {
           if (settled) return;
           settle();
           resolve(res);
@@ -248,20 +251,6 @@ async function answer(
     message: serialization.getO(o.binary).parse(body),
     trailer,
   } as UnaryResponse;
-}
-
-/**
- * The pieces copied into one Uint8Array of their size, as connect-es reads an answer: a
- * bytes field parsed from a Node Buffer would be a Buffer, and a view on a larger pooled one.
- */
-function plainBytes(chunks: Uint8Array[], length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 function webHeaders(h: Record<string, string | string[] | number | undefined>): Headers {

@@ -355,24 +355,12 @@ function readBody(
         return fail(
           new ConnectError(`protocol error: promised ${hint} bytes, received ${count}`, Code.InvalidArgument),
         );
-      resolve(plainBytes(chunks, count));
+      // A Uint8Array of its own, as connect-es reads a body: a Buffer may be a view on a larger
+      // pooled one that every job body parsed from it would keep alive, and bytes fields
+      // parsed from a Buffer would be Buffers.
+      resolve(new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, count)));
     });
   });
-}
-
-/**
- * The pieces copied into one Uint8Array of their size, as connect-es reads a body: a
- * Node Buffer may be a view on a larger pooled one, which each job body parsed from it
- * would keep alive, and a bytes field parsed from a Buffer would be a Buffer.
- */
-function plainBytes(chunks: Uint8Array[], length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /** The request's URL, as connect-es gives it to handlers. */
