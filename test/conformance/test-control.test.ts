@@ -5,8 +5,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { createRunlaterClient } from "@runlater/sdk";
+import { createRunlaterClient, defineWorkflow } from "@runlater/sdk";
 import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
+import { InstanceState } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { startServer } from "@runlater/server/src/server.js";
 import { MemoryStore } from "@runlater/server/src/store/memory/memory-store.js";
 import { describe, expect, it } from "vitest";
@@ -69,6 +70,24 @@ describe("TestControlService", () => {
       expect((await schedules.getSchedule({ name: "tick" })).schedule!.fires).toBe(1n);
       await control.reset({});
       expect((await schedules.listSchedules({})).schedules).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("Reset cancels the running workflow instances before it deletes their queues", async () => {
+    const { server, control, client } = await setup(true);
+    try {
+      await client.createQueue("step");
+      await client.applyWorkflow(defineWorkflow("w").job("a", { queue: "step", inputs: [{ external: "go" }] }));
+      const started = [];
+      for (let i = 0; i < 3; i++)
+        started.push((await client.workflows.startInstance({ workflow: "w", keepOpen: true })).instance!);
+      expect((await control.reset({})).deletedQueues).toBe(1);
+      for (const instance of started) {
+        const after = (await client.workflows.getInstance({ instanceId: instance.instanceId })).instance!;
+        expect(after.state).toBe(InstanceState.CANCELLED);
+      }
     } finally {
       await server.stop();
     }

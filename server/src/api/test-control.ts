@@ -61,6 +61,15 @@ export function registerTestControl(router: ConnectRouter, deps: TestControlDeps
       return { now: timestampFromMs(clock.now()) };
     },
     async reset() {
+      // Running workflow instances first (their pending queue jobs go with them): one left
+      // running would wait for ever on queues deleted below, and show in the next scenario.
+      const cancelled = new Set<string>();
+      for (let page = await runningInstances(engine); page.length > 0; page = await runningInstances(engine))
+        for (const { id } of page) {
+          if (cancelled.has(id)) throw new Error(`workflow instance ${id} is still running after its cancel`);
+          cancelled.add(id);
+          await engine.workflows.cancel(id);
+        }
       const queues = await engine.listQueues();
       for (const q of queues) await engine.deleteQueue(q.queue.name);
       // Schedules too: one left from an earlier scenario would fire into the next.
@@ -77,4 +86,8 @@ export function registerTestControl(router: ConnectRouter, deps: TestControlDeps
       return { now: timestampFromMs(clock.now()) };
     },
   });
+}
+
+function runningInstances(engine: Engine) {
+  return engine.workflows.listInstances({ state: "running", limit: 1000 });
 }

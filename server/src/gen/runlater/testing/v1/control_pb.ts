@@ -151,7 +151,8 @@ export const TestControlService: GenService<{
     output: typeof AdvanceClockResponseSchema;
   },
   /**
-   * Reset deletes every queue and all their jobs. The clock is not moved back.
+   * Reset cancels every running workflow instance, then deletes every queue with all its
+   * jobs, and every schedule. The clock is not moved back.
    *
    * @generated from rpc runlater.testing.v1.TestControlService.Reset
    */
