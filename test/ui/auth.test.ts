@@ -87,6 +87,7 @@ const GUARDED: Array<{ hash: string; heading: string | RegExp; controls: (p: Pag
       heading: /running/,
       controls: (p) => [
         p.getByRole("button", { name: "Cancel instance…" }),
+        p.getByRole("button", { name: "Close instance…" }), // it was started keep-open
         p.getByRole("button", { name: "Disable job" }),
         p.getByRole("button", { name: "Re-run" }),
       ],

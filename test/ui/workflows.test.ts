@@ -159,6 +159,24 @@ describe("workflow and schedule pages in Chromium", { timeout: 60_000 }, () => {
     await textOf(page.getByRole("table", { name: "Instances" }), (t) => t.includes(waiting) && !t.includes("running"));
   });
 
+  it("closes an instance started keep-open after a confirmation, and it ends", async () => {
+    const kept = (await workflows.startInstance({ workflow: "etl", keepOpen: true })).instance!.instanceId;
+    await open(`#/instances/${encodeURIComponent(kept)}`);
+    await look("extract", "waiting");
+    await page.getByRole("button", { name: "Close instance…" }).click();
+    await page
+      .getByRole("dialog", { name: "Close this instance?" })
+      .getByRole("button", { name: "Close instance" })
+      .click();
+    // Nothing was runnable or running: it ends at once.
+    await textOf(page.locator("main h1 .badge"), (t) => t !== "" && t !== "running");
+    const closed = (await workflows.getInstance({ instanceId: kept })).instance!;
+    expect(closed.state).not.toBe(InstanceState.RUNNING);
+    expect(closed.keepOpen).toBe(false);
+    expect(await page.getByRole("button", { name: "Close instance…" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Cancel instance…" }).count()).toBe(0);
+  });
+
   it("shows schedules with their next fire times, and pauses and resumes one", async () => {
     await schedules.createSchedule({
       schedule: {

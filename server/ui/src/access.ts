@@ -13,6 +13,7 @@ export type Action =
   | "jobs.retry"
   | "jobs.delete"
   | "workflow.cancel"
+  | "workflow.close"
   | "workflow.post-event"
   | "workflow.rerun"
   | "workflow.toggle-job"
@@ -27,6 +28,7 @@ const NEEDS: Record<Action, { scope: string; queues: "named" | "all" }> = {
   "jobs.delete": { scope: "admin", queues: "named" },
   // Workflow and schedule calls span queues: only a token without queue patterns may.
   "workflow.cancel": { scope: "admin", queues: "all" },
+  "workflow.close": { scope: "admin", queues: "all" },
   "workflow.post-event": { scope: "enqueue", queues: "all" },
   "workflow.rerun": { scope: "admin", queues: "all" },
   "workflow.toggle-job": { scope: "admin", queues: "all" },

@@ -1,10 +1,11 @@
 /**
  * One workflow instance (GetInstance every POLL_MS, its version's definition once): the
  * graph of its jobs coloured by state, each job's runs (instance-job.tsx), and the
- * buttons: cancel the instance, post to an external input, and per job disable/enable
- * and re-run.
+ * buttons: cancel the instance, close one started keep-open, post to an external input,
+ * and per job disable/enable and re-run.
  */
 import { type Instance, InstanceState, type Workflow } from "@runlater/sdk/gen/workflow_service_pb.js";
+import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
@@ -60,7 +61,37 @@ export function InstancePage({ id }: { id: string }) {
           <Summary instance={instance} />
           {running && (
             <Allowed action="workflow.cancel">
-              <CancelButton id={id} onDone={refresh} />
+              <InstanceAction
+                label="Cancel instance…"
+                title="Cancel this instance?"
+                confirmLabel="Cancel instance"
+                danger
+                call={() => api.workflows.cancelInstance({ instanceId: id })}
+                doneText="Instance cancelled."
+                onDone={refresh}
+              >
+                <p>
+                  Its pending queue jobs are deleted; running ones finish, but their outcomes post nothing. This cannot
+                  be undone.
+                </p>
+              </InstanceAction>
+            </Allowed>
+          )}
+          {running && instance.keepOpen && (
+            <Allowed action="workflow.close">
+              <InstanceAction
+                label="Close instance…"
+                title="Close this instance?"
+                confirmLabel="Close instance"
+                call={() => api.workflows.closeInstance({ instanceId: id })}
+                doneText="Instance closed: it ends once nothing is runnable or running."
+                onDone={refresh}
+              >
+                <p>
+                  It was started to stay open for external inputs. Closed, it ends once no job is runnable or running
+                  (at once, if none is). This cannot be undone.
+                </p>
+              </InstanceAction>
             </Allowed>
           )}
           {data.workflow && (
@@ -134,35 +165,42 @@ function JobsTable(p: { instance: Instance; selected: string | undefined; onSele
   );
 }
 
-function CancelButton({ id, onDone }: { id: string; onDone: () => void }) {
+/** A button that asks before it calls: cancel or close the instance. */
+function InstanceAction(p: {
+  label: string;
+  title: string;
+  confirmLabel: string;
+  danger?: boolean;
+  call: () => Promise<unknown>;
+  doneText: string;
+  onDone: () => void;
+  children: ComponentChildren;
+}) {
   const [asking, setAsking] = useState(false);
   const { busy, error, done, run } = useAction();
   return (
     <div class="toolbar">
-      <button type="button" class="danger" onClick={() => setAsking(true)}>
-        Cancel instance…
+      <button type="button" class={p.danger ? "danger" : undefined} onClick={() => setAsking(true)}>
+        {p.label}
       </button>
       <ErrorBanner error={error} />
       <Notice text={done} />
       {asking && (
         <Confirm
-          title="Cancel this instance?"
-          confirmLabel="Cancel instance"
+          title={p.title}
+          confirmLabel={p.confirmLabel}
           busy={busy}
           onCancel={() => setAsking(false)}
           onConfirm={() =>
             void run(async () => {
-              await api.workflows.cancelInstance({ instanceId: id });
+              await p.call();
               setAsking(false);
-              onDone();
-              return "Instance cancelled.";
+              p.onDone();
+              return p.doneText;
             })
           }
         >
-          <p>
-            Its pending queue jobs are deleted; running ones finish, but their outcomes post nothing. This cannot be
-            undone.
-          </p>
+          {p.children}
         </Confirm>
       )}
     </div>
