@@ -95,7 +95,10 @@ const GUARDED: Array<{ hash: string; heading: string | RegExp; controls: (p: Pag
     {
       hash: "#/schedules",
       heading: "Schedules",
-      controls: (p) => [p.getByRole("button", { name: "Pause hourly_billing" })],
+      controls: (p) => [
+        p.getByRole("button", { name: "Pause hourly_billing" }),
+        p.getByRole("form", { name: "Create a schedule" }),
+      ],
     },
   ];
 const guarded = () => GUARDED.map((g) => ({ ...g, hash: g.hash || `#/instances/${instanceId}` }));

@@ -8,7 +8,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { createRunlaterClient, type RunlaterClient, Worker } from "@runlater/sdk";
-import { ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
+import { OverlapPolicy, ScheduleService } from "@runlater/sdk/gen/schedule_service_pb.js";
 import { InstanceJobState, InstanceState, WorkflowService } from "@runlater/sdk/gen/workflow_service_pb.js";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -175,6 +175,26 @@ describe("workflow and schedule pages in Chromium", { timeout: 60_000 }, () => {
     expect(closed.keepOpen).toBe(false);
     expect(await page.getByRole("button", { name: "Close instance…" }).count()).toBe(0);
     expect(await page.getByRole("button", { name: "Cancel instance…" }).count()).toBe(0);
+  });
+
+  it("creates a schedule from its form, and shows the server's reason for a cron it cannot parse", async () => {
+    await open("#/schedules");
+    const form = page.getByRole("form", { name: "Create a schedule" });
+    await form.getByLabel("Name").fill("hourly_etl");
+    await form.getByLabel("Cron").fill("not a cron");
+    await form.getByLabel("Time zone").fill("Europe/Berlin");
+    await form.getByLabel("Workflow", { exact: true }).fill("etl");
+    await form.getByLabel("While the previous one runs").selectOption({ label: "start another" });
+    await form.getByRole("button", { name: "Create schedule" }).click();
+    await textOf(form.getByRole("alert"), /cron/i);
+    await form.getByLabel("Cron").fill("0 * * * *");
+    await form.getByRole("button", { name: "Create schedule" }).click();
+    await textOf(form.getByRole("status"), "Schedule hourly_etl created.");
+    const row = page.locator('tr[data-schedule="hourly_etl"]');
+    await textOf(row, (t) => t.includes("0 * * * *") && t.includes("Europe/Berlin") && t.includes("workflow etl"));
+    const created = (await schedules.getSchedule({ name: "hourly_etl" })).schedule!;
+    expect(created.overlap).toBe(OverlapPolicy.ALLOW);
+    expect(created.target.case).toBe("workflow");
   });
 
   it("shows schedules with their next fire times, and pauses and resumes one", async () => {

@@ -17,7 +17,8 @@ export type Action =
   | "workflow.post-event"
   | "workflow.rerun"
   | "workflow.toggle-job"
-  | "schedule.pause";
+  | "schedule.pause"
+  | "schedule.create";
 
 /** The scope each action's call needs, and whether it names queues ("named") or spans them ("all"). */
 const NEEDS: Record<Action, { scope: string; queues: "named" | "all" }> = {
@@ -33,6 +34,7 @@ const NEEDS: Record<Action, { scope: string; queues: "named" | "all" }> = {
   "workflow.rerun": { scope: "admin", queues: "all" },
   "workflow.toggle-job": { scope: "admin", queues: "all" },
   "schedule.pause": { scope: "admin", queues: "all" },
+  "schedule.create": { scope: "admin", queues: "all" },
 };
 
 export interface Grants {
