@@ -128,17 +128,27 @@ async function kill(node: string): Promise<void> {
   process.kill(await pidOf(node), "SIGKILL");
 }
 
-/** "host:port" of the replica of `master` (CLUSTER NODES). */
+/**
+ * "host:port" of the replica of `master` (CLUSTER NODES). A node killed by the test before
+ * comes back as a replica some time after its restart: waits for one, up to 15 s (CI once
+ * asked right after the previous test's failover and found none).
+ */
 async function replicaOf(master: string): Promise<string> {
   const [host, port] = master.split(":");
   const client = new Redis({ host, port: Number(port) });
+  const deadline = Date.now() + 15_000;
   try {
-    const lines = String(await client.cluster("NODES"))
-      .trim()
-      .split("\n")
-      .map((line) => line.split(" "));
-    const masterId = lines.find(([, , flags]) => flags!.includes("myself"))![0];
-    return lines.find(([, , flags, of]) => flags!.includes("slave") && of === masterId)![1]!.split("@")[0]!;
+    for (;;) {
+      const lines = String(await client.cluster("NODES"))
+        .trim()
+        .split("\n")
+        .map((line) => line.split(" "));
+      const masterId = lines.find(([, , flags]) => flags!.includes("myself"))![0];
+      const replica = lines.find(([, , flags, of]) => flags!.includes("slave") && of === masterId);
+      if (replica) return replica[1]!.split("@")[0]!;
+      if (Date.now() > deadline) throw new Error(`no replica of ${master} within 15 s`);
+      await sleep(100);
+    }
   } finally {
     client.disconnect();
   }
