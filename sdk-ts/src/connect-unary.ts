@@ -48,7 +48,6 @@ export interface ConnectUnaryOptions {
 const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
 /** connect-node's default: no bound on an answer's size. */
 const READ_MAX_BYTES = 0xffffffff;
-const NEVER = new AbortController().signal;
 
 type Serialization = ReturnType<typeof createMethodSerializationLookup<DescMessage, DescMessage>>;
 
@@ -107,8 +106,10 @@ export function withConnectUnary(inner: Transport, o: ConnectUnaryOptions): Tran
 
 /** The call's signal: the caller's, and the deadline's. Not aborted when the call ends well. */
 function callSignal(signal: AbortSignal | undefined, timeoutMs: number | undefined) {
-  if (signal === undefined && timeoutMs === undefined) return { signal: NEVER, cleanup() {} };
+  // A signal of its own even then: interceptors may listen on it, and listeners on one
+  // signal shared by every call would pile up.
   const controller = new AbortController();
+  if (signal === undefined && timeoutMs === undefined) return { signal: controller.signal, cleanup() {} };
   const onAbort = () => controller.abort(signal?.reason);
   let timer: NodeJS.Timeout | undefined;
   if (timeoutMs !== undefined) {

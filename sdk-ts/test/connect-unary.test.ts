@@ -214,3 +214,26 @@ it("a bytes field of an answer is a plain Uint8Array, as connect-es gives it", a
     theirs.close();
   }
 });
+
+it("gives every call a signal of its own, so listeners an interceptor adds do not pile up on one", async () => {
+  const signals: AbortSignal[] = [];
+  const spy: Interceptor = (next) => (req) => {
+    signals.push(req.signal);
+    return next(req);
+  };
+  const sessionManager = new Http2SessionManager(runlater[0].url);
+  const baseUrl = runlater[0].url;
+  const transport = withConnectUnary(createConnectTransport({ baseUrl, httpVersion: "2", sessionManager }), {
+    baseUrl,
+    sessionManager,
+    binary: true,
+    interceptors: [spy],
+  });
+  try {
+    const queues = createClient(QueueService, transport);
+    for (let i = 0; i < 3; i++) await queues.listQueues({});
+    expect(new Set(signals).size).toBe(3);
+  } finally {
+    sessionManager.abort();
+  }
+});
