@@ -2,14 +2,34 @@
  * Shared test plumbing: an in-process server on a free port, unique queue names, and
  * eventually() for waiting on asynchronous effects without fixed sleeps.
  */
+
+import { afterAll, beforeAll } from "vitest";
 import { type RunningServer, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
-import type { RunlaterClient } from "../src/client.js";
+import { createRunlaterClient, type RunlaterClient } from "../src/client.js";
 import { type Job, JobState } from "../src/gen/runlater/v1/job_pb.js";
 
 export async function startTestServer(): Promise<RunningServer> {
   // A fast sweep so claim timeouts of a few hundred ms are noticed promptly.
   return startServer({ store: new MemoryStore(), port: 0, sweepIntervalMs: 50 });
+}
+
+/**
+ * A server and a client of it for a test file: started before its tests (handed to `use`),
+ * both closed after them.
+ */
+export function withTestServer(use: (server: RunningServer, client: RunlaterClient) => void): void {
+  let server: RunningServer | undefined;
+  let client: RunlaterClient | undefined;
+  beforeAll(async () => {
+    server = await startTestServer();
+    client = createRunlaterClient(server.url);
+    use(server, client);
+  });
+  afterAll(async () => {
+    client?.close();
+    await server?.stop();
+  });
 }
 
 let counter = 0;

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:net";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import type { RunningServer } from "../../server/src/server.js";
 import { createRunlaterClient, type RunlaterClient } from "../src/client.js";
 import { DoNotRetry, RetryAfter } from "../src/control.js";
@@ -15,15 +15,14 @@ import { ErrorReason } from "../src/gen/runlater/v1/errors_pb.js";
 import { JobState } from "../src/gen/runlater/v1/job_pb.js";
 import { constant } from "../src/retry.js";
 import { Worker } from "../src/worker.js";
-import { jobInState, startTestServer, uniqueQueue } from "./helpers.js";
+import { jobInState, uniqueQueue, withTestServer } from "./helpers.js";
 
 let server: RunningServer;
 let client: RunlaterClient;
-beforeAll(async () => {
-  server = await startTestServer();
-  client = createRunlaterClient(server.url);
+withTestServer((s, c) => {
+  server = s;
+  client = c;
 });
-afterAll(() => server.stop());
 afterEach(() => vi.restoreAllMocks());
 
 /** A URL where nothing listens: a port taken from the OS and given back. */

@@ -4,22 +4,18 @@
  * whole life.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../server/src/server.js";
-import { createRunlaterClient, type RunlaterClient } from "../src/client.js";
+import { describe, expect, it } from "vitest";
+import type { RunlaterClient } from "../src/client.js";
 import { OverlapPolicy } from "../src/gen/runlater/v1/schedule_service_pb.js";
 import { type Instance, InstanceJobState, InstanceState } from "../src/gen/runlater/v1/workflow_service_pb.js";
 import { Worker } from "../src/worker.js";
 import { defineWorkflow } from "../src/workflows.js";
-import { eventually, startTestServer, uniqueQueue } from "./helpers.js";
+import { eventually, uniqueQueue, withTestServer } from "./helpers.js";
 
-let server: RunningServer;
 let client: RunlaterClient;
-beforeAll(async () => {
-  server = await startTestServer();
-  client = createRunlaterClient(server.url);
+withTestServer((_, c) => {
+  client = c;
 });
-afterAll(() => server.stop());
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const all: T[] = [];

@@ -4,23 +4,19 @@
  * to the downstream runs.
  */
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RunningServer } from "../../server/src/server.js";
-import { createRunlaterClient, type RunlaterClient } from "../src/client.js";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RunlaterClient } from "../src/client.js";
 import { success } from "../src/control.js";
 import { FailurePolicy, InstanceState, RunOutcome } from "../src/gen/runlater/v1/workflow_service_pb.js";
 import type { WorkerJob } from "../src/worker/worker-job.js";
 import { Worker } from "../src/worker.js";
 import { defineWorkflow } from "../src/workflows.js";
-import { startTestServer, uniqueQueue } from "./helpers.js";
+import { uniqueQueue, withTestServer } from "./helpers.js";
 
-let server: RunningServer;
 let client: RunlaterClient;
-beforeAll(async () => {
-  server = await startTestServer();
-  client = createRunlaterClient(server.url);
+withTestServer((_, c) => {
+  client = c;
 });
-afterAll(() => server.stop());
 
 const workers: Worker[] = [];
 afterEach(async () => {
