@@ -13,7 +13,7 @@ import { authInterceptor } from "./api/auth-interceptor.js";
 import { clientFaultGate } from "./api/client-faults.js";
 import { registerClusterInfo } from "./api/cluster-info.js";
 import { registerClusterService } from "./api/cluster-service.js";
-import { OpenStreams } from "./api/dequeue-stream.js";
+import { AHEAD_HOLD_MS_DEFAULT, AHEAD_HOLD_MS_MAX, OpenStreams } from "./api/dequeue-stream.js";
 import { errorInterceptor } from "./api/errors.js";
 import { StrictBytesRouter } from "./api/json-bytes.js";
 import { connectHandler } from "./api/node-adapter.js";
@@ -64,6 +64,11 @@ export interface ServerOptions {
   fastUnary?: boolean;
   /** Request bytes held at once over every call; past it, calls wait to read more (default 256 MiB; api/read-budget.ts). */
   maxRequestBytesTotal?: number;
+  /**
+   * How long jobs started ahead for a worker that comes straight back for more wait for its
+   * credits (default 20 ms, at most 1000; 0: nothing is started ahead). api/dequeue-stream.ts.
+   */
+  handOutAheadMs?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */
   bufferSize?: number;
   /** Body bytes prefetched per owned partition (default 64 MiB; one larger job is still taken). */
@@ -231,7 +236,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     counters,
   });
   const shutdown = new AbortController();
-  const streams = new OpenStreams();
+  const streams = new OpenStreams(handOutAheadMs(o.handOutAheadMs));
   const verifier = o.auth ? new TokenVerifier(store, clock) : undefined;
   const tokenAdmin = new TokenAdmin(store, clock, verifier ?? new TokenVerifier(store, clock));
   const readBudget = new ReadBudget(o.maxRequestBytesTotal ?? 256 * 1024 * 1024);
@@ -428,3 +433,13 @@ function peerTls(material: TlsMaterial | undefined, ca: Buffer | undefined): Pee
 }
 
 /** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */
+
+/** --hand-out-ahead, checked: a whole number of milliseconds from 0 to AHEAD_HOLD_MS_MAX. */
+function handOutAheadMs(ms: number | undefined): number {
+  if (ms === undefined) return AHEAD_HOLD_MS_DEFAULT;
+  if (!Number.isInteger(ms) || ms < 0 || ms > AHEAD_HOLD_MS_MAX)
+    throw new Error(
+      `--hand-out-ahead must be a whole number of milliseconds from 0 to ${AHEAD_HOLD_MS_MAX}, not ${ms}`,
+    );
+  return ms;
+}

@@ -22,6 +22,7 @@ interface ServeFlags {
   maxRequestBytes: number;
   maxRequestBytesTotal: number;
   bufferSize?: number;
+  handOutAhead: number;
   bufferBytes: number;
   bufferBytesTotal: number;
   shutdownGrace: number;
@@ -94,6 +95,12 @@ export function registerServe(program: Command): void {
       "--buffer-size <n>",
       "jobs prefetched per owned partition (default 1000; 4000 on MySQL, whose claims cost less per job in bigger batches)",
       intOption,
+    )
+    .option(
+      "--hand-out-ahead <ms>",
+      "a worker that takes its next jobs within this long after its last ones gets them started ahead, held for it at most this long (0: off; at most 1000)",
+      intOption,
+      20,
     )
     .option(
       "--buffer-bytes <n>",
@@ -221,6 +228,7 @@ export function registerServe(program: Command): void {
         maxRequestBytes: opts.maxRequestBytes,
         maxRequestBytesTotal: opts.maxRequestBytesTotal,
         bufferSize: opts.bufferSize,
+        handOutAheadMs: opts.handOutAhead,
         bufferBytes: opts.bufferBytes,
         bufferBytesTotal: opts.bufferBytesTotal,
         shutdownGraceMs: opts.shutdownGrace,

@@ -343,3 +343,135 @@ describe("DequeueStream and a worker that grants credits but never reads", () =>
     cut.abort();
   });
 });
+
+describe("DequeueStream hands out ahead for a worker that comes straight back (--hand-out-ahead)", () => {
+  /** A server holding jobs ahead for `holdMs`, a queue of 10 jobs, and a stream on it. */
+  async function setUp(holdMs: number) {
+    const store = new MemoryStore();
+    const own = await startServer({ store, port: 0, handOutAheadMs: holdMs });
+    const transport = createGrpcTransport({ baseUrl: own.url });
+    const queue = "stream_ahead";
+    await createClient(QueueService, transport).createQueue({ name: queue });
+    const { jobIds } = await createClient(JobService, transport).enqueue({
+      jobs: Array.from({ length: 10 }, (_, i) => ({ queue, body: new Uint8Array([i]) })),
+    });
+    const counts = async () => ({
+      running: await store.jobCount({ queue, filter: { state: "running" }, now: Date.now() }),
+      pending: await store.jobCount({ queue, filter: { state: "pending" }, now: Date.now() }),
+    });
+    /** Waits (up to 5 s) for the counts to be `want`; returns the last seen. */
+    const countsBecome = async (want: { running: number; pending: number }) => {
+      let seen = await counts();
+      for (let tries = 0; (seen.running !== want.running || seen.pending !== want.pending) && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        seen = await counts();
+      }
+      return seen;
+    };
+    const stream = open(transport);
+    /** The next message that carries jobs (ack answers skipped). */
+    const nextJobs = async () => {
+      for (;;) {
+        const message = await stream.next();
+        if (!message || message.jobs.length > 0) return message?.jobs ?? [];
+      }
+    };
+    /** Takes 2 jobs, then comes straight back for 2 more with the first two's acks. */
+    const twoTurns = async () => {
+      stream.send({ queue, credit: 2 });
+      const first = await nextJobs();
+      stream.send({ credit: 2, ack: { succeeded: first.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) } });
+      return [...first, ...(await nextJobs())];
+    };
+    return { own, store, queue, ids: jobIds, counts, countsBecome, stream, nextJobs, twoTurns };
+  }
+
+  it("starts the next two hand-outs' jobs before the credits come, then gives each credit one of them", async () => {
+    const t = await setUp(1000);
+    try {
+      const taken = await t.twoTurns();
+      expect(taken.map((j) => j.jobId)).toEqual(t.ids.slice(0, 4));
+      // 2 acked, 2 with the worker, 4 started ahead for it (two hand-outs of 2), 2 left.
+      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+      t.stream.send({ credit: 3 });
+      // No more than the credits: three of the four, best first.
+      expect((await t.nextJobs()).map((j) => j.jobId)).toEqual(t.ids.slice(4, 7));
+      t.stream.send({ credit: 1 });
+      expect((await t.nextJobs()).map((j) => j.jobId)).toEqual([t.ids[7]]);
+      t.stream.end();
+      expect(await t.stream.rest()).toEqual([]);
+    } finally {
+      await t.own.stop();
+    }
+  });
+
+  it("hands the jobs it started ahead back to the queue when the worker does not come for them in time", async () => {
+    const t = await setUp(1000);
+    try {
+      await t.twoTurns();
+      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+      // No credits come: a second later the four are pending again, for any worker.
+      expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
+      t.stream.send({ credit: 10 });
+      expect((await t.nextJobs()).map((j) => j.jobId).sort()).toEqual(t.ids.slice(4).sort());
+      const job = (await t.store.jobGetMany({ ids: [t.ids[4]!] }))[0]!;
+      expect(job.attempt).toBe(1); // the hand-back charged no attempt
+      t.stream.end();
+      await t.stream.rest();
+    } finally {
+      await t.own.stop();
+    }
+  });
+
+  it("hands them back at once when the worker closes its side", async () => {
+    const t = await setUp(1000);
+    try {
+      await t.twoTurns();
+      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+      const closed = Date.now();
+      t.stream.end();
+      await t.stream.rest();
+      expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
+      expect(Date.now() - closed).toBeLessThan(800); // not the 1 s hold
+    } finally {
+      await t.own.stop();
+    }
+  });
+
+  it("starts nothing ahead for a worker slower than the hold, nor with --hand-out-ahead 0", async () => {
+    for (const [holdMs, pauseMs] of [
+      [300, 600],
+      [0, 0],
+    ] as const) {
+      const t = await setUp(holdMs);
+      try {
+        t.stream.send({ queue: t.queue, credit: 2 });
+        const first = await t.nextJobs();
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        t.stream.send({
+          credit: 2,
+          ack: { succeeded: first.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) },
+        });
+        expect(await t.nextJobs()).toHaveLength(2);
+        // At once (jobs started ahead would be held for 300 ms), and again a little later.
+        expect(await t.counts()).toEqual({ running: 2, pending: 6 });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await t.counts()).toEqual({ running: 2, pending: 6 });
+        t.stream.end();
+        await t.stream.rest();
+      } finally {
+        await t.own.stop();
+      }
+    }
+  });
+
+  it("takes --hand-out-ahead from 0 to 1000 ms, whole, and refuses anything else", async () => {
+    for (const ms of [-1, 1001, 1.5, Number.NaN]) {
+      await expect(startServer({ store: new MemoryStore(), port: 0, handOutAheadMs: ms })).rejects.toThrow(
+        `--hand-out-ahead must be a whole number of milliseconds from 0 to 1000, not ${ms}`,
+      );
+    }
+    for (const ms of [0, 1000])
+      await (await startServer({ store: new MemoryStore(), port: 0, handOutAheadMs: ms })).stop();
+  });
+});
