@@ -5,6 +5,7 @@
  * and after in one session).
  */
 import { spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export interface ServerProcess {
@@ -34,6 +35,9 @@ export async function startServerProcess(
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
+  // BENCH_SERVER_STDOUT=FILE keeps what the server prints (say with --trace-gc in
+  // BENCH_SERVER_NODE_FLAGS) in FILE.
+  if (process.env.BENCH_SERVER_STDOUT) child.stdout.pipe(createWriteStream(process.env.BENCH_SERVER_STDOUT));
   const url = await new Promise<string>((resolve, reject) => {
     let seen = "";
     child.stdout.on("data", (chunk: Buffer) => {
