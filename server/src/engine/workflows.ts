@@ -176,7 +176,9 @@ export class Workflows {
   }
 
   cancel(id: string): Promise<WorkflowInstance> {
-    return this.change(id, (_def, inst, now) => cancelInstance(inst, { now }));
+    // It starts no run, so it needs none of the workflow's queues: an instance whose queue
+    // was deleted can still be cancelled.
+    return this.change(id, (_def, inst, now) => cancelInstance(inst, { now }), { startsRuns: false });
   }
 
   close(id: string): Promise<WorkflowInstance> {
@@ -373,25 +375,33 @@ export class Workflows {
   }
 
   /** Decides and applies a change to an instance, again while a concurrent change wins. */
+  /** `startsRuns: false`: `decide` never starts a run, so the workflow's queues are not looked up. */
   private change(
     id: string,
     decide: (def: WorkflowDef, inst: WorkflowInstance, now: number, assign: AssignId) => Transition,
+    o: { startsRuns: boolean } = { startsRuns: true },
   ): Promise<WorkflowInstance> {
-    return this.steps.inTurn(id, () => this.changeInTurn(id, decide));
+    return this.steps.inTurn(id, () => this.changeInTurn(id, decide, o.startsRuns));
   }
 
   private async changeInTurn(
     id: string,
     decide: (def: WorkflowDef, inst: WorkflowInstance, now: number, assign: AssignId) => Transition,
+    startsRuns: boolean,
   ): Promise<WorkflowInstance> {
     for (let tries = 0; tries < CONFLICT_RETRIES; tries++) {
       // Read from the store, not the cache: a request from outside sees every node's changes.
       const instance = await this.instance(id);
       const { def } = await this.get(instance.workflow, instance.version);
-      await this.queuesOf(def);
-      const allowed = await this.place(id, workflowQueues(def));
+      if (startsRuns) await this.queuesOf(def);
+      const allowed = startsRuns ? await this.place(id, workflowQueues(def)) : undefined;
       const now = this.o.clock.now();
-      const t = rule(() => decide(def, instance, now, this.assignId(now, allowed)));
+      const assign: AssignId = startsRuns
+        ? this.assignId(now, allowed)
+        : () => {
+            throw new Error(`instance ${id}: a change said to start no run started one`);
+          };
+      const t = rule(() => decide(def, instance, now, assign));
       if (!t.changed) return instance;
       const jobs = await this.newJobs(def, t, now, allowed);
       const res = await this.store().instanceApply({

@@ -135,3 +135,13 @@ describe("retention of ended instances", () => {
     expect((await h.maintenance.maintainWorkflows()).deleted).toBe(1);
   });
 });
+
+describe("an instance whose queue was deleted", () => {
+  it("can still be cancelled: a cancel starts no run, so it needs none of the workflow's queues", async () => {
+    const h = await started("continue");
+    await h.engine.deleteQueue(h.queue);
+    const cancelled = await h.engine.workflows.cancel(h.instance.id);
+    expect(cancelled.state).toBe("cancelled");
+    expect(await h.engine.workflows.listInstances({ state: "running", limit: 10 })).toEqual([]);
+  });
+});
