@@ -324,6 +324,8 @@ class StreamSession {
   }
 
   private creditOrStop(stopped: AbortSignal): Promise<void> {
+    // Stopped while the jobs ahead were being started: no abort event is coming any more.
+    if (stopped.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = () => {
         this.wakeHandOut = undefined;

@@ -345,9 +345,18 @@ describe("DequeueStream and a worker that grants credits but never reads", () =>
 });
 
 describe("DequeueStream hands out ahead for a worker that comes straight back (--hand-out-ahead)", () => {
+  /** A memory store whose hand-outs take `startDelayMs` longer once it is set. */
+  class SlowStartStore extends MemoryStore {
+    startDelayMs = 0;
+    override async jobStartMany(p: Parameters<MemoryStore["jobStartMany"]>[0]) {
+      if (this.startDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.startDelayMs));
+      return super.jobStartMany(p);
+    }
+  }
+
   /** A server holding jobs ahead for `holdMs`, a queue of 10 jobs, and a stream on it. */
   async function setUp(holdMs: number) {
-    const store = new MemoryStore();
+    const store = new SlowStartStore();
     const own = await startServer({ store, port: 0, handOutAheadMs: holdMs });
     const transport = createGrpcTransport({ baseUrl: own.url });
     const queue = "stream_ahead";
@@ -433,6 +442,29 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
       await t.stream.rest();
       expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
       expect(Date.now() - closed).toBeLessThan(800); // not the 1 s hold
+    } finally {
+      await t.own.stop();
+    }
+  });
+
+  it("ends the stream at once when the worker closes its side while jobs are being started ahead", async () => {
+    const t = await setUp(1000);
+    try {
+      t.stream.send({ queue: t.queue, credit: 2 });
+      const first = await t.nextJobs();
+      t.store.startDelayMs = 300; // the next hand-out, and the start of the jobs ahead after it
+      t.stream.send({
+        credit: 2,
+        ack: { succeeded: first.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) },
+      });
+      expect(await t.nextJobs()).toHaveLength(2);
+      t.stream.end(); // while the jobs ahead are being started
+      const ended = await Promise.race([
+        t.stream.rest().then(() => "ended"),
+        new Promise((resolve) => setTimeout(() => resolve("still open after 3 s"), 3000)),
+      ]);
+      expect(ended).toBe("ended");
+      expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
     } finally {
       await t.own.stop();
     }
