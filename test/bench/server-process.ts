@@ -1,8 +1,9 @@
 /**
  * A runlater server as a child process for the benchmarks, and the percentile they report.
- * BENCH_SERVER_NODE_FLAGS adds Node flags; BENCH_SERVER_BIN runs another build of the
- * server (a copy of server/bin and server/dist made before a change, to compare before
- * and after in one session).
+ * BENCH_SERVER_NODE_FLAGS adds Node flags, BENCH_SERVER_ARGS server options (say
+ * `--hand-out-ahead 0`, to compare a setting in one session); BENCH_SERVER_BIN runs another
+ * build of the server (a copy of server/bin and server/dist made before a change, to
+ * compare before and after in one session).
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
@@ -31,12 +32,13 @@ export async function startServerProcess(
       "--log-level",
       "warn",
       ...extraArgs,
+      ...(process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean),
       ...stores.flatMap((s) => ["--store", s]),
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
-  // BENCH_SERVER_STDOUT=FILE keeps what the server prints (say with --trace-gc in
-  // BENCH_SERVER_NODE_FLAGS) in FILE.
+  // BENCH_SERVER_STDOUT=FILE keeps what the server prints (with --trace-gc in
+  // BENCH_SERVER_NODE_FLAGS, its collections) in FILE.
   if (process.env.BENCH_SERVER_STDOUT) child.stdout.pipe(createWriteStream(process.env.BENCH_SERVER_STDOUT));
   const url = await new Promise<string>((resolve, reject) => {
     let seen = "";
