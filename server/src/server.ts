@@ -66,7 +66,7 @@ export interface ServerOptions {
   maxRequestBytesTotal?: number;
   /**
    * How long jobs started ahead for a worker that comes straight back for more wait for its
-   * credits (default 20 ms, at most 1000; 0: nothing is started ahead). api/dequeue-stream.ts.
+   * credits (default 50 ms, at most 1000; 0: nothing is started ahead). api/dequeue-stream.ts.
    */
   handOutAheadMs?: number;
   /** Jobs prefetched per owned partition (default: the store's defaultBufferSize). */

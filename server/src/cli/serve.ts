@@ -100,7 +100,7 @@ export function registerServe(program: Command): void {
       "--hand-out-ahead <ms>",
       "a worker that takes its next jobs within this long after its last ones gets them started ahead, held for it at most this long (0: off; at most 1000)",
       intOption,
-      20,
+      50,
     )
     .option(
       "--buffer-bytes <n>",
