@@ -392,16 +392,29 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
       stream.send({ credit: 2, ack: { succeeded: first.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken })) } });
       return [...first, ...(await nextJobs())];
     };
-    return { own, store, queue, ids: jobIds, counts, countsBecome, stream, nextJobs, twoTurns };
+    /** Two turns, after which 4 jobs are started ahead: 2 acked, 2 with the worker, 4 ahead (two hand-outs of 2), 2 left. */
+    const startedAhead = async () => {
+      const taken = await twoTurns();
+      expect(await countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+      return taken;
+    };
+    return { own, store, queue, ids: jobIds, counts, countsBecome, stream, nextJobs, twoTurns, startedAhead };
   }
 
-  it("starts the next two hand-outs' jobs before the credits come, then gives each credit one of them", async () => {
-    const t = await setUp(1000);
+  /** Runs `test` against setUp(holdMs), stopping the server after it. */
+  async function withServer(holdMs: number, test: (t: Awaited<ReturnType<typeof setUp>>) => Promise<void>) {
+    const t = await setUp(holdMs);
     try {
-      const taken = await t.twoTurns();
+      await test(t);
+    } finally {
+      await t.own.stop();
+    }
+  }
+
+  it("starts the next two hand-outs' jobs before the credits come, then gives each credit one of them", () =>
+    withServer(1000, async (t) => {
+      const taken = await t.startedAhead();
       expect(taken.map((j) => j.jobId)).toEqual(t.ids.slice(0, 4));
-      // 2 acked, 2 with the worker, 4 started ahead for it (two hand-outs of 2), 2 left.
-      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
       t.stream.send({ credit: 3 });
       // No more than the credits: three of the four, best first.
       expect((await t.nextJobs()).map((j) => j.jobId)).toEqual(t.ids.slice(4, 7));
@@ -409,16 +422,11 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
       expect((await t.nextJobs()).map((j) => j.jobId)).toEqual([t.ids[7]]);
       t.stream.end();
       expect(await t.stream.rest()).toEqual([]);
-    } finally {
-      await t.own.stop();
-    }
-  });
+    }));
 
-  it("hands the jobs it started ahead back to the queue when the worker does not come for them in time", async () => {
-    const t = await setUp(1000);
-    try {
-      await t.twoTurns();
-      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+  it("hands the jobs it started ahead back to the queue when the worker does not come for them in time", () =>
+    withServer(1000, async (t) => {
+      await t.startedAhead();
       // No credits come: a second later the four are pending again, for any worker.
       expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
       t.stream.send({ credit: 10 });
@@ -427,29 +435,20 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
       expect(job.attempt).toBe(1); // the hand-back charged no attempt
       t.stream.end();
       await t.stream.rest();
-    } finally {
-      await t.own.stop();
-    }
-  });
+    }));
 
-  it("hands them back at once when the worker closes its side", async () => {
-    const t = await setUp(1000);
-    try {
-      await t.twoTurns();
-      expect(await t.countsBecome({ running: 6, pending: 2 })).toEqual({ running: 6, pending: 2 });
+  it("hands them back at once when the worker closes its side", () =>
+    withServer(1000, async (t) => {
+      await t.startedAhead();
       const closed = Date.now();
       t.stream.end();
       await t.stream.rest();
       expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
       expect(Date.now() - closed).toBeLessThan(800); // not the 1 s hold
-    } finally {
-      await t.own.stop();
-    }
-  });
+    }));
 
-  it("ends the stream at once when the worker closes its side while jobs are being started ahead", async () => {
-    const t = await setUp(1000);
-    try {
+  it("ends the stream at once when the worker closes its side while jobs are being started ahead", () =>
+    withServer(1000, async (t) => {
       t.stream.send({ queue: t.queue, credit: 2 });
       const first = await t.nextJobs();
       t.store.startDelayMs = 300; // the next hand-out, and the start of the jobs ahead after it
@@ -465,18 +464,14 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
       ]);
       expect(ended).toBe("ended");
       expect(await t.countsBecome({ running: 2, pending: 6 })).toEqual({ running: 2, pending: 6 });
-    } finally {
-      await t.own.stop();
-    }
-  });
+    }));
 
   it("starts nothing ahead for a worker slower than the hold, nor with --hand-out-ahead 0", async () => {
     for (const [holdMs, pauseMs] of [
       [300, 600],
       [0, 0],
     ] as const) {
-      const t = await setUp(holdMs);
-      try {
+      await withServer(holdMs, async (t) => {
         t.stream.send({ queue: t.queue, credit: 2 });
         const first = await t.nextJobs();
         await new Promise((resolve) => setTimeout(resolve, pauseMs));
@@ -491,9 +486,7 @@ describe("DequeueStream hands out ahead for a worker that comes straight back (-
         expect(await t.counts()).toEqual({ running: 2, pending: 6 });
         t.stream.end();
         await t.stream.rest();
-      } finally {
-        await t.own.stop();
-      }
+      });
     }
   });
 
