@@ -152,6 +152,7 @@ export interface RunningServer {
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   if (o.enableTestControl && o.clock && !(o.clock instanceof ManualClock))
     throw new Error("enableTestControl needs a ManualClock");
+  const aheadHoldMs = handOutAheadMs(o.handOutAheadMs); // checked before anything is opened
   const clock = o.clock ?? (o.enableTestControl ? new ManualClock(Date.now()) : systemClock);
   const log = o.log ?? silentLogger;
   const store = o.store;
@@ -236,7 +237,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     counters,
   });
   const shutdown = new AbortController();
-  const streams = new OpenStreams(handOutAheadMs(o.handOutAheadMs));
+  const streams = new OpenStreams(aheadHoldMs);
   const verifier = o.auth ? new TokenVerifier(store, clock) : undefined;
   const tokenAdmin = new TokenAdmin(store, clock, verifier ?? new TokenVerifier(store, clock));
   const readBudget = new ReadBudget(o.maxRequestBytesTotal ?? 256 * 1024 * 1024);
@@ -432,8 +433,6 @@ function peerTls(material: TlsMaterial | undefined, ca: Buffer | undefined): Pee
   return { ...(ca === undefined ? {} : { ca }), ...own };
 }
 
-/** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */
-
 /** --hand-out-ahead, checked: a whole number of milliseconds from 0 to AHEAD_HOLD_MS_MAX. */
 function handOutAheadMs(ms: number | undefined): number {
   if (ms === undefined) return AHEAD_HOLD_MS_DEFAULT;
@@ -443,3 +442,5 @@ function handOutAheadMs(ms: number | undefined): number {
     );
   return ms;
 }
+
+/** GET /metrics answers with the Prometheus text format; every other request goes to Connect. */

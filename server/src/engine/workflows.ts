@@ -374,8 +374,10 @@ export class Workflows {
     return ws;
   }
 
-  /** Decides and applies a change to an instance, again while a concurrent change wins. */
-  /** `startsRuns: false`: `decide` never starts a run, so the workflow's queues are not looked up. */
+  /**
+   * Decides and applies a change to an instance, again while a concurrent change wins.
+   * `startsRuns: false`: `decide` never starts a run, so the workflow's queues are not looked up.
+   */
   private change(
     id: string,
     decide: (def: WorkflowDef, inst: WorkflowInstance, now: number, assign: AssignId) => Transition,
