@@ -20,6 +20,7 @@
  *                    [--rounds N]         (with --compare-bullmq: N alternating rounds of both, each on a
  *                                          fresh queue, and the ratios' median: this machine's figures
  *                                          swing too much for one pair to mean much)
+ *                    [--warm-up 10000]    (with --compare-bullmq: jobs through each system first, untimed; 0: none)
  *                    [--compare-skip-locked]  (with a mysql:// store: workers claiming straight from
  *                                          a table with SELECT … FOR UPDATE SKIP LOCKED, same jobs in flight)
  *                    [--brokers 1,2,3]   (cluster mode, redis:// or mysql:// store: for each count, 1 frontend
@@ -69,6 +70,7 @@ const { values: args } = parseArgs({
     "bullmq-redis": { type: "string" },
     "compare-memory": { type: "boolean", default: false },
     rounds: { type: "string", default: "1" },
+    "warm-up": { type: "string", default: "10000" },
     "compare-skip-locked": { type: "boolean", default: false },
     brokers: { type: "string" },
     partitions: { type: "string" },
@@ -98,12 +100,12 @@ function startServer(storeUrls = stores): Promise<ServerProcess> {
   return startServerProcess(storeUrls, args["buffer-size"] === undefined ? [] : ["--buffer-size", args["buffer-size"]]);
 }
 
-async function enqueueAll(client: RunlaterClient, queue: string): Promise<number> {
+async function enqueueAll(client: RunlaterClient, queue: string, total = jobs): Promise<number> {
   const started = performance.now();
   let next = 0;
   const producer = async () => {
-    while (next < jobs) {
-      const count = Math.min(enqueueBatch, jobs - next);
+    while (next < total) {
+      const count = Math.min(enqueueBatch, total - next);
       next += count;
       await client.jobs.enqueue({ jobs: Array.from({ length: count }, () => ({ queue, body: payload })) });
     }
@@ -116,6 +118,7 @@ async function enqueueAll(client: RunlaterClient, queue: string): Promise<number
 async function processAll(
   url: string | string[],
   queue: string,
+  total = jobs,
 ): Promise<{ ms: number; dequeueMs: number[]; calls: Record<string, number> }> {
   const urls = Array.isArray(url) ? url : [url];
   const dequeueMs: number[] = [];
@@ -144,7 +147,7 @@ async function processAll(
         dequeueMode,
         onError: (err, ctx) => console.error("worker error", ctx, err),
         handler: async () => {
-          if (++processed === jobs) resolveDone();
+          if (++processed === total) resolveDone();
         },
       }),
   );
@@ -176,6 +179,41 @@ async function dequeueLatency(client: RunlaterClient, queue: string, count: numb
   return samples.sort((a, b) => a - b);
 }
 
+/**
+ * --compare-bullmq: --warm-up jobs through each system first, untimed, so that no round
+ * measures a server (or a BullMQ worker) whose code has not been compiled yet: the first
+ * of three rounds was always the slowest, and a median of three then rested on two rounds.
+ */
+async function warmUp(server: ServerProcess, admin: RunlaterClient, queue: string): Promise<void> {
+  const count = Number(args["warm-up"]);
+  if (!(count > 0)) return;
+  const warm = `${queue}_warm`;
+  await admin.createQueue(warm, { claimTimeoutMs, partitions: Number(args.partitions ?? 1) });
+  await enqueueAll(admin, warm, count);
+  await processAll(server.url, warm, count);
+  await admin.queues.deleteQueue({ name: warm });
+  await runBullmq({
+    redisUrl: bullmqRedis(),
+    jobs: count,
+    payloadBytes: payload.length,
+    enqueueBatch,
+    enqueueParallel,
+    workers,
+    concurrency,
+  });
+}
+
+/** The Redis BullMQ runs on: the redis:// store's, --bullmq-redis or $RUNLATER_TEST_REDIS_URL. */
+function bullmqRedis(): string {
+  const url =
+    stores.find((u) => u.startsWith("redis://")) ?? args["bullmq-redis"] ?? process.env.RUNLATER_TEST_REDIS_URL;
+  if (!url)
+    throw new Error(
+      "--compare-bullmq needs a Redis: a --store redis://… (BullMQ runs on the same one), --bullmq-redis URL or $RUNLATER_TEST_REDIS_URL",
+    );
+  return url;
+}
+
 async function main(): Promise<void> {
   if (Number(args.rounds) > 1 && !args["compare-bullmq"]) throw new Error("--rounds goes with --compare-bullmq");
   if (args.brokers !== undefined) return mainCluster(args.brokers.split(",").map(Number));
@@ -188,6 +226,7 @@ async function main(): Promise<void> {
     // Only a store server of its own (Redis, MariaDB) has a process to measure; memory and SQLite live in the server's.
     const storeProcesses = storeUrl?.includes("://") ? await storePids(storeUrl) : {};
     const meter = new CpuMeter({ server: server.pid, ...storeProcesses });
+    if (args["compare-bullmq"]) await warmUp(server, admin, queue);
     meter.start();
     const enqueueMs = await enqueueAll(admin, queue);
     const enqueueCpu = meter.stop(jobs);
@@ -236,12 +275,7 @@ async function main(): Promise<void> {
     console.log(`cpu, enqueue:   ${enqueueCpu}`);
     console.log(`cpu, processed: ${processCpu}`);
     if (args["compare-bullmq"]) {
-      const redisUrl =
-        stores.find((u) => u.startsWith("redis://")) ?? args["bullmq-redis"] ?? process.env.RUNLATER_TEST_REDIS_URL;
-      if (!redisUrl)
-        throw new Error(
-          "--compare-bullmq needs a Redis: a --store redis://… (BullMQ runs on the same one), --bullmq-redis URL or $RUNLATER_TEST_REDIS_URL",
-        );
+      const redisUrl = bullmqRedis();
       const bullmq = () =>
         runBullmq({
           redisUrl,
