@@ -53,6 +53,11 @@ const node = (name: string) => page.locator(`svg.graph g.job[data-job="${name}"]
 const look = async (name: string, want: string) => {
   await page.locator(`svg.graph g.job[data-job="${name}"][data-look="${want}"]`).waitFor();
 };
+/** Clicks "`action`…", then `action` in the confirmation dialog titled `question`. */
+const confirmed = async (action: string, question: string) => {
+  await page.getByRole("button", { name: `${action}…` }).click();
+  await page.getByRole("dialog", { name: question }).getByRole("button", { name: action }).click();
+};
 
 /** A worker on `queue` whose every job waits until the test lets it finish. */
 function gatedWorker(queue: string) {
@@ -145,11 +150,7 @@ describe("workflow and schedule pages in Chromium", { timeout: 60_000 }, () => {
     await textOf(post.getByRole("status"), "Posted an event to files_ready.");
     await look("extract", "runnable");
 
-    await page.getByRole("button", { name: "Cancel instance…" }).click();
-    await page
-      .getByRole("dialog", { name: "Cancel this instance?" })
-      .getByRole("button", { name: "Cancel instance" })
-      .click();
+    await confirmed("Cancel instance", "Cancel this instance?");
     await textOf(page.locator("main h1 .badge"), "cancelled");
     expect((await workflows.getInstance({ instanceId: waiting })).instance!.state).toBe(InstanceState.CANCELLED);
     expect(await page.getByRole("button", { name: "Cancel instance…" }).count()).toBe(0);
@@ -163,11 +164,7 @@ describe("workflow and schedule pages in Chromium", { timeout: 60_000 }, () => {
     const kept = (await workflows.startInstance({ workflow: "etl", keepOpen: true })).instance!.instanceId;
     await open(`#/instances/${encodeURIComponent(kept)}`);
     await look("extract", "waiting");
-    await page.getByRole("button", { name: "Close instance…" }).click();
-    await page
-      .getByRole("dialog", { name: "Close this instance?" })
-      .getByRole("button", { name: "Close instance" })
-      .click();
+    await confirmed("Close instance", "Close this instance?");
     // Nothing was runnable or running: it ends at once.
     await textOf(page.locator("main h1 .badge"), (t) => t !== "" && t !== "running");
     const closed = (await workflows.getInstance({ instanceId: kept })).instance!;

@@ -24,6 +24,16 @@ export function Notice({ text }: { text: string | undefined }) {
   );
 }
 
+/** What a form or an action came to: the server's refusal, or what was done. */
+export function Outcome({ error, done }: { error: string | undefined; done: string | undefined }) {
+  return (
+    <>
+      <ErrorBanner error={error} />
+      <Notice text={done} />
+    </>
+  );
+}
+
 export function StateBadge({ state }: { state: JobState }) {
   return <Badge state={stateNames[state]} />;
 }

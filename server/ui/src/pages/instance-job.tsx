@@ -11,7 +11,7 @@ import {
 } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
-import { Allowed, Badge, ErrorBanner, Head, Notice } from "../components.js";
+import { Allowed, Badge, Head, Outcome } from "../components.js";
 import { bodyText, count, dateTime, plural } from "../format.js";
 import { href } from "../router.js";
 import { jobLook, outcomeNames } from "../workflow-states.js";
@@ -68,8 +68,7 @@ export function InstanceJobDetail({ instanceId, job, queue, running, onChanged }
           </div>
         </Allowed>
       )}
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
       {job.pendingEvents.length > 0 && (
         <>
           <h3>Events waiting in its inputs</h3>

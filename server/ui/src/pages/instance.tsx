@@ -9,7 +9,7 @@ import type { ComponentChildren } from "preact";
 import { useRef, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
-import { Allowed, Badge, Confirm, ErrorBanner, Head, Notice } from "../components.js";
+import { Allowed, Badge, Confirm, ErrorBanner, Head, Outcome } from "../components.js";
 import { count, dateTime, plural } from "../format.js";
 import { GraphView } from "../graph-view.js";
 import { usePoll } from "../poll.js";
@@ -183,8 +183,7 @@ function InstanceAction(p: {
       <button type="button" class={p.danger ? "danger" : undefined} onClick={() => setAsking(true)}>
         {p.label}
       </button>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
       {asking && (
         <Confirm
           title={p.title}
@@ -253,8 +252,7 @@ function PostEvent({ id, workflow, onDone }: { id: string; workflow: Workflow; o
       <button type="submit" disabled={busy}>
         Post event
       </button>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </form>
   );
 }

@@ -7,7 +7,7 @@ import type { Queue } from "@runlater/sdk/gen/queue_service_pb.js";
 import { useMemo, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
-import { Allowed, ErrorBanner, Head, Markers, Notice } from "../components.js";
+import { Allowed, ErrorBanner, Head, Markers, Outcome } from "../components.js";
 import { count, durationMs, rate, span, timestampMs } from "../format.js";
 import { usePoll } from "../poll.js";
 import { type Rates, RateTracker } from "../rates.js";
@@ -127,8 +127,7 @@ function CreateQueue({ onCreated }: { onCreated: () => void }) {
       <button type="submit" disabled={busy}>
         Create queue
       </button>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </form>
   );
 }

@@ -9,7 +9,7 @@ import type { Queue, QueueConfig } from "@runlater/sdk/gen/queue_service_pb.js";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api, describeError } from "../api.js";
-import { Allowed, Confirm, ErrorBanner, Head, Markers, Notice, Pager, StateBadge } from "../components.js";
+import { Allowed, Confirm, ErrorBanner, Head, Markers, Notice, Outcome, Pager, StateBadge } from "../components.js";
 import { count, dateTime, durationMs, msToDuration, rate, span, stateNames } from "../format.js";
 import { usePoll } from "../poll.js";
 import { RateTracker } from "../rates.js";
@@ -358,8 +358,7 @@ function ConfigForm({ queue, onSaved }: { queue: Queue; onSaved: () => void }) {
           Undo changes
         </button>
       </div>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </form>
   );
 }
@@ -437,8 +436,7 @@ function EnqueueForm({ queue, onEnqueued }: { queue: Queue; onEnqueued: () => vo
           Enqueue
         </button>
       </div>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </form>
   );
 }

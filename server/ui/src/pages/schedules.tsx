@@ -7,7 +7,7 @@ import { FireOutcome, OverlapPolicy, type Schedule } from "@runlater/sdk/gen/sch
 import { useState } from "preact/hooks";
 import { useAction } from "../action.js";
 import { api } from "../api.js";
-import { Allowed, Badge, ErrorBanner, Head, Notice, Pager } from "../components.js";
+import { Allowed, Badge, ErrorBanner, Head, Outcome, Pager } from "../components.js";
 import { bodyText, count, dateTime, span, timestampMs, zonedDateTime } from "../format.js";
 import { usePoll } from "../poll.js";
 import { href } from "../router.js";
@@ -160,8 +160,7 @@ function CreateSchedule({ onCreated }: { onCreated: () => void }) {
       <button type="submit" disabled={busy}>
         Create schedule
       </button>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </form>
   );
 }
@@ -323,8 +322,7 @@ function PauseButton({ schedule, onDone }: { schedule: Schedule; onDone: () => v
       >
         {paused ? "Resume" : "Pause"}
       </button>
-      <ErrorBanner error={error} />
-      <Notice text={done} />
+      <Outcome error={error} done={done} />
     </>
   );
 }
