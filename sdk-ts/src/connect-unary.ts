@@ -42,12 +42,14 @@ export interface ConnectUnaryOptions {
   binary: boolean;
   interceptors: Interceptor[];
   defaultTimeoutMs?: number;
+  /** The largest answer read (ANSWER_MAX_BYTES in transport.ts), decompressed or not. */
+  readMaxBytes: number;
 }
 
 /** As connect-node's transports: answers may come gzip- or brotli-compressed. */
 const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
-/** connect-node's default: no bound on an answer's size. */
-const READ_MAX_BYTES = 0xffffffff;
+/** connect-node's default: requests are bounded by the server, which refuses what is too large. */
+const WRITE_MAX_BYTES = 0xffffffff;
 
 type Serialization = ReturnType<typeof createMethodSerializationLookup<DescMessage, DescMessage>>;
 
@@ -58,8 +60,8 @@ export function withConnectUnary(inner: Transport, o: ConnectUnaryOptions): Tran
     let s = serializations.get(method);
     if (!s) {
       s = createMethodSerializationLookup(method as DescMethodUnary, undefined, undefined, {
-        readMaxBytes: READ_MAX_BYTES,
-        writeMaxBytes: READ_MAX_BYTES,
+        readMaxBytes: o.readMaxBytes,
+        writeMaxBytes: WRITE_MAX_BYTES,
       });
       serializations.set(method, s);
     }
@@ -176,10 +178,15 @@ function exchange(req: UnaryRequest, o: ConnectUnaryOptions, serialization: Seri
       s.on("response", (h) => {
         status = Number(h[":status"]);
         responseHeader = webHeaders(h);
+        // As connect-es: an answer that declares more than the bound is refused before it is read.
+        const declared = Number.parseInt(responseHeader.get("content-length") ?? "", 10);
+        if (declared > o.readMaxBytes) fail(tooLarge(o.readMaxBytes, declared));
       });
       s.on("data", (chunk: Buffer) => {
+        if (settled) return;
         chunks.push(chunk);
         length += chunk.byteLength;
+        if (length > o.readMaxBytes) return fail(tooLarge(o.readMaxBytes));
         o.sessionManager.notifyResponseByteRead(s);
       });
       s.on("end", () => {
@@ -205,6 +212,15 @@ function exchange(req: UnaryRequest, o: ConnectUnaryOptions, serialization: Seri
       s.end(body);
     }, fail);
   });
+}
+
+/** connect-es's error for an answer past readMaxBytes (limit-io.ts), with the size when it was declared. */
+function tooLarge(readMaxBytes: number, declared?: number): ConnectError {
+  const size = declared === undefined ? "" : ` ${declared}`;
+  return new ConnectError(
+    `message size${size} is larger than configured readMaxBytes ${readMaxBytes}`,
+    Code.ResourceExhausted,
+  );
 }
 
 /** The answer as connect-es reads it: validated, decompressed, an error or a message. */
@@ -242,7 +258,7 @@ async function answer(
     if (Number.isSafeInteger(n) && n >= 0 && n !== bytes.byteLength)
       throw new ConnectError(`protocol error: promised ${n} bytes, received ${bytes.byteLength}`, Code.InvalidArgument);
   }
-  const body = compression ? await compression.decompress(bytes, READ_MAX_BYTES) : bytes;
+  const body = compression ? await compression.decompress(bytes, o.readMaxBytes) : bytes;
   if (unaryError) throw errorFromJsonBytes(body, appendHeaders(responseHeader, trailer), unaryError);
   return {
     stream: false,

@@ -56,6 +56,14 @@ export interface OpenedTransport {
   close(): void;
 }
 
+/**
+ * The largest answer (one message of a stream) the client reads, as the Java and Python
+ * SDKs: the server's answers stay far below it (docs/limits.md), so only a broken or
+ * hostile server reaches it, and the call fails with resource_exhausted instead of the
+ * process holding whatever that server sends.
+ */
+export const ANSWER_MAX_BYTES = 64 * 1024 * 1024;
+
 export function openTransport(baseUrl: string, o: TransportOptions = {}): OpenedTransport {
   const protocol = o.protocol ?? "connect";
   const secure = baseUrl.startsWith("https:");
@@ -71,6 +79,7 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
     baseUrl,
     interceptors: [...(token === undefined ? [] : [bearer(token)]), ...(o.interceptors ?? [])],
     defaultTimeoutMs: o.timeoutMs,
+    readMaxBytes: ANSWER_MAX_BYTES,
   };
   if (o.tls !== undefined && !secure) throw new Error(`tls options need an https:// URL, not ${baseUrl}`);
   const tls = secure ? readTls(o.tls) : {};
@@ -113,6 +122,7 @@ export function openTransport(baseUrl: string, o: TransportOptions = {}): Opened
         binary,
         interceptors: options.interceptors,
         defaultTimeoutMs: o.timeoutMs,
+        readMaxBytes: ANSWER_MAX_BYTES,
       });
       break;
     }

@@ -17,9 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../server/src/domain/clock.js";
 import { type RunningServer, startServer } from "../../server/src/server.js";
 import { MemoryStore } from "../../server/src/store/memory/memory-store.js";
+import { createRunlaterClient } from "../src/client.js";
 import { withConnectUnary } from "../src/connect-unary.js";
 import { JobService } from "../src/gen/runlater/v1/job_service_pb.js";
 import { ListQueuesResponseSchema, QueueService } from "../src/gen/runlater/v1/queue_service_pb.js";
+import { WorkerService } from "../src/gen/runlater/v1/worker_service_pb.js";
+import { ANSWER_MAX_BYTES, openTransport } from "../src/transport.js";
 
 /** Two servers in the same state on the same clock: one for each client. */
 let runlater: [RunningServer, RunningServer];
@@ -40,6 +43,11 @@ afterAll(async () => {
 });
 
 const listing = toBinary(ListQueuesResponseSchema, create(ListQueuesResponseSchema, { queues: [{ name: "q" }] }));
+/** A longer answer that compresses well (for the bound on what an answer expands to). */
+const long = toBinary(
+  ListQueuesResponseSchema,
+  create(ListQueuesResponseSchema, { queues: Array.from({ length: 50 }, () => ({ name: "a_queue_name" })) }),
+);
 
 /** The raw server's answer, chosen by the call's x-behave header. */
 function misbehave(stream: import("node:http2").ServerHttp2Stream, headers: import("node:http2").IncomingHttpHeaders) {
@@ -68,6 +76,30 @@ function misbehave(stream: import("node:http2").ServerHttp2Stream, headers: impo
       return answer(200, { "content-type": "text/html" }, "<html></html>");
     case "gzip":
       return answer(200, { "content-type": "application/proto", "content-encoding": "gzip" }, gzipSync(listing));
+    case "long":
+      return answer(200, { "content-type": "application/proto" }, long);
+    case "long-declared": // with its length
+      return answer(200, { "content-type": "application/proto", "content-length": String(long.length) }, long);
+    case "long-gzip": // far fewer bytes than it expands to
+      return answer(200, { "content-type": "application/proto", "content-encoding": "gzip" }, gzipSync(long));
+    case "declares-past-max": // only a head declaring one byte more than the SDK reads
+      return stream.respond({
+        ":status": 200,
+        "content-type": "application/proto",
+        "content-length": String(ANSWER_MAX_BYTES + 1),
+      });
+    case "declares-max": // a head declaring the most the SDK reads, then nothing
+      stream.respond({
+        ":status": 200,
+        "content-type": "application/proto",
+        "content-length": String(ANSWER_MAX_BYTES),
+      });
+      return stream.end();
+    case "stream-past-max": // a stream message whose envelope declares one byte more than the SDK reads
+      stream.respond({ ":status": 200, "content-type": "application/connect+proto" });
+      return stream.write(
+        Buffer.from([0, ...new Uint8Array(new Uint32Array([ANSWER_MAX_BYTES + 1]).buffer).reverse()]),
+      );
     case "zstd":
       return answer(200, { "content-type": "application/proto", "content-encoding": "zstd" }, listing);
     case "cut": // headers and half an answer, then the stream is closed with NO_ERROR
@@ -86,7 +118,7 @@ interface Seen {
   trailer?: Record<string, string>;
 }
 
-function clients(baseUrl: string, lean: boolean, binary = true) {
+function clients(baseUrl: string, lean: boolean, binary = true, readMaxBytes = ANSWER_MAX_BYTES) {
   const seen: Seen = {};
   const capture: Interceptor = (next) => async (req) => {
     const res = await next(req);
@@ -97,9 +129,10 @@ function clients(baseUrl: string, lean: boolean, binary = true) {
     return res;
   };
   const sessionManager = new Http2SessionManager(baseUrl);
-  const options = { baseUrl, httpVersion: "2" as const, sessionManager, interceptors: [capture] };
+  const options = { baseUrl, httpVersion: "2" as const, sessionManager, interceptors: [capture], readMaxBytes };
   let transport: Transport = createConnectTransport({ ...options, useBinaryFormat: binary });
-  if (lean) transport = withConnectUnary(transport, { baseUrl, sessionManager, binary, interceptors: [capture] });
+  if (lean)
+    transport = withConnectUnary(transport, { baseUrl, sessionManager, binary, interceptors: [capture], readMaxBytes });
   return {
     queues: createClient(QueueService, transport),
     jobs: createClient(JobService, transport),
@@ -185,6 +218,62 @@ it("a misbehaving server's answers, resets and silences end the same both ways",
   await sameBothWays(onRaw, clients(rawUrl, true), clients(rawUrl, false));
 });
 
+it("an answer past readMaxBytes is refused the same both ways, one at the bound is read", async () => {
+  const calls: Array<[string, (c: Clients) => Promise<unknown>]> = [
+    ["an answer of unknown length", (c) => c.queues.listQueues({}, { headers: { "x-behave": "long" } })],
+    ["an answer with its length", (c) => c.queues.listQueues({}, { headers: { "x-behave": "long-declared" } })],
+    [
+      "a gzip answer (the bound is on what it expands to)",
+      (c) => c.queues.listQueues({}, { headers: { "x-behave": "long-gzip" } }),
+    ],
+  ];
+  expect(gzipSync(long).length).toBeLessThan(long.length - 1);
+  for (const max of [long.length, long.length - 1]) {
+    const [lean, theirs] = [clients(rawUrl, true, true, max), clients(rawUrl, false, true, max)];
+    for (const [name, call] of calls) {
+      const a = await outcome(call, lean);
+      expect({ name, max, a }).toEqual({ name, max, a: await outcome(call, theirs) });
+      expect({ name, max, a, refused: (a as { code?: string }).code === "ResourceExhausted" }).toEqual({
+        a,
+        name,
+        max,
+        refused: max < long.length,
+      });
+    }
+    lean.close();
+    theirs.close();
+  }
+});
+
+it("the SDK reads answers and stream messages up to 64 MiB: past it resource_exhausted, before any body is read", async () => {
+  const runlaterClient = createRunlaterClient(rawUrl);
+  const opened = openTransport(rawUrl);
+  try {
+    const past = runlaterClient.queues.listQueues({}, { headers: { "x-behave": "declares-past-max" } });
+    await expect(past).rejects.toMatchObject({
+      code: Code.ResourceExhausted,
+      rawMessage: `message size ${ANSWER_MAX_BYTES + 1} is larger than configured readMaxBytes ${ANSWER_MAX_BYTES}`,
+    });
+    // At the bound the size is fine: the answer then fails only for promising bytes it never sends.
+    const atMax = await runlaterClient.queues
+      .listQueues({}, { headers: { "x-behave": "declares-max" } })
+      .catch((e) => e);
+    expect(atMax).toBeInstanceOf(ConnectError);
+    expect(Code[(atMax as ConnectError).code]).not.toBe("ResourceExhausted");
+    const worker = createClient(WorkerService, opened.transport);
+    const messages = worker.dequeueStream(
+      (async function* () {
+        yield { queue: "q", credits: 1 };
+      })(),
+      { headers: { "x-behave": "stream-past-max" } },
+    );
+    await expect(messages[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: Code.ResourceExhausted });
+  } finally {
+    runlaterClient.close();
+    opened.close();
+  }
+});
+
 it("a server that is not there: unavailable both ways", async () => {
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
@@ -228,6 +317,7 @@ it("gives every call a signal of its own, so listeners an interceptor adds do no
     sessionManager,
     binary: true,
     interceptors: [spy],
+    readMaxBytes: ANSWER_MAX_BYTES,
   });
   try {
     const queues = createClient(QueueService, transport);

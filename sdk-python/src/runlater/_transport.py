@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Literal, TypeVar
+from typing import Literal, TypedDict, TypeVar
 
 import pyqwest
 from connectrpc.protocol import ProtocolType
@@ -195,27 +195,39 @@ def _own_transport(cls: type[_T], opts: Options) -> _T | None:
         raise ValueError(f"TLS settings {tls} refused: {err}") from err
 
 
+# The largest answer (one message of a stream) a client reads, as the TypeScript and Java
+# SDKs: the server's answers stay far below it (docs/limits.md), so only a broken or hostile
+# server reaches it, and the call fails with RESOURCE_EXHAUSTED. connectrpc checks a stream
+# message's declared length before reading it, but reads a unary answer whole first.
+ANSWER_MAX_BYTES = 64 * 1024 * 1024
+
+
+class _StubArgs(TypedDict):
+    protocol: ProtocolType
+    send_compression: None
+    read_max_bytes: int
+
+
+def _stub_args(opts: Options) -> _StubArgs:
+    """What every stub takes besides its HTTP client. Request compression off: bodies are
+    small and the server is CPU-bound on 2 cores."""
+    return {
+        "protocol": _PROTOCOLS[opts.protocol],
+        "send_compression": None,
+        "read_max_bytes": ANSWER_MAX_BYTES,
+    }
+
+
 def sync_stubs(opts: Options) -> SyncStubs:
     transport = _own_transport(pyqwest.SyncHTTPTransport, opts)
     http = None if transport is None else pyqwest.SyncClient(transport)
-    proto = _PROTOCOLS[opts.protocol]
-    # Request compression off: bodies are small and the server is CPU-bound on 2 cores.
+    args = _stub_args(opts)
     return SyncStubs(
-        jobs=JobServiceClientSync(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        queues=QueueServiceClientSync(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        worker=WorkerServiceClientSync(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        workflows=WorkflowServiceClientSync(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        schedules=ScheduleServiceClientSync(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
+        jobs=JobServiceClientSync(opts.url, http_client=http, **args),
+        queues=QueueServiceClientSync(opts.url, http_client=http, **args),
+        worker=WorkerServiceClientSync(opts.url, http_client=http, **args),
+        workflows=WorkflowServiceClientSync(opts.url, http_client=http, **args),
+        schedules=ScheduleServiceClientSync(opts.url, http_client=http, **args),
         transport=transport,
     )
 
@@ -223,20 +235,12 @@ def sync_stubs(opts: Options) -> SyncStubs:
 def async_stubs(opts: Options) -> AsyncStubs:
     transport = _own_transport(pyqwest.HTTPTransport, opts)
     http = None if transport is None else pyqwest.Client(transport)
-    proto = _PROTOCOLS[opts.protocol]
+    args = _stub_args(opts)
     return AsyncStubs(
-        jobs=JobServiceClient(opts.url, protocol=proto, send_compression=None, http_client=http),
-        queues=QueueServiceClient(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        worker=WorkerServiceClient(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        workflows=WorkflowServiceClient(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
-        schedules=ScheduleServiceClient(
-            opts.url, protocol=proto, send_compression=None, http_client=http
-        ),
+        jobs=JobServiceClient(opts.url, http_client=http, **args),
+        queues=QueueServiceClient(opts.url, http_client=http, **args),
+        worker=WorkerServiceClient(opts.url, http_client=http, **args),
+        workflows=WorkflowServiceClient(opts.url, http_client=http, **args),
+        schedules=ScheduleServiceClient(opts.url, http_client=http, **args),
         transport=transport,
     )
