@@ -100,7 +100,14 @@ async function startAll(count: number, rate: number, start: () => Promise<unknow
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 async function runlaterSystem(name: string, store: string): Promise<System> {
-  const server: NodeProcess = await startNode({ name, store, logLevel: "warn" });
+  const server: NodeProcess = await startNode({
+    name,
+    store,
+    logLevel: "warn",
+    // The same knobs as the other benches' servers (test/bench/server-process.ts).
+    nodeArgs: (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean),
+    args: (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean),
+  });
   // No default deadline: it would cut the Workers' DequeueStreams (the jobs in flight on a cut stream go back to the queue).
   const client = createRunlaterClient(server.url);
   const wf = workflowClient(server.url, 30_000);
