@@ -48,7 +48,7 @@ export interface ConnectUnaryOptions {
 
 /** As connect-node's transports: answers may come gzip- or brotli-compressed. */
 const ACCEPT_COMPRESSION: Compression[] = [compressionGzip, compressionBrotli];
-/** connect-node's default: requests are bounded by the server, which refuses what is too large. */
+/** connect-node's default for requests: no bound here, the server refuses one that is too large. */
 const WRITE_MAX_BYTES = 0xffffffff;
 
 type Serialization = ReturnType<typeof createMethodSerializationLookup<DescMessage, DescMessage>>;
