@@ -7,13 +7,16 @@
  *   none      nothing (Node as it is);
  *   unlisten  its listeners removed;
  *   strip     its listeners removed, then every own property overwritten (2 ms later: Node's
- *             own code still reads them until then). An experiment, not a fix.
+ *             own code still reads them until then). An experiment, not a fix;
+ *   http1     for comparison, the same calls over HTTP/1.1 keep-alive (node:http), one
+ *             connection per call in flight.
  *
- *   npx tsx test/bench/http2-survivors.ts [--calls 40000] [--in-flight 4] [--modes none,unlisten,strip]
+ *   npx tsx test/bench/http2-survivors.ts [--calls 40000] [--in-flight 4] [--modes none,unlisten,strip,http1]
  *
  * Node and its flags are this process's (`process.execPath`); never run in CI.
  */
 import { spawn } from "node:child_process";
+import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -23,7 +26,7 @@ const { values: args } = parseArgs({
   options: {
     calls: { type: "string", default: "40000" },
     "in-flight": { type: "string", default: "4" },
-    modes: { type: "string", default: "none,unlisten,strip" },
+    modes: { type: "string", default: "none,unlisten,strip,http1" },
     serve: { type: "string" },
   },
 });
@@ -33,6 +36,18 @@ else await measure();
 
 /** The server side, in a process of its own (so that its collections are its own). */
 function serve(mode: string): void {
+  if (mode === "http1") {
+    const server1 = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200);
+        res.end(Buffer.alloc(40));
+      });
+    });
+    server1.listen(0, "127.0.0.1", () => console.log(`port ${(server1.address() as AddressInfo).port}`));
+    process.on("SIGTERM", () => process.exit(0));
+    return;
+  }
   const server = http2.createServer();
   server.on("stream", (stream) => {
     stream.on("data", () => {});
@@ -81,7 +96,7 @@ async function measure(): Promise<void> {
       look();
     });
     const started = performance.now();
-    await call(`http://127.0.0.1:${port}`, calls, inFlight);
+    await (mode === "http1" ? callHttp1 : call)(`http://127.0.0.1:${port}`, calls, inFlight);
     const seconds = (performance.now() - started) / 1000;
     await new Promise<void>((resolve) => {
       child.once("exit", () => resolve());
@@ -113,6 +128,26 @@ async function call(url: string, calls: number, inFlight: number): Promise<void>
   };
   await Promise.all(Array.from({ length: inFlight }, loop));
   session.close();
+}
+
+/** The same over HTTP/1.1 keep-alive: `inFlight` connections. */
+async function callHttp1(url: string, calls: number, inFlight: number): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: "POST", agent }, (res) => {
+        res.resume();
+        res.on("end", resolve);
+      });
+      req.on("error", reject);
+      req.end(Buffer.alloc(220));
+    });
+  let left = calls;
+  const loop = async () => {
+    while (left-- > 0) await one();
+  };
+  await Promise.all(Array.from({ length: inFlight }, loop));
+  agent.destroy();
 }
 
 /** Bytes promoted by each scavenge in a --trace-gc-nvp log (Node 24's key=value lines, or Node 26's JSON). */
