@@ -24,6 +24,7 @@ import {
   type JobCheckpointSchema,
   Outcome,
 } from "./gen/runlater/v1/worker_service_pb.js";
+import { IdTable } from "./id-table.js";
 import type { RetryPolicy } from "./retry.js";
 import { runTraced } from "./tracing.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
@@ -145,7 +146,7 @@ export class Worker {
   private buffered: DequeuedJob[] = [];
   /** Jobs asked for by the Dequeue calls in flight: spoken-for slots. */
   private requested = 0;
-  private readonly running = new Map<string, Running>();
+  private readonly running = new IdTable<Running>();
   /** Snoozes and releases on their way to the server; stop() waits for them. */
   private readonly writes = new Set<Promise<unknown>>();
   private waiters: Array<() => void> = [];
@@ -471,7 +472,7 @@ export class Worker {
       timeout.abort();
     }
     if (this.running.size > 0) {
-      const late = [...this.running.values()];
+      const late = this.running.values();
       for (const run of late) {
         run.abandoned = true;
         run.controller.abort(new Error("worker stopped and the shutdown grace period ran out"));

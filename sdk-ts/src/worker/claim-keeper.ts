@@ -19,6 +19,7 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { Outcome, type WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
+import { IdTable } from "../id-table.js";
 import { timerDelay } from "./timer-delay.js";
 import type { WorkerErrorHandler } from "./types.js";
 
@@ -48,7 +49,7 @@ const MIN_RENEW_DELAY_MS = 10;
 const monotonic = () => performance.now();
 
 export class ClaimKeeper {
-  private readonly claims = new Map<string, Claim>();
+  private readonly claims = new IdTable<Claim>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
@@ -103,9 +104,7 @@ export class ClaimKeeper {
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = monotonic();
     // Due now, or within the next quarter of its lifetime: renew those together.
-    const due = [...this.claims.values()].filter(
-      (c) => !c.renewing && c.renewAt <= now + (c.expiresAt - c.renewAt) / 2,
-    );
+    const due = this.claims.values().filter((c) => !c.renewing && c.renewAt <= now + (c.expiresAt - c.renewAt) / 2);
     for (const c of due) c.renewing = true;
     this.rearm();
     if (due.length === 0) return;
