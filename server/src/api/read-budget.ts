@@ -11,10 +11,12 @@
  * bound plus one request (--max-request-bytes), and a single request larger than the
  * bound is still served when it is the oldest.
  */
+import { type ArrivalEntry, ArrivalList } from "../domain/arrival-list.js";
+
 export class ReadBudget {
   private heldBytes = 0;
   /** Holds still reading, oldest first (the first may pass the bound). */
-  private readonly reading = new Set<BudgetHold>();
+  private readonly reading = new ArrivalList<BudgetHold>();
   private readonly waiters: Waiter[] = [];
 
   constructor(readonly maxBytes: number) {}
@@ -35,14 +37,14 @@ export class ReadBudget {
   /** A new call's share: empty, reading. */
   open(): BudgetHold {
     const hold = new BudgetHold(this);
-    this.reading.add(hold);
+    hold.readingEntry = this.reading.add(hold);
     return hold;
   }
 
   /** @internal */
   fits(hold: BudgetHold, bytes: number): boolean {
     if (this.heldBytes + bytes <= this.maxBytes) return true;
-    const oldest = this.reading.values().next().value;
+    const oldest = this.reading.oldest();
     return oldest === hold && this.heldBytes - hold.held <= this.maxBytes;
   }
 
@@ -90,14 +92,14 @@ export class ReadBudget {
     hold.closed = true;
     // A call that ends while it waits (its client went away) must not be granted later.
     for (const w of this.waiters.filter((w) => w.hold === hold)) w.onAbort?.();
-    this.reading.delete(hold);
+    this.reading.remove(hold.readingEntry!);
     this.give(hold, hold.held);
     this.pump();
   }
 
   /** @internal */
   stopReading(hold: BudgetHold): void {
-    if (this.reading.delete(hold)) this.pump(); // the next oldest may now pass the bound
+    if (this.reading.remove(hold.readingEntry!)) this.pump(); // the next oldest may now pass the bound
   }
 
   /** Lets every waiter go that fits now, in arrival order. */
@@ -130,6 +132,8 @@ export class BudgetHold {
   /** Bytes this call holds now. */
   held = 0;
   closed = false;
+  /** @internal Its place among the calls still reading (ReadBudget.open sets it). */
+  readingEntry: ArrivalEntry<BudgetHold> | undefined;
   /** Set by whoever reads the call (node-adapter.ts): run when the call's handler starts. */
   handlerStarted?: () => void;
 

@@ -1,9 +1,16 @@
-/** Long-poll waiters of one queue: woken by refills, enqueue notifications and config changes. */
+import { ArrivalList } from "../domain/arrival-list.js";
+
+/**
+ * Long-poll waiters of one queue: woken by refills, enqueue notifications and config
+ * changes. In an ArrivalList, not a Set: one comes and goes with every long poll
+ * (domain/arrival-list.ts says why that matters).
+ */
 export class Waiters {
-  private readonly waiting = new Set<() => void>();
+  private readonly waiting = new ArrivalList<() => void>();
+  private count = 0;
 
   get size(): number {
-    return this.waiting.size;
+    return this.count;
   }
 
   /** Resolves on the next wake(), after `ms`, or when `signal` aborts, whichever is first. */
@@ -13,19 +20,21 @@ export class Waiters {
     setTimer: (ms: number, fn: () => void) => () => void,
   ): Promise<void> {
     return new Promise((resolve) => {
+      let cancelTimer: (() => void) | undefined;
       const done = () => {
-        this.waiting.delete(done);
-        cancelTimer();
+        if (this.waiting.remove(entry)) this.count--;
+        cancelTimer?.();
         signal?.removeEventListener("abort", done);
         resolve();
       };
-      const cancelTimer = setTimer(ms, done);
+      const entry = this.waiting.add(done);
+      this.count++;
+      cancelTimer = setTimer(ms, done);
       signal?.addEventListener("abort", done, { once: true });
-      this.waiting.add(done);
     });
   }
 
   wakeAll(): void {
-    for (const done of [...this.waiting]) done();
+    for (const done of this.waiting.values()) done();
   }
 }

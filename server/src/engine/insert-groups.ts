@@ -30,8 +30,12 @@ interface WaitingCall {
 }
 
 export class InsertGroups {
-  /** Queues with a grouped write in flight, and the calls waiting for it to end. */
-  private readonly queues = new Map<string, WaitingCall[]>();
+  /**
+   * Queues with a grouped write in flight, and the calls waiting for it to end. A plain
+   * object, not a Map: an entry comes and goes with every write (domain/arrival-list.ts
+   * says why a Map that churns costs the garbage collector).
+   */
+  private readonly queues: Record<string, WaitingCall[]> = Object.create(null);
 
   constructor(private readonly store: Pick<Store, "jobInsertMany">) {}
 
@@ -42,10 +46,10 @@ export class InsertGroups {
       return this.store.jobInsertMany({ jobs, now });
     return new Promise((resolve, reject) => {
       const call = { jobs, now, resolve, reject };
-      const waiting = this.queues.get(queue);
+      const waiting = this.queues[queue];
       if (waiting) waiting.push(call);
       else {
-        this.queues.set(queue, []);
+        this.queues[queue] = [];
         this.write(queue, [call]);
       }
     });
@@ -73,9 +77,9 @@ export class InsertGroups {
 
   /** The write for `queue` ended: the calls that waited for it go as the next group. */
   private next(queue: string): void {
-    const waiting = this.queues.get(queue)!;
+    const waiting = this.queues[queue]!;
     if (waiting.length === 0) {
-      this.queues.delete(queue);
+      delete this.queues[queue];
       return;
     }
     // At most an Enqueue batch's worth of jobs per write; the rest wait for the next one.
