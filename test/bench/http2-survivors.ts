@@ -111,43 +111,50 @@ async function measure(): Promise<void> {
   }
 }
 
-/** `calls` POSTs, `inFlight` at a time, on one session. */
+/** `calls` POSTs, `inFlight` at a time, on one HTTP/2 session. */
 async function call(url: string, calls: number, inFlight: number): Promise<void> {
   const session = http2.connect(url);
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = session.request({ ":method": "POST", ":path": "/" });
-      req.on("data", () => {});
-      req.on("end", resolve);
-      req.on("error", reject);
-      req.end(Buffer.alloc(220));
-    });
-  let left = calls;
-  const loop = async () => {
-    while (left-- > 0) await one();
-  };
-  await Promise.all(Array.from({ length: inFlight }, loop));
+  await inTurn(
+    calls,
+    inFlight,
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const req = session.request({ ":method": "POST", ":path": "/" });
+        req.on("data", () => {});
+        req.on("end", resolve);
+        req.on("error", reject);
+        req.end(Buffer.alloc(220));
+      }),
+  );
   session.close();
 }
 
 /** The same over HTTP/1.1 keep-alive: `inFlight` connections. */
 async function callHttp1(url: string, calls: number, inFlight: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: "POST", agent }, (res) => {
-        res.resume();
-        res.on("end", resolve);
-      });
-      req.on("error", reject);
-      req.end(Buffer.alloc(220));
-    });
+  await inTurn(
+    calls,
+    inFlight,
+    () =>
+      new Promise<void>((resolve, reject) => {
+        const req = http.request(url, { method: "POST", agent }, (res) => {
+          res.resume();
+          res.on("end", resolve);
+        });
+        req.on("error", reject);
+        req.end(Buffer.alloc(220));
+      }),
+  );
+  agent.destroy();
+}
+
+/** `one()` `calls` times, `inFlight` at a time. */
+async function inTurn(calls: number, inFlight: number, one: () => Promise<void>): Promise<void> {
   let left = calls;
   const loop = async () => {
     while (left-- > 0) await one();
   };
   await Promise.all(Array.from({ length: inFlight }, loop));
-  agent.destroy();
 }
 
 /** Bytes promoted by each scavenge in a --trace-gc-nvp log (Node 24's key=value lines, or Node 26's JSON). */

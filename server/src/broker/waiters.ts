@@ -7,10 +7,9 @@ import { ArrivalList } from "../domain/arrival-list.js";
  */
 export class Waiters {
   private readonly waiting = new ArrivalList<() => void>();
-  private count = 0;
 
   get size(): number {
-    return this.count;
+    return this.waiting.size;
   }
 
   /** Resolves on the next wake(), after `ms`, or when `signal` aborts, whichever is first. */
@@ -22,13 +21,12 @@ export class Waiters {
     return new Promise((resolve) => {
       let cancelTimer: (() => void) | undefined;
       const done = () => {
-        if (this.waiting.remove(entry)) this.count--;
+        this.waiting.remove(entry);
         cancelTimer?.();
         signal?.removeEventListener("abort", done);
         resolve();
       };
       const entry = this.waiting.add(done);
-      this.count++;
       cancelTimer = setTimer(ms, done);
       signal?.addEventListener("abort", done, { once: true });
     });

@@ -12,6 +12,11 @@
 export class ArrivalList<T> {
   private head: ArrivalEntry<T> | undefined;
   private tail: ArrivalEntry<T> | undefined;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
 
   /** Adds `value` as the newest; keep the entry to remove it. */
   add(value: T): ArrivalEntry<T> {
@@ -19,6 +24,7 @@ export class ArrivalList<T> {
     if (this.tail) this.tail.next = entry;
     else this.head = entry;
     this.tail = entry;
+    this.count++;
     return entry;
   }
 
@@ -31,6 +37,7 @@ export class ArrivalList<T> {
     else this.tail = entry.prev;
     entry.prev = entry.next = undefined;
     entry.listed = false;
+    this.count--;
     return true;
   }
 
@@ -44,10 +51,6 @@ export class ArrivalList<T> {
     const out: T[] = [];
     for (let e = this.head; e; e = e.next) out.push(e.value);
     return out;
-  }
-
-  get empty(): boolean {
-    return this.head === undefined;
   }
 }
 

@@ -27,6 +27,7 @@ describe("ArrivalList", () => {
     expect(two.next).toBeUndefined();
     expect(list.remove(two)).toBe(false);
     expect(list.values()).toEqual([1, 3]);
+    expect(list.size).toBe(2);
   });
 
   it("values() is a copy: members may remove themselves while it is gone through", () => {
@@ -41,7 +42,7 @@ describe("ArrivalList", () => {
     });
     for (const wake of list.values()) wake();
     expect(seen).toEqual([0, 1, 2]);
-    expect(list.empty).toBe(true);
+    expect(list.size).toBe(0);
     expect(list.oldest()).toBeUndefined();
     expect(entries.every((e) => !e.listed)).toBe(true);
   });
