@@ -10,42 +10,42 @@
  * change the instance: the store then refuses the stale revision, the cached copy is
  * dropped, and the step reads the instance again, as it always did.
  */
+import { LruTable } from "../domain/lru-table.js";
 import type { WorkflowInstance } from "../domain/workflow-transitions.js";
 
 /** Instances whose latest revision this process keeps, the least recently used dropped first. */
 export const INSTANCES_CACHED_MAX = 4096;
 
 export class InstanceSteps {
-  /** The tail of each instance's line of steps; removed when the line empties. */
-  private readonly lines = new Map<string, Promise<unknown>>();
-  private readonly latest = new Map<string, WorkflowInstance>();
+  /**
+   * The tail of each instance's line of steps; removed when the line empties. A plain
+   * object, not a Map: an entry comes and goes with every step (domain/lru-table.ts).
+   */
+  private readonly lines: Record<string, Promise<unknown>> = Object.create(null);
+  private readonly latest: LruTable<WorkflowInstance>;
 
-  constructor(private readonly cachedMax = INSTANCES_CACHED_MAX) {}
+  constructor(cachedMax = INSTANCES_CACHED_MAX) {
+    this.latest = new LruTable(cachedMax);
+  }
 
   /** Runs `step` once the steps on instance `id` that came before it have settled. */
   inTurn<T>(id: string, step: () => Promise<T>): Promise<T> {
-    const before = this.lines.get(id) ?? Promise.resolve();
+    const before = this.lines[id] ?? Promise.resolve();
     const mine = before.then(step, step);
     const tail = mine.then(
       () => {},
       () => {},
     );
-    this.lines.set(id, tail);
+    this.lines[id] = tail;
     void tail.then(() => {
-      if (this.lines.get(id) === tail) this.lines.delete(id);
+      if (this.lines[id] === tail) delete this.lines[id];
     });
     return mine;
   }
 
   /** The instance as this process last wrote it, if still kept. */
   cached(id: string): WorkflowInstance | undefined {
-    const instance = this.latest.get(id);
-    if (instance) {
-      // Most recently used last: Map keeps insertion order.
-      this.latest.delete(id);
-      this.latest.set(id, instance);
-    }
-    return instance;
+    return this.latest.get(id);
   }
 
   /** The store now holds `instance` (this process wrote it); an ended one is not kept. */
@@ -53,7 +53,6 @@ export class InstanceSteps {
     this.latest.delete(instance.id);
     if (instance.state !== "running") return;
     this.latest.set(instance.id, instance);
-    if (this.latest.size > this.cachedMax) this.latest.delete(this.latest.keys().next().value!);
   }
 
   /** The cached copy may be stale (a write over its revision was refused): read it again next time. */

@@ -12,6 +12,7 @@ import { invalidArgument, RunlaterError } from "../domain/errors.js";
 import { newJobId, parseJobId } from "../domain/job-id.js";
 import type { NewJob } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
+import { LruTable } from "../domain/lru-table.js";
 import { storedOrderingKey } from "../domain/ordering.js";
 import { decodeJobContext, encodeJobContext } from "../domain/workflow-codec.js";
 import { sameDefinition, validateWorkflow, type WorkflowDef } from "../domain/workflow-definition.js";
@@ -80,7 +81,7 @@ export class Workflows {
   /** This process's changes to each instance, in turn, and the instances as they left them. */
   private readonly steps = new InstanceSteps();
   private readonly definitions = new Map<string, StoredWorkflow>();
-  private readonly runsHandedOut = new Map<string, string>();
+  private readonly runsHandedOut = new LruTable<string>(RUNS_HANDED_OUT_MAX);
 
   constructor(private readonly o: WorkflowsOptions) {}
 
@@ -250,18 +251,13 @@ export class Workflows {
   handedOut(jobs: ReadonlyArray<{ id: string; workflow?: string }>): void {
     for (const job of jobs) {
       if (job.workflow === undefined) continue;
-      this.runsHandedOut.delete(job.id);
       this.runsHandedOut.set(job.id, job.workflow);
-      if (this.runsHandedOut.size > RUNS_HANDED_OUT_MAX)
-        this.runsHandedOut.delete(this.runsHandedOut.keys().next().value!);
     }
   }
 
   /** The stored context of a workflow run this process handed out, forgotten once asked (its ACK came). */
   runHandedOut(id: string): string | undefined {
-    const context = this.runsHandedOut.get(id);
-    if (context !== undefined) this.runsHandedOut.delete(id);
-    return context;
+    return this.runsHandedOut.take(id);
   }
 
   /**

@@ -1,0 +1,67 @@
+/**
+ * Values by string id, the least recently used dropped first once there are more than
+ * `max`: a cache whose entries come and go with every job or step.
+ *
+ * Not a Map, though a Map's insertion order makes an LRU cache in a few lines: one whose
+ * entries churn keeps its rebuilt hash tables, and the values they held, alive through
+ * young-generation collections (domain/arrival-list.ts, docs/benchmarks.md "Maps that
+ * churn"). A plain object finds an entry; an ArrivalList keeps the order of use.
+ */
+import { type ArrivalEntry, ArrivalList } from "./arrival-list.js";
+
+interface Slot<V> {
+  value: V;
+  use: ArrivalEntry<string>;
+}
+
+export class LruTable<V> {
+  private slots: Record<string, Slot<V>> = Object.create(null);
+  private readonly uses = new ArrivalList<string>();
+
+  constructor(private readonly max: number) {}
+
+  get size(): number {
+    return this.uses.size;
+  }
+
+  /** The value kept for `id`, which becomes the most recently used. */
+  get(id: string): V | undefined {
+    const slot = this.slots[id];
+    if (!slot) return undefined;
+    this.touch(id, slot);
+    return slot.value;
+  }
+
+  /** Keeps `value` for `id` as the most recently used; drops the least recently used past `max`. */
+  set(id: string, value: V): void {
+    const slot = this.slots[id];
+    if (slot) {
+      slot.value = value;
+      this.touch(id, slot);
+      return;
+    }
+    this.slots[id] = { value, use: this.uses.add(id) };
+    if (this.uses.size > this.max) this.delete(this.uses.oldest()!);
+  }
+
+  /** The value kept for `id`, no longer kept. */
+  take(id: string): V | undefined {
+    const slot = this.slots[id];
+    if (!slot) return undefined;
+    this.delete(id);
+    return slot.value;
+  }
+
+  delete(id: string): boolean {
+    const slot = this.slots[id];
+    if (!slot) return false;
+    this.uses.remove(slot.use);
+    delete this.slots[id];
+    return true;
+  }
+
+  private touch(id: string, slot: Slot<V>): void {
+    this.uses.remove(slot.use);
+    slot.use = this.uses.add(id);
+  }
+}
