@@ -50,9 +50,8 @@ export class InstanceSteps {
 
   /** The store now holds `instance` (this process wrote it); an ended one is not kept. */
   wrote(instance: WorkflowInstance): void {
-    this.latest.delete(instance.id);
-    if (instance.state !== "running") return;
-    this.latest.set(instance.id, instance);
+    if (instance.state === "running") this.latest.set(instance.id, instance);
+    else this.latest.delete(instance.id);
   }
 
   /** The cached copy may be stale (a write over its revision was refused): read it again next time. */
