@@ -21,6 +21,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { scavenges } from "./gc-trace.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -102,7 +103,7 @@ async function measure(): Promise<void> {
       child.once("exit", () => resolve());
       child.kill("SIGTERM");
     });
-    const promoted = scavenges(out);
+    const promoted = scavenges(out).map((s) => s.promoted);
     const sum = promoted.reduce((a, b) => a + b, 0);
     console.log(
       `${mode.padEnd(8)} ${Math.round(calls / seconds)} calls/s; ${promoted.length} scavenges, ` +
@@ -155,14 +156,4 @@ async function inTurn(calls: number, inFlight: number, one: () => Promise<void>)
     while (left-- > 0) await one();
   };
   await Promise.all(Array.from({ length: inFlight }, loop));
-}
-
-/** Bytes promoted by each scavenge in a --trace-gc-nvp log (Node 24's key=value lines, or Node 26's JSON). */
-function scavenges(log: string): number[] {
-  const out: number[] = [];
-  for (const line of log.split("\n")) {
-    const found = / gc=s .* promoted=(\d+)/.exec(line) ?? /"gc":"s".*"promoted":(\d+)/.exec(line);
-    if (found) out.push(Number(found[1]));
-  }
-  return out;
 }

@@ -11,6 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { scavenges } from "./gc-trace.js";
 
 const { values: args } = parseArgs({
   options: { seconds: { type: "string", default: "3" }, kind: { type: "string" } },
@@ -33,8 +34,9 @@ else {
       ],
       { encoding: "utf8" },
     );
-    const promoted = [...run.stdout.matchAll(/ gc=s .* promoted=(\d+)/g)].map((m) => Number(m[1]));
-    const pauses = [...run.stdout.matchAll(/ pause=([\d.]+) .*gc=s /g)].map((m) => Number(m[1]));
+    const found = scavenges(run.stdout);
+    const promoted = found.map((s) => s.promoted);
+    const pauses = found.map((s) => s.pauseMs);
     const jobs = /jobs (\d+)/.exec(run.stdout)?.[1];
     const mb = promoted.reduce((a, b) => a + b, 0) / 2 ** 20;
     console.log(

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { AHEAD_HOLD_MS_DEFAULT, AHEAD_HOLD_MS_MAX } from "../api/dequeue-stream.js";
 import { limits } from "../domain/limits.js";
 import type { Logger } from "../log.js";
 import type { Role } from "../server.js";
@@ -98,9 +99,9 @@ export function registerServe(program: Command): void {
     )
     .option(
       "--hand-out-ahead <ms>",
-      "a worker that takes its next jobs within this long after its last ones gets them started ahead, held for it at most this long (0: off; at most 1000)",
+      `a worker that takes its next jobs within this long after its last ones gets them started ahead, held for it at most this long (0: off; at most ${AHEAD_HOLD_MS_MAX})`,
       intOption,
-      50,
+      AHEAD_HOLD_MS_DEFAULT,
     )
     .option(
       "--buffer-bytes <n>",

@@ -20,11 +20,8 @@ export class ArrivalList<T> {
 
   /** Adds `value` as the newest; keep the entry to remove it. */
   add(value: T): ArrivalEntry<T> {
-    const entry: ArrivalEntry<T> = { value, prev: this.tail, next: undefined, listed: true };
-    if (this.tail) this.tail.next = entry;
-    else this.head = entry;
-    this.tail = entry;
-    this.count++;
+    const entry: ArrivalEntry<T> = { value, prev: undefined, next: undefined, listed: false };
+    this.append(entry);
     return entry;
   }
 
@@ -41,6 +38,13 @@ export class ArrivalList<T> {
     return true;
   }
 
+  /** Moves a listed `entry` to the newest place, in place (nothing allocated). */
+  renew(entry: ArrivalEntry<T>): void {
+    if (!entry.listed || entry === this.tail) return;
+    this.remove(entry);
+    this.append(entry);
+  }
+
   /** The oldest value still listed. */
   oldest(): T | undefined {
     return this.head?.value;
@@ -51,6 +55,16 @@ export class ArrivalList<T> {
     const out: T[] = [];
     for (let e = this.head; e; e = e.next) out.push(e.value);
     return out;
+  }
+
+  private append(entry: ArrivalEntry<T>): void {
+    entry.prev = this.tail;
+    entry.next = undefined;
+    entry.listed = true;
+    if (this.tail) this.tail.next = entry;
+    else this.head = entry;
+    this.tail = entry;
+    this.count++;
   }
 }
 

@@ -11,7 +11,7 @@ import { type ArrivalEntry, ArrivalList } from "./arrival-list.js";
 
 interface Slot<V> {
   value: V;
-  use: ArrivalEntry<string>;
+  readonly use: ArrivalEntry<string>;
 }
 
 export class LruTable<V> {
@@ -28,7 +28,7 @@ export class LruTable<V> {
   get(id: string): V | undefined {
     const slot = this.slots[id];
     if (!slot) return undefined;
-    this.touch(id, slot);
+    this.uses.renew(slot.use);
     return slot.value;
   }
 
@@ -37,7 +37,7 @@ export class LruTable<V> {
     const slot = this.slots[id];
     if (slot) {
       slot.value = value;
-      this.touch(id, slot);
+      this.uses.renew(slot.use);
       return;
     }
     this.slots[id] = { value, use: this.uses.add(id) };
@@ -58,10 +58,5 @@ export class LruTable<V> {
     this.uses.remove(slot.use);
     delete this.slots[id];
     return true;
-  }
-
-  private touch(id: string, slot: Slot<V>): void {
-    this.uses.remove(slot.use);
-    slot.use = this.uses.add(id);
   }
 }

@@ -30,6 +30,21 @@ describe("ArrivalList", () => {
     expect(list.size).toBe(2);
   });
 
+  it("renew() moves an entry to the newest place, keeping the entry", () => {
+    const list = new ArrivalList<string>();
+    const [a, , c] = ["a", "b", "c"].map((v) => list.add(v));
+    list.renew(a!);
+    expect(list.values()).toEqual(["b", "c", "a"]);
+    list.renew(a!); // already the newest
+    list.renew(c!);
+    expect(list.values()).toEqual(["b", "a", "c"]);
+    expect(list.size).toBe(3);
+    list.remove(c!);
+    list.renew(c!); // removed: stays out
+    expect(list.values()).toEqual(["b", "a"]);
+    expect(list.oldest()).toBe("b");
+  });
+
   it("values() is a copy: members may remove themselves while it is gone through", () => {
     const list = new ArrivalList<() => void>();
     const seen: number[] = [];
