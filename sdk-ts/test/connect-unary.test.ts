@@ -327,3 +327,49 @@ it("gives every call a signal of its own, so listeners an interceptor adds do no
     sessionManager.abort();
   }
 });
+
+it("leaves none of a call's listeners on its closed stream, whatever the outcome (what a closed stream keeps alive)", async () => {
+  const sessionManager = new Http2SessionManager(rawUrl);
+  // Each stream the calls open, and the listeners src/connect-unary.ts puts on it (Node's own are not counted).
+  const opened: Array<{ stream: import("node:http2").ClientHttp2Stream; ours: Set<unknown> }> = [];
+  const request = sessionManager.request.bind(sessionManager);
+  sessionManager.request = async (...args: Parameters<typeof request>) => {
+    const stream = await request(...args);
+    const ours = new Set<unknown>();
+    const on = stream.on.bind(stream);
+    stream.on = ((...args: Parameters<typeof on>) => {
+      if (new Error().stack?.includes("connect-unary.ts")) ours.add(args[1]);
+      return on(...args);
+    }) as typeof stream.on;
+    opened.push({ stream, ours });
+    return stream;
+  };
+  const transport = withConnectUnary(createConnectTransport({ baseUrl: rawUrl, httpVersion: "2", sessionManager }), {
+    baseUrl: rawUrl,
+    sessionManager,
+    binary: true,
+    interceptors: [],
+    readMaxBytes: ANSWER_MAX_BYTES,
+  });
+  try {
+    const queues = createClient(QueueService, transport);
+    await queues.listQueues({});
+    for (const behave of ["refuse", "503", "cut", "garbage"])
+      await expect(queues.listQueues({}, { headers: { "x-behave": behave } })).rejects.toThrow(ConnectError);
+    await expect(
+      queues.listQueues({}, { headers: { "x-behave": "silent" }, signal: AbortSignal.timeout(20) }),
+    ).rejects.toThrow(ConnectError);
+    expect(opened).toHaveLength(6);
+    for (const { stream, ours } of opened) {
+      expect(ours.size).toBeGreaterThanOrEqual(5); // the call listened (else this test proves nothing)
+      if (!stream.closed) await new Promise((resolve) => stream.once("close", resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      const left = (event: string) => stream.listeners(event).filter((l) => ours.has(l)).length;
+      expect(["response", "data", "end", "close"].map(left)).toEqual([0, 0, 0, 0]);
+      // One error listener stays, a function shared by every call: a late error must not crash the process.
+      expect(left("error")).toBe(1);
+    }
+  } finally {
+    sessionManager.abort();
+  }
+});
