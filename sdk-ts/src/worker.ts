@@ -24,12 +24,12 @@ import {
   type JobCheckpointSchema,
   Outcome,
 } from "./gen/runlater/v1/worker_service_pb.js";
-import { IdTable } from "./id-table.js";
 import type { RetryPolicy } from "./retry.js";
+import { SlotTable } from "./slot-table.js";
 import { runTraced } from "./tracing.js";
 import { AckBatcher } from "./worker/ack-batcher.js";
 import { Backoff, sleep } from "./worker/backoff.js";
-import { ClaimKeeper } from "./worker/claim-keeper.js";
+import { ClaimKeeper, type KeptClaim } from "./worker/claim-keeper.js";
 import { workerDefaults } from "./worker/defaults.js";
 import { deliver } from "./worker/deliver.js";
 import { type JobOutcome, outcomeOfError, outcomeOfResult } from "./worker/outcome.js";
@@ -103,8 +103,15 @@ export interface WorkerSettings {
   workerId: string;
 }
 
-interface Running {
+/** A job this worker holds, and its claim while the claim keeper keeps it. */
+interface Held {
   job: DequeuedJob;
+  claim: KeptClaim | undefined;
+}
+
+interface Running extends Held {
+  /** Where `running` keeps it. */
+  slot: number;
   controller: AbortController;
   /** Its result is no longer ours to report: released at shutdown, or the claim was lost. */
   abandoned: boolean;
@@ -143,10 +150,10 @@ export class Worker {
   private readonly streamPuller: StreamPuller | undefined;
 
   /** Dequeued, not yet started (only when batchSize > concurrency, or while stopping). */
-  private buffered: DequeuedJob[] = [];
+  private buffered: Held[] = [];
   /** Jobs asked for by the Dequeue calls in flight: spoken-for slots. */
   private requested = 0;
-  private readonly running = new IdTable<Running>();
+  private readonly running = new SlotTable<Running>();
   /** Snoozes and releases on their way to the server; stop() waits for them. */
   private readonly writes = new Set<Promise<unknown>>();
   private waiters: Array<() => void> = [];
@@ -334,8 +341,10 @@ export class Worker {
   /** Jobs handed to this worker: keep their claims, start what fits. */
   private received(jobs: DequeuedJob[]): void {
     for (const job of jobs) {
-      if (job.claimExpiresAt) this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt));
-      this.buffered.push(job);
+      const claim = job.claimExpiresAt
+        ? this.claims?.track(job.jobId, job.claimToken, timestampMs(job.claimExpiresAt))
+        : undefined;
+      this.buffered.push({ job, claim });
     }
     this.pump();
     this.notify(); // a puller waiting for room sees this call's slots come back
@@ -344,10 +353,10 @@ export class Worker {
   /** Starts buffered jobs while there are free slots. */
   private pump(): void {
     while (!this.stopping && this.running.size < this.concurrency) {
-      const job = this.buffered.shift();
-      if (!job) return;
-      const run: Running = { job, controller: new AbortController(), abandoned: false };
-      this.running.set(job.jobId, run);
+      const held = this.buffered.shift();
+      if (!held) return;
+      const run: Running = { ...held, slot: 0, controller: new AbortController(), abandoned: false };
+      run.slot = this.running.add(run);
       void this.execute(run);
     }
   }
@@ -370,9 +379,9 @@ export class Worker {
           attemptsAllowed: run.job.attemptsAllowed,
         });
     }
-    if (this.running.get(run.job.jobId) === run) this.running.delete(run.job.jobId);
+    this.running.remove(run.slot, run);
     if (!run.abandoned) {
-      this.claims?.untrack(run.job.jobId);
+      if (run.claim) this.claims?.untrack(run.claim);
       this.report(run.job, outcome);
     }
     this.notify();
@@ -436,23 +445,23 @@ export class Worker {
     }
   }
 
-  private release(jobs: DequeuedJob[]): void {
-    for (const job of jobs) this.claims?.untrack(job.jobId);
-    if (jobs.length > 0)
+  private release(held: Held[]): void {
+    for (const { claim } of held) if (claim) this.claims?.untrack(claim);
+    if (held.length > 0)
       this.checkpoint(
-        jobs.map((j) => ({ jobId: j.jobId, claimToken: j.claimToken, moveToPending: true })),
+        held.map(({ job }) => ({ jobId: job.jobId, claimToken: job.claimToken, moveToPending: true })),
         "release",
       );
   }
 
   /** The server gave the claim away: stop the handler if it listens, drop the job. */
   private claimLost(jobId: string): void {
-    const run = this.running.get(jobId);
+    const run = this.running.find((r) => r.job.jobId === jobId);
     if (run) {
       run.abandoned = true;
       run.controller.abort(new Error(`claim on job ${jobId} was lost; another worker may be running it`));
     }
-    this.buffered = this.buffered.filter((j) => j.jobId !== jobId);
+    this.buffered = this.buffered.filter((h) => h.job.jobId !== jobId);
     this.notify();
   }
 
@@ -478,7 +487,7 @@ export class Worker {
         run.controller.abort(new Error("worker stopped and the shutdown grace period ran out"));
       }
       this.running.clear();
-      this.release(late.map((r) => r.job));
+      this.release(late);
     }
 
     this.giveUpAt = Date.now() + FINAL_DELIVERY_MS;

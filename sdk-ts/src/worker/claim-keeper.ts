@@ -19,7 +19,7 @@
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { Outcome, type WorkerService } from "../gen/runlater/v1/worker_service_pb.js";
-import { IdTable } from "../id-table.js";
+import { SlotTable } from "../slot-table.js";
 import { timerDelay } from "./timer-delay.js";
 import type { WorkerErrorHandler } from "./types.js";
 
@@ -33,8 +33,14 @@ export interface ClaimKeeperOptions {
   onLost: (jobId: string) => void;
 }
 
-interface Claim {
-  jobId: string;
+/** A claim being kept: track() gives it, untrack() takes it back. */
+export interface KeptClaim {
+  readonly jobId: string;
+}
+
+interface Claim extends KeptClaim {
+  /** Where the table keeps it. */
+  slot: number;
   claimToken: string;
   /** When the claim expires, on the monotonic clock. */
   expiresAt: number;
@@ -49,23 +55,25 @@ const MIN_RENEW_DELAY_MS = 10;
 const monotonic = () => performance.now();
 
 export class ClaimKeeper {
-  private readonly claims = new IdTable<Claim>();
+  private readonly claims = new SlotTable<Claim>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly o: ClaimKeeperOptions) {}
 
   /** `expiresAt` is the server's claim_expires_at (epoch ms), read when the job arrived. */
-  track(jobId: string, claimToken: string, expiresAt: number): void {
+  track(jobId: string, claimToken: string, expiresAt: number): KeptClaim {
     const now = monotonic();
-    const claim: Claim = { jobId, claimToken, expiresAt: 0, renewAt: 0, renewing: false };
+    const claim: Claim = { jobId, claimToken, slot: 0, expiresAt: 0, renewAt: 0, renewing: false };
     this.lifetimeFrom(claim, now, expiresAt - this.o.clock());
-    this.claims.set(jobId, claim);
+    claim.slot = this.claims.add(claim);
     this.arm(claim.renewAt);
+    return claim;
   }
 
-  untrack(jobId: string): void {
-    this.claims.delete(jobId);
+  /** Stops keeping `claim` (its job ended or went back); one already lost or untracked is ignored. */
+  untrack(claim: KeptClaim): void {
+    this.claims.remove((claim as Claim).slot, claim as Claim);
     if (this.claims.size === 0) this.disarm();
   }
 
@@ -118,7 +126,7 @@ export class ClaimKeeper {
       const wallNow = this.o.clock();
       due.forEach((claim, i) => {
         claim.renewing = false;
-        if (this.claims.get(claim.jobId) !== claim) return; // finished meanwhile
+        if (this.claims.get(claim.slot) !== claim) return; // finished meanwhile
         const result = res.results[i];
         if (result?.outcome === Outcome.ACKNOWLEDGED) {
           if (result.claimExpiresAt) this.lifetimeFrom(claim, answeredAt, timestampMs(result.claimExpiresAt) - wallNow);
@@ -126,7 +134,7 @@ export class ClaimKeeper {
           else this.lifetimeFrom(claim, sentAt, (claim.expiresAt - claim.renewAt) * 2);
           return;
         }
-        this.claims.delete(claim.jobId);
+        this.claims.remove(claim.slot, claim);
         this.o.onError(
           new Error(
             `claim on job ${claim.jobId} lost: ${result === undefined ? "no outcome" : Outcome[result.outcome]}`,
