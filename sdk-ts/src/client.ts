@@ -6,7 +6,7 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { encodeBody, type JobBody } from "./body.js";
 import { type JobSpec, JobSpecSchema } from "./gen/runlater/v1/job_pb.js";
 import { JobService } from "./gen/runlater/v1/job_service_pb.js";
@@ -81,6 +81,14 @@ export interface RunlaterClient extends WorkflowCalls {
   close(): void;
 }
 
+/** The transport of each client createRunlaterClient made (the Worker reads its stream through it). */
+const transports = new WeakMap<RunlaterClient, Transport>();
+
+/** The transport `client` was made with, if createRunlaterClient made it. */
+export function transportOf(client: RunlaterClient): Transport | undefined {
+  return transports.get(client);
+}
+
 export function createRunlaterClient(baseUrl: string, options: RunlaterClientOptions = {}): RunlaterClient {
   const { transport, streams, close } = openTransport(baseUrl, options);
   const jobs = createClient(JobService, transport);
@@ -92,7 +100,7 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
     const traceparent = activeTraceparent(); // read before any await: the caller's span
     return (await jobs.enqueue({ jobs: specs.map((s) => toJobSpec(s, traceparent)) })).jobIds;
   };
-  return {
+  const client: RunlaterClient = {
     jobs,
     worker,
     queues,
@@ -111,6 +119,8 @@ export function createRunlaterClient(baseUrl: string, options: RunlaterClientOpt
     ...workflowCalls(workflows, schedules),
     close,
   };
+  transports.set(client, transport);
+  return client;
 }
 
 function toJobSpec(s: EnqueueSpec, activeTraceparent: string): JobSpec {

@@ -33,7 +33,11 @@ export interface TransportOptions {
   httpVersion?: HttpVersion;
   /** Default deadline of every call, in ms (a call may pass its own timeoutMs). */
   timeoutMs?: number;
-  /** Interceptors run around every call (auth headers, logging, metrics, test spies). */
+  /**
+   * Interceptors run around every call (auth headers, logging, metrics, test spies). Over
+   * binary protobuf, the answers of a Worker's DequeueStream reach them with each job as its
+   * encoded bytes: the Worker reads those itself (worker/dequeued-codec.ts).
+   */
   interceptors?: Interceptor[];
   /**
    * API token sent on every call as `Authorization: Bearer <token>` (a server running with

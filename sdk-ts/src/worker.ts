@@ -32,6 +32,7 @@ import { Backoff, sleep } from "./worker/backoff.js";
 import { ClaimKeeper, type KeptClaim } from "./worker/claim-keeper.js";
 import { workerDefaults } from "./worker/defaults.js";
 import { deliver } from "./worker/deliver.js";
+import { rawStreamClient } from "./worker/dequeued-codec.js";
 import { type JobOutcome, outcomeOfError, outcomeOfResult } from "./worker/outcome.js";
 import { StreamPuller } from "./worker/stream-puller.js";
 import type { WorkerErrorContext, WorkerErrorHandler } from "./worker/types.js";
@@ -215,6 +216,7 @@ export class Worker {
         queue: this.queue,
         workerId: this.workerId,
         worker: this.client.worker,
+        rawWorker: rawStreamClient(this.client),
         acks: this.acks,
         freeSlots: () => this.capacity - this.running.size - this.buffered.length,
         refillAt: this.refillAt,

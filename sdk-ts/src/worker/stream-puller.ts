@@ -19,18 +19,25 @@ import type { Client } from "@connectrpc/connect";
 import { AsyncQueue } from "../async-queue.js";
 import type {
   AckRequest,
+  AckResponse,
   DequeuedJob,
   DequeueStreamRequestSchema,
   WorkerService,
 } from "../gen/runlater/v1/worker_service_pb.js";
 import type { AckBatcher } from "./ack-batcher.js";
 import { Backoff, sleep } from "./backoff.js";
+import { type RawDequeueWorkerService, readJobs } from "./dequeued-codec.js";
 import type { WorkerErrorHandler } from "./types.js";
 
 export interface StreamPullerOptions {
   queue: string;
   workerId: string;
   worker: Client<typeof WorkerService>;
+  /**
+   * The same service over the same transport, its stream's jobs left as bytes and read by
+   * hand (dequeued-codec.ts); only over a binary transport. Without it, `worker`'s stream.
+   */
+  rawWorker?: Client<typeof RawDequeueWorkerService>;
   acks: AckBatcher;
   /** Slots holding no job (neither running nor waiting to start). */
   freeSlots(): number;
@@ -104,7 +111,10 @@ export class StreamPuller {
     try {
       // timeoutMs 0: the stream lives as long as the worker; a deadline the client sets for
       // its calls would cut it (and put the jobs in flight back) every timeoutMs.
-      const responses = this.o.worker.dequeueStream(requests, { signal: cutOff.signal, timeoutMs: 0 });
+      const options = { signal: cutOff.signal, timeoutMs: 0 };
+      const responses = this.o.rawWorker
+        ? this.readRaw(this.o.rawWorker.dequeueStream(requests, options))
+        : this.o.worker.dequeueStream(requests, options);
       this.requests = requests;
       this.onTheWay = this.freeCredit();
       requests.push({ queue: this.o.queue, workerId: this.o.workerId, credit: this.onTheWay });
@@ -130,6 +140,13 @@ export class StreamPuller {
       // Unanswered acks may or may not have been applied: send them again.
       for (const ack of this.unanswered.splice(0)) this.o.acks.restore(ack);
     }
+  }
+
+  /** The raw stream's answers with their jobs read. */
+  private async *readRaw(
+    raw: AsyncIterable<{ jobs: Uint8Array[]; ack?: AckResponse }>,
+  ): AsyncIterable<{ jobs: DequeuedJob[]; ack?: AckResponse }> {
+    for await (const res of raw) yield { jobs: readJobs(res), ack: res.ack };
   }
 
   private send(ackDue: boolean): void {
