@@ -271,9 +271,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       );
     },
     readMaxBytes: o.maxRequestBytes ?? 64 * 1024 * 1024,
-    // The server reads requests and writes answers of its own: no unknown fields to keep
-    // or to look for (looking costs a sixth of encoding a Dequeue answer).
-    binaryOptions: { readUnknownFields: false, writeUnknownFields: false },
+    // The server reads no unknown fields (looking for them costs a sixth of reading a
+    // Dequeue answer's worth); the only ones it writes are a DequeueStream hand-out's jobs,
+    // encoded by hand (api/dequeue-stream.ts handOutMessage).
+    binaryOptions: { readUnknownFields: false, writeUnknownFields: true },
     compressMinBytes: o.compressResponses ? 1024 : Number.MAX_SAFE_INTEGER,
     shutdownSignal: shutdown.signal,
     requestGate: clientFaultGate,

@@ -21,6 +21,7 @@
  * not being read) are handed back at once, not left to their claim timeout; a client going
  * away ends the stream as `canceled`.
  */
+import { WireType } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { DequeueStreamRequest, DequeueStreamResponse } from "@runlater/sdk/gen/worker_service_pb.js";
 import { invalidArgument } from "../domain/errors.js";
@@ -28,17 +29,22 @@ import type { JobRecord } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
 import type { Engine } from "../engine/engine.js";
 import type { AckInput } from "../engine/inputs.js";
-import { dequeuedToProto } from "../wire/dequeued-job.js";
+import { dequeuedToProto, encodeDequeuedJobs } from "../wire/dequeued-job.js";
 import { ackFromProto, outcomesToProto } from "./convert.js";
 import { StreamOutbox } from "./stream-outbox.js";
 
+/**
+ * `binary`: the stream's messages are binary protobuf (Connect's or gRPC's), not JSON: its
+ * hand-outs then carry their jobs encoded by hand (handOutMessage).
+ */
 export function dequeueStream(
   engine: Engine,
   requests: AsyncIterable<DequeueStreamRequest>,
   signal: AbortSignal,
   open: OpenStreams,
+  binary: boolean,
 ): AsyncIterable<DequeueStreamResponse> {
-  const stream = new StreamSession(engine, signal, open.aheadHoldMs);
+  const stream = new StreamSession(engine, signal, open.aheadHoldMs, binary);
   open.add(stream.outbox);
   void stream.serve(requests);
   return stream.outbox;
@@ -102,10 +108,11 @@ const AHEAD_HAND_OUTS = 2;
 
 class StreamSession {
   readonly outbox = new StreamOutbox<DequeueStreamResponse>({
-    weigh: (message) => message.jobs.reduce((bytes, job) => bytes + job.body.length + JOB_OVERHEAD_BYTES, 0),
-    onDropped: (messages) =>
-      this.handBack(messages.flatMap((m) => m.jobs).map((j) => ({ id: j.jobId, claimToken: j.claimToken }))),
+    weigh: (message) => this.jobsOf(message).reduce((bytes, job) => bytes + job.body.length + JOB_OVERHEAD_BYTES, 0),
+    onDropped: (messages) => this.handBack(messages.flatMap((m) => this.jobsOf(m))),
   });
+  /** The jobs of each hand-out this stream queued, by message (a binary one carries them encoded). */
+  private readonly handedOut = new WeakMap<DequeueStreamResponse, JobRecord[]>();
   private queue = "";
   /** Jobs the worker can still take: credits granted minus jobs sent. */
   private credits = 0;
@@ -133,6 +140,7 @@ class StreamSession {
     private readonly engine: Engine,
     private readonly signal: AbortSignal,
     private readonly aheadHoldMs: number,
+    private readonly binary: boolean,
   ) {}
 
   async serve(requests: AsyncIterable<DequeueStreamRequest>): Promise<void> {
@@ -254,10 +262,7 @@ class StreamSession {
           this.usedUpAt = performance.now();
           this.usedUp = jobs.length;
         }
-        const sent = this.outbox.push({
-          $typeName: "runlater.v1.DequeueStreamResponse",
-          jobs: jobs.map((j) => dequeuedToProto(j, false)),
-        });
+        const sent = this.outbox.push(this.handOutMessage(jobs));
         // The stream failed while they were being started: hand them back now rather than
         // leave them to their claim timeout.
         if (!sent) await this.engine.releaseUndelivered(jobs);
@@ -337,6 +342,30 @@ class StreamSession {
       this.wakeHandOut = done;
       stopped.addEventListener("abort", done, { once: true });
     });
+  }
+
+  /**
+   * A hand-out of `jobs`. Over binary protobuf its jobs are encoded here, by hand
+   * (encodeDequeuedJobs: protobuf-es's reflective writer was an eighth of the server's busy
+   * time), and ride as one unknown field 1 entry: with its tag, the bytes of its `jobs`
+   * exactly, which the router writes as they are (server.ts: writeUnknownFields). Over JSON,
+   * as messages.
+   */
+  private handOutMessage(jobs: JobRecord[]): DequeueStreamResponse {
+    const message: DequeueStreamResponse = this.binary
+      ? {
+          $typeName: "runlater.v1.DequeueStreamResponse",
+          jobs: [],
+          $unknown:
+            jobs.length > 0 ? [{ no: 1, wireType: WireType.LengthDelimited, data: encodeDequeuedJobs(jobs) }] : [],
+        }
+      : { $typeName: "runlater.v1.DequeueStreamResponse", jobs: jobs.map((j) => dequeuedToProto(j, false)) };
+    this.handedOut.set(message, jobs);
+    return message;
+  }
+
+  private jobsOf(message: DequeueStreamResponse): Array<Pick<JobRecord, "id" | "claimToken" | "body">> {
+    return this.handedOut.get(message) ?? [];
   }
 
   /** Jobs started for this stream and never written to the client: back to pending at once, charging nothing. */

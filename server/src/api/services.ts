@@ -64,7 +64,9 @@ export function registerServices(router: ConnectRouter, engine: Engine, served: 
       };
     },
     dequeueStream(requests, ctx) {
-      return dequeueStream(engine, requests, ctx.signal, served.streams);
+      // Binary protobuf (Connect's application/connect+proto, gRPC's application/grpc[+proto]) or JSON.
+      const binary = !(ctx.requestHeader.get("content-type") ?? "").includes("json");
+      return dequeueStream(engine, requests, ctx.signal, served.streams, binary);
     },
     async ack(req) {
       if (req.queue === "") throw invalidArgument("queue", "queue is empty: name the queue the jobs belong to");

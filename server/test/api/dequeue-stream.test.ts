@@ -60,6 +60,8 @@ function open(transport: Transport) {
 
 const transports: Record<string, (url: string) => Transport> = {
   "connect over h2c": (url) => createConnectTransport({ baseUrl: url, httpVersion: "2" }),
+  // JSON: the server hands out jobs as messages there, not encoded by hand (api/dequeue-stream.ts handOutMessage).
+  "connect JSON over h2c": (url) => createConnectTransport({ baseUrl: url, httpVersion: "2", useBinaryFormat: false }),
   "grpc over h2c": (url) => createGrpcTransport({ baseUrl: url }),
 };
 
