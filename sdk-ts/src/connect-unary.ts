@@ -209,9 +209,9 @@ function exchange(req: UnaryRequest, o: ConnectUnaryOptions, serialization: Seri
         const err = fromResetCode(s.rstCode);
         if (err) fail(err);
         // Node keeps a closed stream reachable for the young-generation collector until a
-        // full collection (docs/benchmarks.md, "The producer's pauses"): without its
-        // listeners it no longer keeps this call (request, answer, closures) alive with it,
-        // which halves what every call leaves for the collector to copy.
+        // full collection: without its listeners it no longer keeps this call (request,
+        // answer, closures) alive with it, which halves what every call leaves for the
+        // collector to copy (docs/benchmarks.md, "Reading and writing the jobs by hand").
         s.off("response", onResponse).off("data", onData).off("end", onEnd).off("close", onClose);
         s.off("error", onError).on("error", ignoreLateError);
       };

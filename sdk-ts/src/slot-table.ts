@@ -13,7 +13,7 @@
  * - An object used as a dictionary has no such link, but every job id is a string fresh
  *   from the wire, which V8 must look up in its string table before it can use it as a
  *   key: ~300 ns per use, a tenth of a Worker's time at 50,000 jobs/s (docs/benchmarks.md,
- *   "Tables by slot").
+ *   "Reading and writing the jobs by hand").
  * An array slot costs neither.
  */
 export class SlotTable<V> {

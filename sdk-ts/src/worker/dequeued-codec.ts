@@ -3,7 +3,7 @@
  * hottest message. protobuf-es reads a message by walking its schema field by field and
  * builds each one through `create()`; for a batch of 100 jobs that was a quarter of a
  * Worker's busy time at 50,000 jobs/s, on its critical path (docs/benchmarks.md, "Reading
- * the jobs by hand").
+ * and writing the jobs by hand").
  *
  * The stream's answers are read with a schema of the same wire shape whose `jobs` are
  * `repeated bytes` (each job's encoding, a view, nothing decoded), and each job is then
