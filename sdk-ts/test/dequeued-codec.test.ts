@@ -6,6 +6,7 @@
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { describe, expect, it } from "vitest";
+import { type SeededValues, seededValues } from "../../test/seeded-values.js";
 import { createRunlaterClient } from "../src/client.js";
 import { DequeuedJobSchema, DequeueStreamResponseSchema, Outcome } from "../src/gen/runlater/v1/worker_service_pb.js";
 import {
@@ -19,21 +20,10 @@ import {
 const RawSchema = RawDequeueWorkerService.method.dequeueStream.output;
 type JobInit = MessageInitShape<typeof DequeuedJobSchema>;
 
-/** A small deterministic generator: the same jobs every run. */
-function generator(seed: number) {
-  let s = seed;
-  const next = () => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return s / 2 ** 31;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const text = () =>
-    Array.from({ length: int(40) }, () => ["a", "Z", "0", ".", " ", "é", "日", "😀", "\n"][int(9)]).join("");
-  const stamp = () => ({ seconds: BigInt(int(2 ** 40)) - 2n ** 39n, nanos: int(1_000_000_000) });
-  return { next, int, text, stamp };
-}
+/** A Timestamp anywhere within ±2^39 s of 1970 (negative seconds included), with its nanos. */
+const stamp = (g: SeededValues) => ({ seconds: BigInt(g.int(2 ** 40)) - 2n ** 39n, nanos: g.int(1_000_000_000) });
 
-function randomJob(g: ReturnType<typeof generator>): JobInit {
+function randomJob(g: SeededValues): JobInit {
   const maybe = <T>(value: () => T): T | undefined => (g.next() < 0.5 ? value() : undefined);
   return {
     jobId: g.next() < 0.1 ? "" : `q_${g.int(1000)}.${g.int(64)}.${g.text()}`,
@@ -42,8 +32,8 @@ function randomJob(g: ReturnType<typeof generator>): JobInit {
     attempt: g.int(1000),
     attemptsAllowed: g.int(1000),
     claimToken: g.next() < 0.2 ? "" : g.text(),
-    claimExpiresAt: maybe(g.stamp),
-    createdAt: maybe(g.stamp),
+    claimExpiresAt: maybe(() => stamp(g)),
+    createdAt: maybe(() => stamp(g)),
     customStatus: g.next() < 0.5 ? "" : g.text(),
     workflow: maybe(() => ({
       workflow: g.text(),
@@ -58,7 +48,7 @@ function randomJob(g: ReturnType<typeof generator>): JobInit {
         fromRun: g.int(9),
         customStatus: g.text(),
         result: new Uint8Array(g.int(20)).fill(7),
-        postedAt: maybe(g.stamp),
+        postedAt: maybe(() => stamp(g)),
       })),
     })),
     traceparent: g.next() < 0.5 ? "" : `00-${"ab".repeat(16)}-${"cd".repeat(8)}-01`,
@@ -71,7 +61,7 @@ describe("reading DequeueStream's jobs by hand", () => {
   });
 
   it("gives what fromBinary gives, for 300 answers of random jobs (every field, empty and extreme values, UTF-8)", () => {
-    const g = generator(7);
+    const g = seededValues(7);
     for (let i = 0; i < 300; i++) {
       const answer = create(DequeueStreamResponseSchema, {
         jobs: Array.from({ length: g.int(6) }, () => randomJob(g)),
@@ -85,7 +75,7 @@ describe("reading DequeueStream's jobs by hand", () => {
   });
 
   it("skips fields it does not know (a newer server), as fromBinary leaves them unread", () => {
-    const job = create(DequeuedJobSchema, randomJob(generator(3)));
+    const job = create(DequeuedJobSchema, randomJob(seededValues(3)));
     const writer = new BinaryWriter();
     writer.raw(toBinary(DequeuedJobSchema, job));
     writer.tag(12, WireType.Varint).uint64(2n ** 60n);
@@ -98,7 +88,7 @@ describe("reading DequeueStream's jobs by hand", () => {
   });
 
   it("refuses a job cut short, as fromBinary does", () => {
-    const bytes = toBinary(DequeuedJobSchema, create(DequeuedJobSchema, randomJob(generator(11))));
+    const bytes = toBinary(DequeuedJobSchema, create(DequeuedJobSchema, randomJob(seededValues(11))));
     for (const cut of [1, 5, Math.floor(bytes.length / 2), bytes.length - 1]) {
       const short = bytes.subarray(0, cut);
       let theirs: unknown;

@@ -7,24 +7,12 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { WireType } from "@bufbuild/protobuf/wire";
 import { DequeuedJobSchema, DequeueStreamResponseSchema } from "@runlater/sdk/gen/worker_service_pb.js";
 import { describe, expect, it } from "vitest";
+import { type SeededValues, seededValues } from "../../../test/seeded-values.js";
 import type { JobRecord } from "../../src/domain/job-record.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import { dequeuedToProto, ENCODED_DEQUEUED_JOB_FIELDS, encodeDequeuedJobs } from "../../src/wire/dequeued-job.js";
 
-/** A small deterministic generator: the same jobs every run. */
-function generator(seed: number) {
-  let s = seed;
-  const next = () => {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    return s / 2 ** 31;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const text = () =>
-    Array.from({ length: int(30) }, () => ["a", "Z", "0", ".", " ", "é", "日", "😀", "\n"][int(9)]).join("");
-  return { next, int, text };
-}
-
-function randomJob(g: ReturnType<typeof generator>): JobRecord {
+function randomJob(g: SeededValues): JobRecord {
   const ms = () => (g.int(4) === 0 ? 0 : 1_600_000_000_000 + g.int(2 ** 40) + (g.int(2) === 0 ? 0 : g.int(1000)));
   return {
     id: g.int(10) === 0 ? "" : `q_${g.int(100)}.${g.int(8)}.${g.text()}`,
@@ -91,7 +79,7 @@ describe("DequeuedJob encoded by hand", () => {
   };
 
   it("writes protobuf-es's bytes, to the byte, for 300 hand-outs of random jobs (every field, extreme values, UTF-8)", () => {
-    const g = generator(5);
+    const g = seededValues(5);
     for (let batch = 0; batch < 300; batch++) {
       const { ours, theirs } = bothWays(Array.from({ length: 1 + g.int(12) }, () => randomJob(g)));
       expect(ours).toEqual(theirs);
@@ -99,7 +87,7 @@ describe("DequeuedJob encoded by hand", () => {
   });
 
   it("writes a job of the largest sizes (lengths of several varint bytes) as protobuf-es does", () => {
-    const job = randomJob(generator(1));
+    const job = randomJob(seededValues(1));
     const big = {
       ...job,
       body: new Uint8Array(3_000_000).fill(9),
