@@ -345,6 +345,19 @@ export class Broker {
   private async take(queue: string, q: QueueState, count: number, fill: boolean): Promise<JobRecord[]> {
     const picked = new Map<PartitionBuffer, JobRecord[]>();
     const owned = q.partitions.filter((b) => this.owns(q, b));
+    // A queue of one partition whose buffer is empty: claim and hand out in one store call.
+    const only = owned.length === 1 && q.partitions.length === 1 ? owned[0]! : undefined;
+    if (only && only.size === 0 && only.epoch !== undefined) {
+      const jobs = await this.refills.claimAndStart(q, only, (now) => ({
+        claimToken: newClaimToken(),
+        claimExpiresAt: now + q.config.claimTimeoutMs,
+        retryDelayMs: retryDelayMs(q.config.retryPolicy, 1),
+        max: Math.min(count, this.o.bufferSize),
+        maxBytes: limits.dequeueBodyBytesMax,
+      }));
+      // Nothing handed out but a retry left in the buffer: the usual way below.
+      if (jobs.length > 0 || only.size === 0) return jobs;
+    }
     let total = 0;
     const fits = byteBudget(limits.dequeueBodyBytesMax);
     let full = false; // the answer holds all the body bytes it may

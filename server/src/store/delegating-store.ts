@@ -6,6 +6,7 @@
  * and the three do not repeat the same list of methods. A method adds one call and no await:
  * the function's promise is returned as it is.
  */
+import { claimThenStart } from "./claim-start.js";
 import type { Store } from "./store.js";
 
 /** The Store methods a module function implements: all but close, which each store writes. */
@@ -19,6 +20,8 @@ export abstract class DelegatingStore<C> implements Store {
   abstract readonly defaultBufferSize: number;
   /** What the store's module functions share; set by the store's constructor. */
   protected abstract readonly ctx: C;
+  /** Whether the store's jobClaimMany hands out by itself (`start`, in the claim's round trip). */
+  protected readonly claimStarts: boolean = false;
 
   constructor(private readonly functions: StoreFunctions<C>) {}
 
@@ -71,6 +74,16 @@ export abstract class DelegatingStore<C> implements Store {
   }
 
   jobClaimMany(p: Parameters<Store["jobClaimMany"]>[0]): ReturnType<Store["jobClaimMany"]> {
+    // A claim that hands out too: in the store's own claim where it can (claimStarts), else
+    // the claim, then the start.
+    if (p.start !== undefined && !this.claimStarts) {
+      // (The module functions, not the methods: a store wrapping these sees one claim.)
+      const own = {
+        jobClaimMany: (c: typeof p) => this.functions.jobClaimMany(this.ctx, c),
+        jobStartMany: (c: Parameters<Store["jobStartMany"]>[0]) => this.functions.jobStartMany(this.ctx, c),
+      };
+      return claimThenStart(own, { ...p, start: p.start });
+    }
     return this.functions.jobClaimMany(this.ctx, p);
   }
 

@@ -198,6 +198,21 @@ export interface BrokerEntry {
   expiresAt: number;
 }
 
+/**
+ * What a claim hands out at once (Store.jobClaimMany's `start`): the hand-out plan of a job
+ * on its first attempt, and how much may go out in one answer.
+ */
+export interface ClaimStart {
+  claimToken: string;
+  claimExpiresAt: number;
+  /** The delay before a second attempt, should the first fail without saying (retryDelayMs(policy, 1)). */
+  retryDelayMs: number;
+  /** Jobs handed out at most. */
+  max: number;
+  /** Their body bytes at most (the first whatever its size: domain/byte-budget.ts). */
+  maxBytes: number;
+}
+
 export interface Store {
   readonly name: string;
   /**
@@ -257,6 +272,10 @@ export interface Store {
    * its claim writes nothing); then only that object sees the jobs as buffered (elsewhere they
    * read as pending, which is what users see anyway), and the start and release of what it
    * claimed must go through it, as the broker's do.
+   * With `start`, the claim also hands out its leading jobs on their first attempt, as
+   * jobStartMany would (store/claim-start.ts says which): those come back running, the rest
+   * buffered. Redis does both in one script (one round trip between an enqueue and its
+   * hand-out fewer); the other stores claim, then start (DelegatingStore).
    */
   jobClaimMany(p: {
     queue: string;
@@ -265,6 +284,7 @@ export interface Store {
     limit: number;
     maxBytes?: number;
     now: number;
+    start?: ClaimStart;
   }): Promise<JobRecord[]>;
   jobCheckpointMany(p: {
     items: Array<CheckpointInput & { id: string; claimToken: string }>;

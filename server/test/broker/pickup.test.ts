@@ -18,10 +18,17 @@ import { newJob } from "../storetest/fixtures.js";
 class GatedStore extends MemoryStore {
   readonly claimGates: Array<Promise<void> | undefined> = [];
   private claims = 0;
+  /** The store calls that hand jobs out, in order: "claim+start" (a claim that hands out) or "start". */
+  readonly handOuts: string[] = [];
   lookupGate: Promise<void> | undefined;
   override async jobClaimMany(p: Parameters<MemoryStore["jobClaimMany"]>[0]) {
     await this.claimGates[this.claims++];
+    if (p.start) this.handOuts.push("claim+start");
     return super.jobClaimMany(p);
+  }
+  override async jobStartMany(p: Parameters<MemoryStore["jobStartMany"]>[0]) {
+    this.handOuts.push("start");
+    return super.jobStartMany(p);
   }
   override async jobNextDueAt(p: Parameters<MemoryStore["jobNextDueAt"]>[0]) {
     const next = await super.jobNextDueAt(p);
@@ -87,5 +94,31 @@ it("a long poll woken by claimed jobs hands them out without claiming again firs
   expect(got).not.toBe("still waiting");
   expect((got as Array<{ id: string }>).map((j) => j.id)).toContain(id);
   later.open();
+  await broker.stop();
+});
+
+it("serves a long poll woken by a job on an empty queue with one store call that claims and hands out", async () => {
+  const { store, broker, enqueue } = await setup();
+  const waiting = broker.dequeue({ queue: "q", limit: 10, waitMs: 60_000 });
+  await turns(5); // waiting: the queue is empty
+  store.handOuts.length = 0;
+  const id = await enqueue();
+  const got = await Promise.race([waiting, turns(50).then(() => "still waiting" as const)]);
+  expect((got as Array<{ id: string; state: string }>).map((j) => [j.id, j.state])).toEqual([[id, "running"]]);
+  // One store call between the announcement and the hand-out: no claim into the buffer, then a start.
+  expect(store.handOuts).toEqual(["claim+start"]);
+  expect(await broker.bufferedCount("q")).toBe(0);
+  await broker.stop();
+});
+
+it("claims no more than it hands out: jobs left due stay in the store for the next call's claim", async () => {
+  const { store, broker, enqueue } = await setup();
+  expect(await broker.dequeue({ queue: "q", limit: 1, waitMs: 0 })).toEqual([]); // takes the partition's lease
+  store.handOuts.length = 0;
+  const ids = [await enqueue(), await enqueue(), await enqueue()];
+  expect((await broker.dequeue({ queue: "q", limit: 1, waitMs: 0 })).map((j) => j.id)).toEqual([ids[0]]);
+  expect(await broker.bufferedCount("q")).toBe(0);
+  expect((await broker.dequeue({ queue: "q", limit: 10, waitMs: 0 })).map((j) => j.id)).toEqual(ids.slice(1));
+  expect(store.handOuts).toEqual(["claim+start", "claim+start"]);
   await broker.stop();
 });

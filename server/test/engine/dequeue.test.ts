@@ -220,10 +220,18 @@ describe("abandoned dequeue", () => {
     const t = await setup();
     const [id] = await t.enqueue({ attemptsAllowed: 2 });
     const abort = new AbortController();
+    // The client disconnects while the store write that starts the job is in flight: a claim
+    // that hands out (an empty buffer) or a start.
+    const claimMany = t.store.jobClaimMany.bind(t.store);
+    t.store.jobClaimMany = async (p) => {
+      const claimed = await claimMany(p);
+      if (p.start) abort.abort();
+      return claimed;
+    };
     const startMany = t.store.jobStartMany.bind(t.store);
     t.store.jobStartMany = async (p) => {
       const started = await startMany(p);
-      abort.abort(); // the client disconnects while the store write is in flight
+      abort.abort();
       return started;
     };
     expect(await t.dequeue(1, 0, abort.signal)).toEqual([]);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ClaimStart } from "../../src/store/store.js";
 import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
@@ -207,6 +208,145 @@ export function exerciseJobClaim(open: OpenStore): void {
       expect(await get(store, id!)).toMatchObject({ state: "pending", attemptsRemaining: 3, updatedAt: before });
       const again = await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0 + 6 });
       expect(again.map((j) => j.id)).toEqual([id]);
+    });
+
+    describe("a claim that hands out too (start)", () => {
+      const start = (o: Partial<ClaimStart> = {}): ClaimStart => ({
+        claimToken: "tok-start",
+        claimExpiresAt: T0 + 30_000,
+        retryDelayMs: 2500,
+        max: 10,
+        maxBytes: 1_000_000,
+        ...o,
+      });
+
+      it("hands out its leading jobs, best first, up to max, running as jobStartMany makes them; buffers the rest", async () => {
+        const store = await open();
+        const q = await createQueue(store);
+        const ids = await insert(store, q, [{ priority: 2 }, { priority: 1 }, { priority: 1 }]);
+        const epoch = await lease(store, q);
+        const claimed = await store.jobClaimMany({
+          queue: q,
+          partition: 0,
+          epoch,
+          limit: 10,
+          now: T0,
+          start: start({ max: 2 }),
+        });
+        expect(claimed.map((j) => [j.id, j.state])).toEqual([
+          [ids[1], "running"],
+          [ids[2], "running"],
+          [ids[0], "buffered"],
+        ]);
+        for (const job of claimed.slice(0, 2)) {
+          expect(job).toMatchObject({
+            attempt: 1,
+            claimToken: "tok-start",
+            claimExpiresAt: T0 + 30_000,
+            retryDelayMs: 2500,
+          });
+          // The store holds what the answer says.
+          expect(await get(store, job.id)).toMatchObject({
+            state: "running",
+            attempt: 1,
+            attemptsRemaining: job.attemptsRemaining,
+            claimToken: "tok-start",
+            claimExpiresAt: T0 + 30_000,
+          });
+        }
+        // The buffered one starts as any other, under the epoch.
+        expect(
+          await store.jobStartMany({
+            queue: q,
+            partition: 0,
+            epoch,
+            plans: [{ id: ids[0]!, claimToken: "tok-2", claimExpiresAt: T0 + 30_000, retryDelayMs: 1000 }],
+            now: T0,
+          }),
+        ).toEqual([ids[0]]);
+        const counts = await store.queueStats({ name: q, now: T0 });
+        expect(counts?.running).toBe(3);
+        // ACKed with the claim's token, a handed-out job succeeds.
+        const [acked] = await store.jobCompleteMany({
+          items: [{ id: ids[1]!, claimToken: "tok-start", customStatus: "" }],
+          now: T0 + 1,
+        });
+        expect(acked?.outcome).toBe("acknowledged");
+      });
+
+      it("stops at the first job on a later attempt: nothing handed out is worse than one left buffered", async () => {
+        const store = await open();
+        const q = await createQueue(store);
+        const [retried] = await insert(store, q, [{ priority: 1 }]);
+        const [job] = await handOut(store, q, { retryDelayMs: 0 });
+        await store.jobFailMany({
+          items: [{ id: job!.id, claimToken: job!.claimToken, customStatus: "", retryDelayMs: 0, noRetry: false }],
+          now: T0,
+        });
+        const [fresh] = await insert(store, q, [{ priority: 2 }]);
+        const epoch = await lease(store, q);
+        const claimed = await store.jobClaimMany({
+          queue: q,
+          partition: 0,
+          epoch,
+          limit: 10,
+          now: T0 + 1,
+          start: start(),
+        });
+        expect(claimed.map((j) => [j.id, j.state, j.attempt])).toEqual([
+          [retried, "buffered", 1],
+          [fresh, "buffered", 0],
+        ]);
+      });
+
+      it("hands out no more body bytes than maxBytes, but always the first", async () => {
+        const store = await open();
+        const q = await createQueue(store);
+        const ids = await insert(store, q, [
+          { body: new Uint8Array(600) },
+          { body: new Uint8Array(300) },
+          { body: new Uint8Array(200) },
+        ]);
+        const epoch = await lease(store, q);
+        const claimed = await store.jobClaimMany({
+          queue: q,
+          partition: 0,
+          epoch,
+          limit: 10,
+          now: T0,
+          start: start({ maxBytes: 500 }),
+        });
+        expect(claimed.map((j) => [j.id, j.state])).toEqual([
+          [ids[0], "running"],
+          [ids[1], "buffered"],
+          [ids[2], "buffered"],
+        ]);
+      });
+
+      it("claims and hands out nothing when nothing is due (a long poll's claim on an idle queue)", async () => {
+        const store = await open();
+        const q = await createQueue(store);
+        const epoch = await lease(store, q);
+        expect(await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0, start: start() })).toEqual(
+          [],
+        );
+        const [later] = await insert(store, q, [{ runAfter: T0 + 1000 }]);
+        expect(await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0, start: start() })).toEqual(
+          [],
+        );
+        expect((await get(store, later!))!.state).toBe("pending");
+      });
+
+      it("claims and hands out nothing under an epoch that is not the lease's", async () => {
+        const store = await open();
+        const q = await createQueue(store);
+        const [id] = await insert(store, q, [{}]);
+        const epoch = await lease(store, q);
+        expect(
+          await store.jobClaimMany({ queue: q, partition: 0, epoch: epoch + 1, limit: 10, now: T0, start: start() }),
+        ).toEqual([]);
+        expect((await get(store, id!))!.state).toBe("pending");
+      });
     });
   });
 }

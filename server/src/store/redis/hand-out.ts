@@ -6,7 +6,8 @@
  * replies are shaped to cost Redis as little per job as possible (see the scripts).
  */
 import type { JobRecord } from "../../domain/job-record.js";
-import { claimIntoBuffer, type HandOutPlan } from "../../domain/transitions.js";
+import { claimIntoBuffer, type HandOutPlan, handOut } from "../../domain/transitions.js";
+import type { ClaimStart } from "../store.js";
 import { joinable, runsOf } from "./batch-args.js";
 import { decodeStored, text } from "./codec.js";
 import type { Keys } from "./keys.js";
@@ -15,23 +16,39 @@ import type { ScriptArg } from "./scripts.js";
 
 export async function jobClaimMany(
   ctx: RedisContext,
-  p: { queue: string; partition: number; epoch: number; limit: number; maxBytes?: number; now: number },
+  p: {
+    queue: string;
+    partition: number;
+    epoch: number;
+    limit: number;
+    maxBytes?: number;
+    now: number;
+    start?: ClaimStart;
+  },
 ): Promise<JobRecord[]> {
-  const keys = (on: Keys) => [on.lease(p.queue, p.partition), on.counters(p.queue, p.partition)];
-  const reply = (await runOnPartition(ctx, p.queue, p.partition, "job_claim_many", keys, [
-    p.queue,
-    p.partition,
-    p.epoch,
-    p.limit,
-    p.now,
-    p.maxBytes ?? "",
-  ])) as Buffer[];
+  const start = p.start;
+  const keys = (on: Keys) => [
+    on.lease(p.queue, p.partition),
+    on.counters(p.queue, p.partition),
+    ...(start ? [on.claimChecks()] : []),
+  ];
+  const args: ScriptArg[] = [p.queue, p.partition, p.epoch, p.limit, p.now, p.maxBytes ?? ""];
+  if (start) args.push(start.claimToken, start.claimExpiresAt, start.retryDelayMs, start.max, start.maxBytes);
+  const reply = (await runOnPartition(ctx, p.queue, p.partition, "job_claim_many", keys, args)) as Array<
+    Buffer | number
+  >;
+  // With a start, the count handed out comes last (after the ids, even when none was claimed).
+  const handedOut = start && reply.length > 0 ? (reply.pop() as number) : 0;
   if (reply.length < 2) return [];
   // The ids, then each job as it was read (pending): the claim's patch applies to our copy as it did to the store's.
-  const ids = reply[0]!.toString("latin1").split(" ");
+  const ids = (reply[0] as Buffer).toString("latin1").split(" ");
   const patch = claimIntoBuffer(p.epoch);
   const where = { queue: p.queue, partition: p.partition };
-  return ids.map((id, i) => Object.assign(decodeStored(id, reply[i + 1]!, 0, false, where), patch));
+  return ids.map((id, i) => {
+    const job = Object.assign(decodeStored(id, reply[i + 1] as Buffer, 0, false, where), patch);
+    // The first `handedOut` were handed out (store/claim-start.ts's rule): handOut applies to our copy too.
+    return i < handedOut ? Object.assign(job, handOut(job, { id, ...start! }, p.now)) : job;
+  });
 }
 
 export async function jobNextDueAt(

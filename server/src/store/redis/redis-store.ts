@@ -126,6 +126,8 @@ const functions: StoreFunctions<RedisContext> = {
 export class RedisStore extends DelegatingStore<RedisContext> {
   readonly name = "redis";
   readonly defaultBufferSize = 1000;
+  /** One script claims and hands out (job_claim_many.lua). */
+  protected override readonly claimStarts = true;
 
   /** The shards, keys and routing, shared by the modules this class delegates to. */
   protected readonly ctx: RedisContext;

@@ -5,12 +5,16 @@
   KEYS[1]  <tag>:lease   the claim is refused unless its epoch is the lease's
   KEYS[2]  <tag>:n       counters (maxpr: highest priority ever enqueued here; claims: the
                          claim count, which numbers buffer batches)
+  KEYS[3]  <prefix>:{shard}:checks   with a start (below) only
   ARGV     prefix, queue, partition, epoch, limit, now, maxBytes ("" for no bound: else the
            claim stops before the job whose body would take the claimed bodies past it,
-           claiming the first whatever its size: domain/byte-budget.ts's rule)
+           claiming the first whatever its size: domain/byte-budget.ts's rule); then, to hand
+           out at once (store/claim-start.ts, Store.jobClaimMany's `start`): claimToken,
+           claimExpiresAt, retryDelay, max, maxBytes
   Returns  { "id id …", stored, ... }: the claimed jobs' ids joined by spaces, then each
            one's stored string as it was read (pending: codec.ts applies the claim's patch,
-           claimIntoBuffer, to its copy); {} for a stale epoch.
+           claimIntoBuffer, to its copy); {} for a stale epoch. With a start, then how many
+           of the first ones were handed out (running: codec.ts applies handOut too).
   One GET and one 13-byte SETRANGE per job: nothing is unpacked or packed (the lean path,
   see lean_paths.lua) but, under a byte bound, the three lengths that say where the body starts.
   The jobs are recorded as one buffer batch (ledgers.lua), not one by one.
@@ -20,6 +24,7 @@
 --@include job_record
 --@include ledgers
 --@include indexes
+--@include lean_paths
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
@@ -66,5 +71,24 @@ end
 out[1] = table.concat(ids, " ")
 count(tag, "p", -#ids)
 count(tag, "b", #ids)
+-- The start: the leading claimed jobs on their first attempt, up to max and maxBytes (the
+-- first whatever its size), handed out as job_start_many would (store/claim-start.ts's rule).
+if ARGV[8] then
+  local token, expiresAt, retryDelay = ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10])
+  local max, maxStartBytes = tonumber(ARGV[11]), tonumber(ARGV[12])
+  local paddedToken = padToken(token) -- (errors for a token too long, before any hand-out)
+  local started, startBytes = 0, 0
+  for i, id in ipairs(ids) do
+    local stored = out[i + 1]
+    if started >= max or struct.unpack("<d", stored, ATTEMPT_AT) ~= 0 then break end
+    startBytes = startBytes + #stored - prefixSize(stored)
+    if started > 0 and startBytes > maxStartBytes then break end
+    if not startBuffered(tag, id, epoch, token, paddedToken, expiresAt, retryDelay, now) then break end
+    started = started + 1
+  end
+  count(tag, "b", -started)
+  count(tag, "r", started)
+  out[#out + 1] = started
+end
 flushCounts()
 return out
