@@ -7,25 +7,14 @@
  */
 import type { JobRecord } from "../../domain/job-record.js";
 import { claimIntoBuffer, type HandOutPlan, handOut } from "../../domain/transitions.js";
-import type { ClaimStart } from "../store.js";
+import type { Store } from "../store.js";
 import { joinable, runsOf } from "./batch-args.js";
 import { decodeStored, text } from "./codec.js";
 import type { Keys } from "./keys.js";
 import { type RedisContext, runOnPartition } from "./redis-context.js";
 import type { ScriptArg } from "./scripts.js";
 
-export async function jobClaimMany(
-  ctx: RedisContext,
-  p: {
-    queue: string;
-    partition: number;
-    epoch: number;
-    limit: number;
-    maxBytes?: number;
-    now: number;
-    start?: ClaimStart;
-  },
-): Promise<JobRecord[]> {
+export async function jobClaimMany(ctx: RedisContext, p: Parameters<Store["jobClaimMany"]>[0]): Promise<JobRecord[]> {
   const start = p.start;
   const keys = (on: Keys) => [
     on.lease(p.queue, p.partition),

@@ -28,6 +28,8 @@
 local tag = tagOf(ARGV[2], ARGV[3])
 local epoch, limit, now, maxBytes = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 if tonumber(redis.call("HGET", KEYS[1], "epoch")) ~= epoch then return {} end
+-- A start's token, padded before anything is written (a token too long errors here).
+local paddedToken = ARGV[8] and padToken(ARGV[8])
 local maxPriority = tonumber(redis.call("HGET", KEYS[2], "maxpr")) or 0
 -- Every claimed job gets the same patch, whose fields (st, be) lead the layout, and joins
 -- this claim's buffer batch (bn, next to them: see ledgers.lua): the claim's
@@ -76,7 +78,6 @@ count(tag, "b", #ids)
 if ARGV[8] then
   local token, expiresAt, retryDelay = ARGV[8], tonumber(ARGV[9]), tonumber(ARGV[10])
   local max, maxStartBytes = tonumber(ARGV[11]), tonumber(ARGV[12])
-  local paddedToken = padToken(token) -- (errors for a token too long, before any hand-out)
   local started, startBytes = 0, 0
   for i, id in ipairs(ids) do
     local stored = out[i + 1]
