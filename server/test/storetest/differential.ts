@@ -79,6 +79,7 @@ export async function runDifferential(seed: number, other: Store, o: { workflows
       "insert",
       "claim",
       "claim",
+      "claimstart",
       "complete",
       "fail",
       "checkpoint",
@@ -129,6 +130,20 @@ export async function runDifferential(seed: number, other: Store, o: { workflows
           retryDelayMs: pick([0, 250, 1000]),
         }));
       await both((s) => s.jobStartMany({ queue, partition, epoch: epoch(s), plans, now }));
+    } else if (op === "claimstart") {
+      // A claim that hands out its leading jobs on their first attempt (store/claim-start.ts):
+      // more claimed than handed out at times, so some stay buffered.
+      const partition = Math.floor(rand() * partitions);
+      const epoch = await leaseOf(partition);
+      const start = {
+        claimToken: `t${++tokens}`,
+        claimExpiresAt: now + pick([100, 1000, 5000]),
+        retryDelayMs: pick([0, 250, 1000]),
+        max: 1 + Math.floor(rand() * 4),
+        maxBytes: pick([4, 12, 1_000_000]),
+      };
+      const limit = start.max + Math.floor(rand() * 3);
+      await both((s) => s.jobClaimMany({ queue, partition, epoch: epoch(s), limit, now, start }), byId);
     } else if (op === "complete" || op === "fail" || op === "checkpoint") {
       const targets = (await running()).filter(() => rand() < 0.6);
       const token = (j: JobRecord) => (rand() < 0.1 ? "stale" : j.claimToken);
