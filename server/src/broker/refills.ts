@@ -93,20 +93,11 @@ export class Refills {
     } finally {
       this.o.memory.release(roomBytes);
     }
-    this.claimStats.queries++;
-    if (claimed.length === 0) this.claimStats.empty++;
+    this.noteClaim(b, claimed.length, room, roomBytes !== undefined, now);
     if (q.retired) {
       await this.o.leases.release(b, claimed);
       return;
     }
-    // Fewer jobs than asked for means none are left, unless the byte bound cut the claim
-    // short: then only an empty claim says so. A job announced while the claim ran
-    // (dirtyPriority set again) may have been inserted after it read: not exhausted then.
-    b.exhausted =
-      claimed.length < room &&
-      (roomBytes === undefined || claimed.length === 0) &&
-      b.dirtyPriority === Number.POSITIVE_INFINITY;
-    b.exhaustedAt = now;
     // A job announced while the claim ran may have been inserted after it read: let the
     // waiters look again (their take() refills, seeing dirtyPriority set).
     if (claimed.length > 0 || b.dirtyPriority !== Number.POSITIVE_INFINITY) q.waiters.wakeAll();
@@ -146,11 +137,7 @@ export class Refills {
       b.dirtyPriority = Math.min(b.dirtyPriority, dirty); // what was announced is still to be claimed
       throw err;
     }
-    this.claimStats.queries++;
-    if (claimed.length === 0) this.claimStats.empty++;
-    // A job announced while the claim ran may have been inserted after it read: not exhausted then.
-    b.exhausted = claimed.length < start.max && b.dirtyPriority === Number.POSITIVE_INFINITY;
-    b.exhaustedAt = now;
+    this.noteClaim(b, claimed.length, start.max, true, now);
     const started = claimed.filter((job) => job.state === "running");
     const left = started.length === claimed.length ? [] : claimed.filter((job) => job.state !== "running");
     if (q.retired) await this.o.leases.release(b, left);
@@ -160,6 +147,18 @@ export class Refills {
     }
     if (b.exhausted) void this.armNextDue(q, b);
     return started;
+  }
+
+  /** Counts a claim of `claimedCount` jobs out of `asked` and notes whether it drained the partition. */
+  private noteClaim(b: PartitionBuffer, claimedCount: number, asked: number, byteBound: boolean, now: number): void {
+    this.claimStats.queries++;
+    if (claimedCount === 0) this.claimStats.empty++;
+    // Fewer jobs than asked for means none are left, unless a byte bound cut the claim
+    // short: then only an empty claim says so. A job announced while the claim ran
+    // (dirtyPriority set again) may have been inserted after it read: not exhausted then.
+    b.exhausted =
+      claimedCount < asked && (!byteBound || claimedCount === 0) && b.dirtyPriority === Number.POSITIVE_INFINITY;
+    b.exhaustedAt = now;
   }
 
   /** Sets the due timer at the partition's next run_after, if it has one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ClaimStart } from "../../src/store/store.js";
+import type { ClaimStart, Store } from "../../src/store/store.js";
 import { createQueue, get, handOut, insert, lease, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
 
@@ -219,20 +219,16 @@ export function exerciseJobClaim(open: OpenStore): void {
         maxBytes: 1_000_000,
         ...o,
       });
+      /** A claim of up to 10 jobs of partition 0 that hands out per `start(o)`. */
+      const claimStarting = (store: Store, queue: string, epoch: number, o: Partial<ClaimStart> = {}, now = T0) =>
+        store.jobClaimMany({ queue, partition: 0, epoch, limit: 10, now, start: start(o) });
 
       it("hands out its leading jobs, best first, up to max, running as jobStartMany makes them; buffers the rest", async () => {
         const store = await open();
         const q = await createQueue(store);
         const ids = await insert(store, q, [{ priority: 2 }, { priority: 1 }, { priority: 1 }]);
         const epoch = await lease(store, q);
-        const claimed = await store.jobClaimMany({
-          queue: q,
-          partition: 0,
-          epoch,
-          limit: 10,
-          now: T0,
-          start: start({ max: 2 }),
-        });
+        const claimed = await claimStarting(store, q, epoch, { max: 2 });
         expect(claimed.map((j) => [j.id, j.state])).toEqual([
           [ids[1], "running"],
           [ids[2], "running"],
@@ -285,14 +281,7 @@ export function exerciseJobClaim(open: OpenStore): void {
         });
         const [fresh] = await insert(store, q, [{ priority: 2 }]);
         const epoch = await lease(store, q);
-        const claimed = await store.jobClaimMany({
-          queue: q,
-          partition: 0,
-          epoch,
-          limit: 10,
-          now: T0 + 1,
-          start: start(),
-        });
+        const claimed = await claimStarting(store, q, epoch, {}, T0 + 1);
         expect(claimed.map((j) => [j.id, j.state, j.attempt])).toEqual([
           [retried, "buffered", 1],
           [fresh, "buffered", 0],
@@ -308,14 +297,7 @@ export function exerciseJobClaim(open: OpenStore): void {
           { body: new Uint8Array(200) },
         ]);
         const epoch = await lease(store, q);
-        const claimed = await store.jobClaimMany({
-          queue: q,
-          partition: 0,
-          epoch,
-          limit: 10,
-          now: T0,
-          start: start({ maxBytes: 500 }),
-        });
+        const claimed = await claimStarting(store, q, epoch, { maxBytes: 500 });
         expect(claimed.map((j) => [j.id, j.state])).toEqual([
           [ids[0], "running"],
           [ids[1], "buffered"],
@@ -327,13 +309,9 @@ export function exerciseJobClaim(open: OpenStore): void {
         const store = await open();
         const q = await createQueue(store);
         const epoch = await lease(store, q);
-        expect(await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0, start: start() })).toEqual(
-          [],
-        );
+        expect(await claimStarting(store, q, epoch)).toEqual([]);
         const [later] = await insert(store, q, [{ runAfter: T0 + 1000 }]);
-        expect(await store.jobClaimMany({ queue: q, partition: 0, epoch, limit: 10, now: T0, start: start() })).toEqual(
-          [],
-        );
+        expect(await claimStarting(store, q, epoch)).toEqual([]);
         expect((await get(store, later!))!.state).toBe("pending");
       });
 
@@ -342,9 +320,7 @@ export function exerciseJobClaim(open: OpenStore): void {
         const q = await createQueue(store);
         const [id] = await insert(store, q, [{}]);
         const epoch = await lease(store, q);
-        expect(
-          await store.jobClaimMany({ queue: q, partition: 0, epoch: epoch + 1, limit: 10, now: T0, start: start() }),
-        ).toEqual([]);
+        expect(await claimStarting(store, q, epoch + 1)).toEqual([]);
         expect((await get(store, id!))!.state).toBe("pending");
       });
     });
