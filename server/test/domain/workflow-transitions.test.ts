@@ -13,8 +13,18 @@ import {
   runEnded,
   startInstance,
   type Transition,
+  type WorkflowInstance,
   WorkflowRuleError,
 } from "../../src/domain/workflow-transitions.js";
+
+/** `value` and everything in it frozen: a write to any part throws (modules run in strict mode). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
 
 const NOW = 1_000;
 const out = (customStatus = "", result = "") => ({ customStatus, result: new TextEncoder().encode(result) });
@@ -224,6 +234,36 @@ describe("workflow instances", () => {
     const next = done(def, t, "a");
     expect(t.instance).toEqual(before);
     expect(next.instance.rev).toBeGreaterThan(t.instance.rev);
+  });
+
+  it("writes to no part of the instance it is given (every transition, on a frozen instance)", () => {
+    const def = wf({ a: [], b: ["a"], c: ["a"], d: ["b", "c", "@in"] }, { b: "continue" });
+    const frozen = (t: Transition) => deepFreeze(t.instance);
+    const started = startInstance(def, { id: "i14", now: NOW, keepOpen: true, external: [] }, assign);
+    const afterA = runEnded(
+      def,
+      frozen(started),
+      { job: "a", run: 1, outcome: "succeeded", output: out(), postEvents: true, now: NOW },
+      assign,
+    );
+    const steps = [
+      (i: WorkflowInstance) =>
+        runEnded(def, i, { job: "b", run: 1, outcome: "failed", output: out(), postEvents: true, now: NOW }, assign),
+      (i: WorkflowInstance) => postExternal(def, i, { input: "in", output: out("x"), now: NOW }, assign),
+      (i: WorkflowInstance) => rerun(def, i, { job: "a", run: 1, now: NOW }, assign),
+      (i: WorkflowInstance) => disableJob(def, i, { job: "c", now: NOW }),
+      (i: WorkflowInstance) => enableJob(def, i, { job: "c", now: NOW }, assign),
+      (i: WorkflowInstance) => closeInstance(def, i, { now: NOW }),
+      (i: WorkflowInstance) => cancelInstance(i, { now: NOW }),
+    ];
+    let t = afterA;
+    for (const step of steps) {
+      const before = structuredClone(t.instance);
+      const next = step(frozen(t));
+      expect(t.instance).toEqual(before);
+      t = next;
+    }
+    expect(t.instance.state).toBe("cancelled");
   });
 });
 
