@@ -9,7 +9,6 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../domain/clock.js";
 import { invalidArgument, RunlaterError } from "../domain/errors.js";
-import { GroupCommit } from "../domain/group-commit.js";
 import { newJobId, parseJobId } from "../domain/job-id.js";
 import type { NewJob } from "../domain/job-record.js";
 import { limits } from "../domain/limits.js";
@@ -37,9 +36,6 @@ import {
 } from "../domain/workflow-transitions.js";
 import type {
   AckResultRecord,
-  InstanceInsert,
-  InstanceStep,
-  InstanceStepResult,
   OutcomeResult,
   Store,
   StoredWorkflow,
@@ -65,11 +61,6 @@ const DEFINITIONS_CACHED_MAX = 256;
  * kept (handed out elsewhere, before a restart, or dropped) takes that step, as before.
  */
 export const RUNS_HANDED_OUT_MAX = 20_000;
-/**
- * Steps (and new instances) sent to the store in one call at most, for a store that takes
- * several at once (Redis: one script call): group commit, domain/group-commit.ts.
- */
-export const STEPS_PER_WRITE_MAX = 64;
 
 export interface WorkflowsOptions {
   store: Store;
@@ -91,21 +82,8 @@ export class Workflows {
   private readonly steps = new InstanceSteps();
   private readonly definitions = new Map<string, StoredWorkflow>();
   private readonly runsHandedOut = new LruTable<string>(RUNS_HANDED_OUT_MAX);
-  /** Group commit of steps and new instances, for a store that takes several in one call. */
-  private readonly stepGroups?: GroupCommit<InstanceStep, InstanceStepResult>;
-  private readonly insertGroups?: GroupCommit<InstanceInsert, boolean>;
 
-  constructor(private readonly o: WorkflowsOptions) {
-    const ws = o.store.workflows;
-    if (ws?.instanceApplyMany) {
-      const applyMany = ws.instanceApplyMany.bind(ws);
-      this.stepGroups = new GroupCommit({ write: applyMany, maxCalls: STEPS_PER_WRITE_MAX });
-    }
-    if (ws?.instanceInsertMany) {
-      const insertMany = ws.instanceInsertMany.bind(ws);
-      this.insertGroups = new GroupCommit({ write: insertMany, maxCalls: STEPS_PER_WRITE_MAX });
-    }
-  }
+  constructor(private readonly o: WorkflowsOptions) {}
 
   // ---- definitions
 
@@ -151,8 +129,7 @@ export class Workflows {
   }): Promise<WorkflowInstance> {
     const now = this.o.clock.now();
     const { instance, jobs } = await this.planStart({ ...p, id: newInstanceId(now), now });
-    const insert = { instance, jobs, now };
-    await (this.insertGroups ? this.insertGroups.submit("", insert) : this.store().instanceInsert(insert));
+    await this.store().instanceInsert({ instance, jobs, now });
     announceInserted(this.o.broker, jobs);
     return instance;
   }
@@ -315,7 +292,7 @@ export class Workflows {
       const instance = this.steps.cached(id) ?? (await ws.instanceGet({ id }));
       if (!instance) {
         // Deleted by retention meanwhile: the ACK alone.
-        const alone = await this.applyStep({
+        const alone = await ws.instanceApply({
           id,
           rev: 0,
           jobs: [],
@@ -344,7 +321,7 @@ export class Workflows {
           this.assignId(now, allowed),
         );
         const jobs = await this.newJobs(def, t, now, allowed);
-        const res = await this.applyStep({
+        const res = await ws.instanceApply({
           id: instance.id,
           rev: instance.rev,
           instance: t.instance,
@@ -362,7 +339,7 @@ export class Workflows {
         announceInserted(this.o.broker, jobs);
         return res.ack!;
       }
-      const res = await this.applyStep({
+      const res = await ws.instanceApply({
         id: instance.id,
         rev: instance.rev,
         instance,
@@ -386,11 +363,6 @@ export class Workflows {
   }
 
   // ---- internals
-
-  /** Store.workflows.instanceApply, grouped with the other steps of the moment where the store takes several. */
-  private applyStep(step: InstanceStep): Promise<InstanceStepResult> {
-    return this.stepGroups ? this.stepGroups.submit("", step) : this.store().instanceApply(step);
-  }
 
   private store(): WorkflowStore {
     const ws = this.o.store.workflows;
@@ -430,7 +402,7 @@ export class Workflows {
       const t = rule(() => decide(def, instance, now, assign));
       if (!t.changed) return instance;
       const jobs = await this.newJobs(def, t, now, allowed);
-      const res = await this.applyStep({
+      const res = await this.store().instanceApply({
         id,
         rev: instance.rev,
         instance: t.instance,

@@ -73,29 +73,6 @@ export type WorkflowAck =
   | { kind: "complete"; id: string; claimToken: string; customStatus: string }
   | ({ kind: "fail"; id: string; claimToken: string } & FailureInput);
 
-/** An instance with the queue jobs of its first runs (WorkflowStore.instanceInsert). */
-export interface InstanceInsert {
-  instance: WorkflowInstance;
-  jobs: NewJob[];
-  now: number;
-}
-
-/** One step of an instance (WorkflowStore.instanceApply). */
-export interface InstanceStep {
-  id: string;
-  rev: number;
-  instance?: WorkflowInstance;
-  jobs: NewJob[];
-  cancel: string[];
-  ack?: WorkflowAck;
-  now: number;
-}
-
-export interface InstanceStepResult {
-  applied: boolean;
-  ack?: OutcomeResult;
-}
-
 /**
  * Workflows (docs/workflows.md), for stores that keep them (Store.workflows). Definitions
  * are kept by name and version; an instance is one record with its revision, and every
@@ -110,7 +87,7 @@ export interface WorkflowStore {
   /** The latest version of every workflow, by name. */
   workflowList(): Promise<StoredWorkflow[]>;
   /** Inserts an instance and the queue jobs of its first runs; false (nothing written) if the id exists. */
-  instanceInsert(p: InstanceInsert): Promise<boolean>;
+  instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean>;
   instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined>;
   /** Instances, newest first (created_at, then id, descending), after the cursor. */
   instanceList(p: {
@@ -128,17 +105,15 @@ export interface WorkflowStore {
    * running or finished. With `rev` 0 and no `instance`, the instance must not exist (it
    * was deleted after its retention): the ACK alone is applied.
    */
-  instanceApply(p: InstanceStep): Promise<InstanceStepResult>;
-  /**
-   * Several instanceApply steps in one call (one script on Redis), applied in order, each
-   * atomic on its own and answered as instanceApply alone would answer it: a step that
-   * conflicts or meets a stale claim writes nothing and the next goes on; a step's own
-   * error (a queue gone) is its answer, as an Error. Optional: the engine groups steps
-   * only for a store that has it (Redis), and calls instanceApply per step otherwise.
-   */
-  instanceApplyMany?(steps: InstanceStep[]): Promise<Array<InstanceStepResult | Error>>;
-  /** Several instanceInsert calls in one, each on its own, as instanceApplyMany. Optional, likewise. */
-  instanceInsertMany?(inserts: InstanceInsert[]): Promise<Array<boolean | Error>>;
+  instanceApply(p: {
+    id: string;
+    rev: number;
+    instance?: WorkflowInstance;
+    jobs: NewJob[];
+    cancel: string[];
+    ack?: WorkflowAck;
+    now: number;
+  }): Promise<{ applied: boolean; ack?: OutcomeResult }>;
   /** Deletes ended instances that ended before `endedBefore`, oldest first (across every shard). */
   instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number>;
   /**

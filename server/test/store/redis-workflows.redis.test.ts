@@ -1,15 +1,13 @@
 /**
  * Redis internals of workflows the shared suite cannot see: an instance's list entries
- * follow its state, and go with it; a group of steps too large for one script call goes
- * in several, in order.
+ * follow its state, and go with it.
  */
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { startInstance } from "../../src/domain/workflow-transitions.js";
 import type { RedisStore } from "../../src/store/redis/redis-store.js";
-import { SCRIPT_ARG_BYTES_MAX } from "../../src/store/redis/workflows.js";
-import { createQueue, get, newJob, T0 } from "../storetest/fixtures.js";
+import { createQueue, T0 } from "../storetest/fixtures.js";
 import { cleanup, keysOf, openTestStore, shardUrls } from "./redis-helpers.js";
 
 afterAll(cleanup);
@@ -75,46 +73,5 @@ describe("redis workflows", () => {
       "{wf}:list:w:flow": [member(T0 + 1, "ib")],
       "{wf}:list:ws:running:flow": [member(T0 + 1, "ib")],
     });
-  });
-
-  it("sends a group of steps beyond the bound on a script call's arguments in several calls, in order", async () => {
-    const store = await openTestStore(1);
-    const queue = await createQueue(store);
-    const ws = store.workflows;
-    const a = instance(queue, "big");
-    await ws.instanceInsert({ instance: a, jobs: [], now: T0 });
-    // Three steps on one instance, each over the revision the one before writes, each with
-    // a job of 40 % of the bound: the calls must split, and keep the order.
-    const body = new Uint8Array(Math.ceil(SCRIPT_ARG_BYTES_MAX * 0.4)).fill(7);
-    const jobs = [0, 1, 2].map(() => newJob(queue, { body }));
-    const steps = jobs.map((job, i) => ({
-      id: a.id,
-      rev: a.rev + i,
-      instance: { ...a, rev: a.rev + i + 1 },
-      jobs: [job],
-      cancel: [],
-      now: T0,
-    }));
-    const shard = (store as unknown as { ctx: { shards: Redis[] } }).ctx.shards[0]!;
-    const scripts = shard as unknown as { instance_applyBuffer: (...args: unknown[]) => unknown };
-    const real = scripts.instance_applyBuffer;
-    const calls = vi.spyOn(scripts, "instance_applyBuffer");
-    expect(await ws.instanceApplyMany(steps)).toEqual([{ applied: true }, { applied: true }, { applied: true }]);
-    expect(calls.mock.calls.length).toBe(2);
-    expect((await ws.instanceGet({ id: a.id }))?.rev).toBe(a.rev + 3);
-    for (const job of jobs) expect((await get(store, job.id))?.body).toEqual(body);
-
-    // A call that fails answers its own steps with its error; the calls before it stand.
-    const more = [3, 4, 5].map((i) => ({ ...steps[0]!, rev: a.rev + i, instance: { ...a, rev: a.rev + i + 1 } }));
-    for (const step of more) step.jobs = [newJob(queue, { body })];
-    calls.mockImplementation(function (this: unknown, ...args: unknown[]) {
-      if (calls.mock.calls.length === 4) return Promise.reject(new Error("connection lost"));
-      return real.apply(this, args);
-    });
-    const answers = await ws.instanceApplyMany(more);
-    expect(answers.slice(0, 2)).toEqual([{ applied: true }, { applied: true }]);
-    expect(answers[2]).toBeInstanceOf(Error);
-    expect((await ws.instanceGet({ id: a.id }))?.rev).toBe(a.rev + 5);
-    calls.mockRestore();
   });
 });

@@ -1,7 +1,6 @@
 /**
  * The workflow steps of the differential check (differential.ts): instances inserted with
- * their first queue jobs, one or several in a call, and steps, one or several in a call
- * (instanceApply, instanceApplyMany), each with an ACK (fresh or stale claim, of a
+ * their first queue jobs, and instanceApply with an ACK (fresh or stale claim, of a
  * workflow job's run or of a plain job), the expected revision or another (a conflict),
  * new queue jobs (some behind an ordering key), cancels of jobs in any state, and the ACK
  * alone for an instance that is gone; and, on a store that keeps schedules, schedule fires
@@ -17,15 +16,7 @@ import { createSchedule } from "../../src/domain/schedule-transitions.js";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { type InstanceState, startInstance, type WorkflowInstance } from "../../src/domain/workflow-transitions.js";
-import type {
-  FireStart,
-  InstanceStep,
-  ScheduleStore,
-  Store,
-  WorkflowAck,
-  WorkflowStore,
-} from "../../src/store/store.js";
-import { applyMany, insertMany } from "./workflow-calls.js";
+import type { FireStart, ScheduleStore, Store, WorkflowAck, WorkflowStore } from "../../src/store/store.js";
 
 export interface Draw {
   rand: () => number;
@@ -119,27 +110,50 @@ export function workflowSteps(d: Draw, seed: number, queue: string, partitions: 
     async step(op, p) {
       const { now, both } = p;
       if (op === "wfstart") {
-        // Mostly one insert; sometimes several in one call (instanceInsertMany where a store has it).
-        const inserts = Array.from({ length: d.rand() < 0.7 ? 1 : 2 + Math.floor(d.rand() * 3) }, () => {
-          const again = instances.length > 0 && d.rand() < 0.1;
-          const id = again ? d.pick(instances) : `i${seed}_${++made}`;
-          const t = startInstance(def, { id, now, keepOpen: d.rand() < 0.3, external: [] }, () => "");
-          const jobs = runJobs(d, queue, partitions, id, now);
-          if (!again) instances.push(id);
-          p.ids.push(...jobs.map((j) => j.id));
-          return { instance: t.instance, jobs, now };
-        });
-        if (inserts.length === 1) await both((s) => ws(s).instanceInsert(inserts[0]!));
-        else await both((s) => insertMany(ws(s), inserts));
+        const again = instances.length > 0 && d.rand() < 0.1;
+        const id = again ? d.pick(instances) : `i${seed}_${++made}`;
+        const t = startInstance(def, { id, now, keepOpen: d.rand() < 0.3, external: [] }, () => "");
+        const jobs = runJobs(d, queue, partitions, id, now);
+        if (!again) instances.push(id);
+        p.ids.push(...jobs.map((j) => j.id));
+        await both((s) => ws(s).instanceInsert({ instance: t.instance, jobs, now }));
       } else if (op === "wfstep") {
-        // Mostly one step; sometimes several in one call (instanceApplyMany where a store has
-        // it), a later step on an instance mostly over the revision the earlier one writes.
-        const count = d.rand() < 0.7 ? 1 : 2 + Math.floor(d.rand() * 3);
-        const ahead = new Map<string, number>();
-        const steps: InstanceStep[] = [];
-        for (let i = 0; i < count; i++) steps.push(await drawStep(p, ahead));
-        if (steps.length === 1) await both((s) => ws(s).instanceApply(steps[0]!));
-        else await both((s) => applyMany(ws(s), steps));
+        const gone = instances.length === 0 || d.rand() < 0.1;
+        const id = gone ? `gone${seed}_${++made}` : d.pick(instances);
+        // Mostly a workflow job's run; sometimes a plain job's (not_found) or no ACK.
+        const runs = p.running.filter((j) => j.workflow !== undefined);
+        const from = runs.length > 0 && d.rand() < 0.75 ? runs : p.running;
+        const target = from.length > 0 && d.rand() < 0.85 ? d.pick(from) : undefined;
+        const stale = d.rand() < 0.15;
+        const ack: WorkflowAck | undefined = target && {
+          id: target.id,
+          claimToken: stale ? "stale" : target.claimToken,
+          ...(d.rand() < 0.6
+            ? { kind: "complete" as const, customStatus: d.pick(["", "done"]) }
+            : {
+                kind: "fail" as const,
+                customStatus: d.pick(["", "boom"]),
+                retryDelayMs: d.pick([undefined, 0, 400]),
+                noRetry: d.rand() < 0.3,
+              }),
+        };
+        const revDelta = d.pick([0, 0, 0, 0, 1, -1]);
+        const state = d.pick<InstanceState>(["running", "running", "succeeded", "failed", "aborted", "cancelled"]);
+        const jobs = gone ? [] : runJobs(d, queue, partitions, id, now);
+        const cancel = p.ids.filter(() => d.rand() < 0.1);
+        const eventSeq = Math.floor(d.rand() * 100);
+        p.ids.push(...jobs.map((j) => j.id));
+        // The instance as it is (the stores hold the same one: compare checks that after every step).
+        const current = gone ? undefined : await ws(p.memory).instanceGet({ id });
+        const rev = (current?.rev ?? 0) + revDelta;
+        const instance: WorkflowInstance | undefined = current && {
+          ...current,
+          rev: current.rev + 1,
+          state,
+          endedAt: state === "running" ? 0 : now,
+          eventSeq,
+        };
+        await both((s) => ws(s).instanceApply({ id, rev, instance, jobs, cancel, ack, now }));
       } else if (op === "wffire") {
         await fire(p);
       } else {
@@ -163,55 +177,6 @@ export function workflowSteps(d: Draw, seed: number, queue: string, partitions: 
       await both((s) => ss(s).scheduleDue({ now, limit: 1000 }));
     },
   };
-
-  /**
-   * One random step (an ACK of a run or a plain job, fresh or stale, or none; the expected
-   * revision or another; new jobs and cancels). `ahead`: the steps drawn before it in the
-   * same call, per instance, whose revisions it builds on.
-   */
-  async function drawStep(
-    p: { now: number; memory: Store; running: JobRecord[]; ids: string[] },
-    ahead: Map<string, number>,
-  ): Promise<InstanceStep> {
-    const { now } = p;
-    const gone = instances.length === 0 || d.rand() < 0.1;
-    const id = gone ? `gone${seed}_${++made}` : d.pick(instances);
-    // Mostly a workflow job's run; sometimes a plain job's (not_found) or no ACK.
-    const runs = p.running.filter((j) => j.workflow !== undefined);
-    const from = runs.length > 0 && d.rand() < 0.75 ? runs : p.running;
-    const target = from.length > 0 && d.rand() < 0.85 ? d.pick(from) : undefined;
-    const stale = d.rand() < 0.15;
-    const ack: WorkflowAck | undefined = target && {
-      id: target.id,
-      claimToken: stale ? "stale" : target.claimToken,
-      ...(d.rand() < 0.6
-        ? { kind: "complete" as const, customStatus: d.pick(["", "done"]) }
-        : {
-            kind: "fail" as const,
-            customStatus: d.pick(["", "boom"]),
-            retryDelayMs: d.pick([undefined, 0, 400]),
-            noRetry: d.rand() < 0.3,
-          }),
-    };
-    const revDelta = d.pick([0, 0, 0, 0, 1, -1]);
-    const state = d.pick<InstanceState>(["running", "running", "succeeded", "failed", "aborted", "cancelled"]);
-    const jobs = gone ? [] : runJobs(d, queue, partitions, id, now);
-    const cancel = p.ids.filter(() => d.rand() < 0.1);
-    const eventSeq = Math.floor(d.rand() * 100);
-    p.ids.push(...jobs.map((j) => j.id));
-    // The instance as it is (the stores hold the same one: compare checks that after every step).
-    const current = gone ? undefined : await ws(p.memory).instanceGet({ id });
-    const rev = (current?.rev ?? 0) + (ahead.get(id) ?? 0) + revDelta;
-    ahead.set(id, (ahead.get(id) ?? 0) + 1);
-    const instance: WorkflowInstance | undefined = current && {
-      ...current,
-      rev: rev + 1,
-      state,
-      endedAt: state === "running" ? 0 : now,
-      eventSeq,
-    };
-    return { id, rev, instance, jobs, cancel, ack, now };
-  }
 
   /**
    * A schedule's fire (its schedule inserted first, the first time): over its revision or

@@ -7,10 +7,9 @@ import { describe, expect, it } from "vitest";
 import { encodeJobContext } from "../../src/domain/workflow-codec.js";
 import type { WorkflowDef } from "../../src/domain/workflow-definition.js";
 import { startInstance, type WorkflowInstance } from "../../src/domain/workflow-transitions.js";
-import type { InstanceStep, Store, WorkflowStore } from "../../src/store/store.js";
+import type { Store, WorkflowStore } from "../../src/store/store.js";
 import { createQueue, get, handOut, insert, lease, newJob, T0 } from "./fixtures.js";
 import type { OpenStore } from "./index.js";
-import { applyMany, insertMany } from "./workflow-calls.js";
 
 let counter = 0;
 
@@ -318,94 +317,6 @@ export function exerciseWorkflows(open: OpenStore): void {
       });
       expect(res).toEqual({ applied: true, ack: { outcome: "acknowledged" } });
       expect((await get(store, id!))?.state).toBe("succeeded");
-    });
-  });
-
-  describe("instanceApplyMany / instanceInsertMany (or instanceApply / instanceInsert one by one)", () => {
-    it("applies steps in order, each on its own: a conflict, a stale claim or a missing queue stops only its step", async () => {
-      const { store, ws, queue } = await setup();
-      const one = await started(store, ws, queue);
-      const two = await started(store, ws, queue);
-      const three = await started(store, ws, queue);
-      const complete = (job: typeof one.job) => ({
-        kind: "complete" as const,
-        id: job.id,
-        claimToken: job.claimToken,
-        customStatus: "",
-      });
-      const follow = newJob(queue, { workflow: context(one.instance.id, "b") });
-      const lost = newJob(queue);
-      const nowhere = newJob(`${queue}_missing`);
-      type Started = typeof one;
-      /** A step on `of` over its stored revision (plus `revAhead`), writing the next one. */
-      const step = (of: Started, over: Partial<InstanceStep> = {}, revAhead = 0): InstanceStep => ({
-        id: of.instance.id,
-        rev: of.instance.rev + revAhead,
-        instance: { ...of.instance, rev: of.instance.rev + revAhead + 1 },
-        jobs: [],
-        cancel: [],
-        now: T0,
-        ...over,
-      });
-      const answers = await applyMany(ws, [
-        // one: its ACK, then a second step over the revision the first wrote.
-        step(one, { jobs: [follow], ack: complete(one.job) }),
-        step(one, {}, 1),
-        // two: over a revision it is not at, then with a stale claim: nothing written.
-        step(two, { jobs: [lost], ack: complete(two.job), rev: two.instance.rev + 5 }),
-        step(two, { jobs: [lost], ack: { ...complete(two.job), claimToken: "old" } }),
-        // three: a job on a queue that does not exist, then the same step without it.
-        step(three, { jobs: [nowhere], ack: complete(three.job) }),
-        step(three, { ack: complete(three.job) }),
-      ]);
-      expect(answers.slice(0, 4)).toEqual([
-        { applied: true, ack: { outcome: "acknowledged" } },
-        { applied: true },
-        { applied: false },
-        { applied: false, ack: { outcome: "stale_claim" } },
-      ]);
-      expect(answers[4]).toMatchObject({ reason: "QUEUE_NOT_FOUND" });
-      expect(answers[5]).toEqual({ applied: true, ack: { outcome: "acknowledged" } });
-      expect((await ws.instanceGet({ id: one.instance.id }))?.rev).toBe(one.instance.rev + 2);
-      expect((await ws.instanceGet({ id: two.instance.id }))?.rev).toBe(two.instance.rev);
-      expect((await ws.instanceGet({ id: three.instance.id }))?.rev).toBe(three.instance.rev + 1);
-      expect((await get(store, follow.id))?.state).toBe("pending");
-      expect(await get(store, lost.id)).toBeUndefined();
-      expect(await get(store, nowhere.id)).toBeUndefined();
-      expect((await store.jobGetMany({ ids: [one.job.id, two.job.id, three.job.id] })).map((j) => j?.state)).toEqual([
-        "succeeded",
-        "running",
-        "succeeded",
-      ]);
-    });
-
-    it("inserts instances in order, each on its own: a repeated id or a missing queue stops only its own", async () => {
-      const { store, ws, queue } = await setup();
-      const def = definition(queue);
-      const fresh = () =>
-        startInstance(def, { id: `m${process.pid}_${++counter}`, now: T0, keepOpen: false, external: [] }, () => "")
-          .instance;
-      const [a, b, c] = [fresh(), fresh(), fresh()];
-      const jobOf = (i: WorkflowInstance, q = queue) => newJob(q, { workflow: context(i.id) });
-      const [ja, jb, jc, again] = [jobOf(a!), jobOf(b!, `${queue}_missing`), jobOf(c!), jobOf(a!)];
-      const answers = await insertMany(ws, [
-        { instance: a!, jobs: [ja], now: T0 },
-        { instance: b!, jobs: [jb], now: T0 },
-        { instance: a!, jobs: [again], now: T0 },
-        { instance: c!, jobs: [jc], now: T0 },
-      ]);
-      expect(answers[0]).toBe(true);
-      expect(answers[1]).toMatchObject({ reason: "QUEUE_NOT_FOUND" });
-      expect(answers.slice(2)).toEqual([false, true]);
-      expect(await ws.instanceGet({ id: a!.id })).toEqual(a);
-      expect(await ws.instanceGet({ id: b!.id })).toBeUndefined();
-      expect(await ws.instanceGet({ id: c!.id })).toEqual(c);
-      expect((await store.jobGetMany({ ids: [ja.id, jb.id, again.id, jc.id] })).map((j) => j?.state)).toEqual([
-        "pending",
-        undefined,
-        undefined,
-        "pending",
-      ]);
     });
   });
 

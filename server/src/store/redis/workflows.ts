@@ -2,10 +2,9 @@
  * Workflows on Redis (Store.workflows, docs/workflows.md). Definitions live on shard 0 with
  * the queues' metadata; each instance (lua/include/workflows.lua), and every queue job it
  * enqueues, on the instance's shard, where one script reaches both: instance_insert.lua
- * inserts instances with their first jobs, instance_apply.lua applies steps (the ACK of a
+ * inserts an instance with its first jobs, instance_apply.lua applies a step (the ACK of a
  * run under its claim token, the instance under its revision, the jobs it enqueues and
- * cancels), each atomically; the engine sends the steps and inserts that meet in time as
- * one call (instanceApplyMany, instanceInsertMany: engine/workflows.ts). A workflow job's run is a queue job flagged in its stored head
+ * cancels) atomically. A workflow job's run is a queue job flagged in its stored head
  * (lua/include/job_record.lua), so the plain ACK scripts answer "workflow" for it without
  * writing (running-writes.ts).
  *
@@ -15,34 +14,21 @@
  * shard's page, retention deletes the oldest of all shards first.
  */
 import type { Redis } from "ioredis";
-import { queueNotFound } from "../../domain/errors.js";
-import { LruTable } from "../../domain/lru-table.js";
+import type { NewJob } from "../../domain/job-record.js";
 import { decodeDefinition, decodeInstance, encodeDefinition, encodeInstance } from "../../domain/workflow-codec.js";
 import type { WorkflowDef } from "../../domain/workflow-definition.js";
 import type { WorkflowInstance } from "../../domain/workflow-transitions.js";
 import { byCodeUnits, mergePages, oldestPerShard, ShardPlacement } from "../instance-placement.js";
-import type {
-  InstanceInsert,
-  InstanceStep,
-  InstanceStepResult,
-  StoredWorkflow,
-  WorkflowAck,
-  WorkflowStore,
-} from "../store.js";
+import type { StoredWorkflow, WorkflowAck, WorkflowStore } from "../store.js";
 import { joinable } from "./batch-args.js";
 import { decodeOutcome, text } from "./codec.js";
-import { pushInsertArgs } from "./insert-jobs.js";
+import { pushInsertArgs, runInserting } from "./insert-jobs.js";
 import type { RedisContext } from "./redis-context.js";
 import { runScript, type ScriptArg } from "./scripts.js";
-
-/** Workflow versions kept decoded per process, the least recently used dropped first. */
-const VERSIONS_KEPT_MAX = 256;
 
 export class RedisWorkflows implements WorkflowStore {
   /** Where each instance lives (with one shard: shard 0). */
   readonly placement: ShardPlacement<Redis>;
-  /** Workflow versions read, decoded, by "<version>@<name>" (a version never changes once written). */
-  private readonly versions = new LruTable<StoredWorkflow>(VERSIONS_KEPT_MAX);
 
   constructor(private readonly ctx: RedisContext) {
     this.placement = new ShardPlacement(
@@ -61,19 +47,11 @@ export class RedisWorkflows implements WorkflowStore {
 
   async workflowGet(p: { name: string; version?: number }): Promise<StoredWorkflow | undefined> {
     const shard = this.shard0();
-    // A version never changes once written, and the latest only grows: two reads are
-    // enough, and a version read before is answered from memory (StartInstance reads the
-    // latest at every call: one read, no decoding).
+    // A version never changes once written, and the latest only grows: two reads are enough.
     const version = p.version ?? (await shard.hget(this.ctx.keys.workflows(), p.name));
     if (version === null) return undefined;
-    const key = `${version}@${p.name}`;
-    const kept = this.versions.get(key);
-    if (kept) return kept;
     const stored = await shard.hget(this.ctx.keys.workflowVersions(p.name), String(version));
-    if (stored === null) return undefined;
-    const found = storedWorkflow(stored);
-    this.versions.set(key, found);
-    return found;
+    return stored === null ? undefined : storedWorkflow(stored);
   }
 
   async workflowList(): Promise<StoredWorkflow[]> {
@@ -93,41 +71,16 @@ export class RedisWorkflows implements WorkflowStore {
     return this.placement.partitionsOn(index, p.id, p.queues);
   }
 
-  async instanceInsert(p: InstanceInsert): Promise<boolean> {
-    return answerOf((await this.instanceInsertMany([p]))[0]!);
-  }
-
-  async instanceInsertMany(inserts: InstanceInsert[]): Promise<Array<boolean | Error>> {
-    const answers: Array<boolean | Error> = [];
-    const shards = await Promise.all(
-      inserts.map(async (p, i): Promise<Redis | undefined> => {
-        try {
-          // (With several shards, an id stored anywhere is a repeat: a shard chosen anew could differ.)
-          if (this.placement.sharded && (await this.placement.find(p.instance.id))) {
-            answers[i] = false;
-            return undefined;
-          }
-          return await this.placement.newInstanceShard(p.instance.id, p.jobs, () => this.queuesOf(p.instance));
-        } catch (err) {
-          answers[i] = asError(err);
-          return undefined;
-        }
-      }),
-    );
-    await eachShardInOrder(shards, async (shard, indexes) => {
-      const on = this.ctx.keysOn(shard);
-      const replies = await runInChunks(shard, "instance_insert", on, indexes, (args, i) => {
-        const p = inserts[i]!;
-        args.push(p.instance.id, ...instanceArgs(p.instance), p.jobs.length);
-        for (const job of p.jobs) pushInsertArgs(args, job, p.now);
-      });
-      indexes.forEach((i, k) => {
-        const answer = insertAnswer(replies[k]);
-        if (answer === true) this.placement.remember(inserts[i]!.instance.id, this.placement.indexOf(shard));
-        answers[i] = answer;
-      });
-    });
-    return answers;
+  async instanceInsert(p: { instance: WorkflowInstance; jobs: NewJob[]; now: number }): Promise<boolean> {
+    // (With several shards, an id stored anywhere is a repeat: a shard chosen anew could differ.)
+    if (this.placement.sharded && (await this.placement.find(p.instance.id))) return false;
+    const shard = await this.placement.newInstanceShard(p.instance.id, p.jobs, () => this.queuesOf(p.instance));
+    const on = this.ctx.keysOn(shard);
+    const args: ScriptArg[] = [on.prefix, p.instance.id, ...instanceArgs(p.instance)];
+    for (const job of p.jobs) pushInsertArgs(args, job, p.now);
+    const inserted = (await runInserting(shard, "instance_insert", [on.claimChecks()], args)) === 1;
+    if (inserted) this.placement.remember(p.instance.id, this.placement.indexOf(shard));
+    return inserted;
   }
 
   async instanceGet(p: { id: string }): Promise<WorkflowInstance | undefined> {
@@ -151,43 +104,22 @@ export class RedisWorkflows implements WorkflowStore {
     return mergePages(pages, newestFirst, p.limit);
   }
 
-  async instanceApply(p: InstanceStep): Promise<InstanceStepResult> {
-    return answerOf((await this.instanceApplyMany([p]))[0]!);
-  }
-
-  async instanceApplyMany(steps: InstanceStep[]): Promise<Array<InstanceStepResult | Error>> {
-    const answers: Array<InstanceStepResult | Error> = [];
-    const shards = await Promise.all(
-      steps.map(async (p, i): Promise<Redis | undefined> => {
-        try {
-          return await this.placement.stepShard(p);
-        } catch (err) {
-          answers[i] = asError(err);
-          return undefined;
-        }
-      }),
-    );
-    await eachShardInOrder(shards, async (shard, indexes) => {
-      const on = this.ctx.keysOn(shard);
-      const replies = await runInChunks(shard, "instance_apply", on, indexes, (args, i) => {
-        const p = steps[i]!;
-        args.push(
-          p.now,
-          p.id,
-          p.rev,
-          ...(p.instance ? instanceArgs(p.instance) : ["", "", "", "", "", ""]),
-          ...ackArgs(p.ack),
-          p.cancel.filter(joinable).join(" "),
-          p.jobs.length,
-        );
-        for (const job of p.jobs) pushInsertArgs(args, job, p.now);
-      });
-      indexes.forEach((i, k) => {
-        const reply = replies[k];
-        answers[i] = reply instanceof Error ? reply : stepAnswer(text(reply as Buffer));
-      });
-    });
-    return answers;
+  async instanceApply(p: Parameters<WorkflowStore["instanceApply"]>[0]): ReturnType<WorkflowStore["instanceApply"]> {
+    const shard = await this.placement.stepShard(p);
+    const on = this.ctx.keysOn(shard);
+    const args: ScriptArg[] = [
+      on.prefix,
+      p.now,
+      p.id,
+      p.rev,
+      ...(p.instance ? instanceArgs(p.instance) : ["", "", "", "", "", ""]),
+      ...ackArgs(p.ack),
+      p.cancel.filter(joinable).join(" "),
+    ];
+    for (const job of p.jobs) pushInsertArgs(args, job, p.now);
+    const reply = text(await runInserting(shard, "instance_apply", [on.claimChecks()], args));
+    const [applied, ack] = reply.split(" ");
+    return ack === undefined ? { applied: applied === "1" } : { applied: applied === "1", ack: decodeOutcome(ack) };
   }
 
   async instanceDeleteEnded(p: { endedBefore: number; limit: number }): Promise<number> {
@@ -261,101 +193,4 @@ function storedWorkflow(stored: string): StoredWorkflow {
 /** Newest first: created_at, then id, descending (the order instance_list.lua reads each shard in). */
 function newestFirst(a: WorkflowInstance, b: WorkflowInstance): number {
   return b.createdAt - a.createdAt || byCodeUnits(b.id, a.id);
-}
-
-/**
- * Bytes of arguments per script call (unless one item alone is larger): a group's items
- * beyond it go in the next call on the same shard, in order, so that no one call holds
- * Redis for long or buffers without bound.
- */
-export const SCRIPT_ARG_BYTES_MAX = 1 << 20;
-
-/** Runs `work` for each shard named (undefined: none), with the indexes on it in order; the shards side by side. */
-async function eachShardInOrder(
-  shards: Array<Redis | undefined>,
-  work: (shard: Redis, indexes: number[]) => Promise<void>,
-): Promise<void> {
-  const byShard = new Map<Redis, number[]>();
-  shards.forEach((shard, i) => {
-    if (!shard) return;
-    const indexes = byShard.get(shard);
-    if (indexes) indexes.push(i);
-    else byShard.set(shard, [i]);
-  });
-  await Promise.all([...byShard].map(([shard, indexes]) => work(shard, indexes)));
-}
-
-/**
- * A workflow script over the items at `indexes`, in order, in as few calls as
- * SCRIPT_ARG_BYTES_MAX allows (one, but for large items): the replies, one per item. A
- * call that fails answers its items, and every later one (not sent), with its error; the
- * items of the calls before it keep their replies. `push` appends an item's arguments.
- */
-async function runInChunks(
-  shard: Redis,
-  name: "instance_insert" | "instance_apply",
-  on: { prefix: string; claimChecks(): string },
-  indexes: number[],
-  push: (args: ScriptArg[], index: number) => void,
-): Promise<unknown[]> {
-  const replies: unknown[] = [];
-  let args: ScriptArg[] = [on.prefix];
-  let bytes = 0;
-  let failed: Error | undefined;
-  const flush = async () => {
-    try {
-      replies.push(...((await runScript(shard, name, [on.claimChecks()], args)) as unknown[]));
-    } catch (err) {
-      failed = asError(err);
-    }
-    args = [on.prefix];
-    bytes = 0;
-  };
-  for (const i of indexes) {
-    const item: ScriptArg[] = [];
-    push(item, i);
-    let itemBytes = 0;
-    for (const arg of item) itemBytes += argBytes(arg);
-    if (args.length > 1 && bytes + itemBytes > SCRIPT_ARG_BYTES_MAX) await flush();
-    if (failed) break;
-    for (const arg of item) args.push(arg);
-    bytes += itemBytes;
-  }
-  if (!failed && args.length > 1) await flush();
-  while (replies.length < indexes.length) replies.push(failed);
-  return replies;
-}
-
-function argBytes(arg: ScriptArg): number {
-  return typeof arg === "string" ? Buffer.byteLength(arg) : typeof arg === "number" ? 8 : arg.byteLength;
-}
-
-/** One item of instance_insert.lua's reply (or the error of its call). */
-function insertAnswer(reply: unknown): boolean | Error {
-  if (reply instanceof Error) return reply;
-  if (reply === 1) return true;
-  if (reply === 0) return false;
-  return scriptError(text(reply as Buffer));
-}
-
-/** One item of instance_apply.lua's reply: "<applied>", "<applied> <ack>" or "E <queue>". */
-function stepAnswer(reply: string): InstanceStepResult | Error {
-  if (reply.startsWith("E ")) return scriptError(reply);
-  const [applied, ack] = reply.split(" ");
-  return ack === undefined ? { applied: applied === "1" } : { applied: applied === "1", ack: decodeOutcome(ack) };
-}
-
-/** "E <queue>": a new job's partition is missing (that item wrote nothing). */
-function scriptError(reply: string): Error {
-  return queueNotFound(reply.slice(2));
-}
-
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-/** A single call's answer from its many-call's. */
-function answerOf<T>(answer: T | Error): T {
-  if (answer instanceof Error) throw answer;
-  return answer;
 }

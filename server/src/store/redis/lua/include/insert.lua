@@ -10,12 +10,11 @@
 ]]
 -- Per partition (tag): whether it exists, how many jobs it gets (to reserve seqs in one
 -- call), and its highest priority so far: one read or write per partition, not per job.
--- The jobs are ARGV[from..to] (to: by default the last argument). Returns the partitions
--- and each job's tag by argument index, or nil and the queue of a partition that does not
--- exist (then nothing was written).
-local function planInsert(from, to)
+-- Returns the partitions and each job's tag by argument index, or nil and the queue of a
+-- partition that does not exist (then nothing was written).
+local function planInsert(from)
   local parts, tags = {}, {}
-  for i = from, to or #ARGV, 3 do
+  for i = from, #ARGV, 3 do
     local tag = tagOfId(ARGV[i])
     local part = tag and parts[tag]
     if not part then
@@ -37,13 +36,13 @@ end
 -- the key's sequence at its seq; behind a job of the key that has not ended (or an earlier
 -- one of the batch) it is inserted waiting. Returns { position, liveId, ... } for the jobs
 -- not inserted (1-based positions among the jobs).
-local function insertPlanned(from, parts, tags, to)
+local function insertPlanned(from, parts, tags)
   for tag, part in pairs(parts) do
     part.seq = redis.call("HINCRBY", tag .. ":n", "seq", part.n) - part.n
     part.maxprBefore = part.maxpr
   end
   local out = {}
-  for i = from, to or #ARGV, 3 do
+  for i = from, #ARGV, 3 do
     local id, prefix = ARGV[i], ARGV[i + 1]
     local priority, runAfter = struct.unpack("<dd", prefix, PRIORITY_AT)
     local orderingKey, key = struct.unpack("<I4c0I4c0", prefix, KEY_LENGTH_AT)
