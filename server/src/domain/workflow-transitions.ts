@@ -4,6 +4,11 @@
  * close does to an instance. Each function is pure: it takes the instance and returns the
  * next one (never changing its argument) with the queue jobs to enqueue and to cancel.
  * Stores apply that result atomically with the ACK that caused it.
+ *
+ * Copy on write: the next instance shares every job the transition did not change with
+ * the one it came from (a step of a diamond changes two or three of its five), so a step
+ * copies only what it changes. Nothing here writes to a job without taking it with own()
+ * first.
  */
 import { limits } from "./limits.js";
 import { clonePlain } from "./plain-data.js";
@@ -85,6 +90,11 @@ export interface Transition {
   changed: boolean;
 }
 
+/** A transition being decided: the jobs it has copied for writing (own()). */
+interface Draft extends Transition {
+  owned: Set<string>;
+}
+
 /** Gives the id of a new queue job on `queue` (the engine picks the partition). */
 export type AssignId = (queue: string) => string;
 
@@ -124,15 +134,10 @@ export function startInstance(
   const t = draft(instance);
   for (const job of def.jobs) {
     for (const input of job.inputs.filter(seeded)) {
-      post(
-        t.instance,
-        job.name,
-        inputKey(input),
-        newEvent(t.instance, o.now, { customStatus: "", result: new Uint8Array() }),
-      );
+      post(t, job.name, inputKey(input), newEvent(t.instance, o.now, { customStatus: "", result: new Uint8Array() }));
     }
   }
-  for (const e of o.external) postExternalTo(def, t.instance, e.input, e.output, o.now);
+  for (const e of o.external) postExternalTo(def, t, e.input, e.output, o.now);
   return finish(def, t, o.now, assignId, true);
 }
 
@@ -146,7 +151,7 @@ export function runEnded(
   const current = instance.jobs[o.job]?.runs.find((r) => r.run === o.run);
   if (current?.outcome !== "queued") return unchanged(instance);
   const t = draft(instance);
-  const job = t.instance.jobs[o.job]!;
+  const job = own(t, o.job);
   const run = job.runs.find((r) => r.run === o.run)!;
   run.outcome = o.outcome;
   run.customStatus = o.output.customStatus;
@@ -162,7 +167,7 @@ export function runEnded(
     }
   } else if (o.postEvents) {
     const event = newEvent(t.instance, o.now, o.output, { job: o.job, run: o.run });
-    for (const downstream of downstreamOf(def, o.job)) post(t.instance, downstream.name, `job:${o.job}`, event);
+    for (const downstream of downstreamOf(def, o.job)) post(t, downstream.name, `job:${o.job}`, event);
   }
   return finish(def, t, o.now, assignId, true);
 }
@@ -174,7 +179,7 @@ export function postExternal(
   assignId: AssignId,
 ): Transition {
   const t = draft(instance);
-  postExternalTo(def, t.instance, o.input, o.output, o.now);
+  postExternalTo(def, t, o.input, o.output, o.now);
   return finish(def, t, o.now, assignId, true);
 }
 
@@ -191,7 +196,7 @@ export function rerun(
     throw new WorkflowRuleError(
       `job ${o.job} of instance ${instance.id} has no run ${o.run} (kept: the latest ${limits.workflowRunsKept})`,
     );
-  for (const { input, event } of run.triggeredBy) post(t.instance, o.job, input, event);
+  for (const { input, event } of run.triggeredBy) post(t, o.job, input, event);
   // A job without inputs has no events to post again: re-running it is one more run.
   if (run.triggeredBy.length === 0) {
     const job = t.instance.jobs[o.job]!;
@@ -209,7 +214,7 @@ export function disableJob(def: WorkflowDef, instance: WorkflowInstance, o: { jo
   jobDef(def, o.job);
   if (instance.jobs[o.job]!.state === "disabled") return unchanged(instance);
   const t = draft(instance);
-  const job = t.instance.jobs[o.job]!;
+  const job = own(t, o.job);
   abandonRuns(t, job, o.now);
   job.state = "disabled";
   return finish(def, t, o.now, () => "", false);
@@ -224,7 +229,7 @@ export function enableJob(
   jobDef(def, o.job);
   if (instance.jobs[o.job]!.state !== "disabled") return unchanged(instance);
   const t = draft(instance);
-  t.instance.jobs[o.job]!.state = "idle";
+  own(t, o.job).state = "idle";
   return finish(def, t, o.now, assignId, true);
 }
 
@@ -248,8 +253,20 @@ export class WorkflowRuleError extends Error {}
 
 // ---- internals
 
-function draft(instance: WorkflowInstance): Transition {
-  return { instance: clonePlain(instance), enqueue: [], cancel: [], changed: true };
+/** The next instance: its own fields and map of jobs, the jobs themselves shared until own() copies one. */
+function draft(instance: WorkflowInstance): Draft {
+  const next = { ...instance, jobs: { ...instance.jobs } };
+  return { instance: next, enqueue: [], cancel: [], changed: true, owned: new Set() };
+}
+
+/** Job `name` of the draft, copied the first time it is taken for writing. */
+function own(t: Draft, name: string): InstanceJob {
+  const jobs = t.instance.jobs;
+  if (!t.owned.has(name)) {
+    jobs[name] = clonePlain(jobs[name]!);
+    t.owned.add(name);
+  }
+  return jobs[name]!;
 }
 
 function unchanged(instance: WorkflowInstance): Transition {
@@ -278,23 +295,18 @@ function newEvent(
   };
 }
 
-function postExternalTo(
-  def: WorkflowDef,
-  instance: WorkflowInstance,
-  input: string,
-  output: Output,
-  now: number,
-): void {
+function postExternalTo(def: WorkflowDef, t: Draft, input: string, output: Output, now: number): void {
+  const instance = t.instance;
   const fed = def.jobs.filter((j) => j.inputs.some((i) => "external" in i && i.external === input));
   if (fed.length === 0)
     throw new WorkflowRuleError(`workflow ${def.name} v${def.version} has no external input "${input}"`);
   const event = newEvent(instance, now, output);
-  for (const job of fed) post(instance, job.name, `external:${input}`, event);
+  for (const job of fed) post(t, job.name, `external:${input}`, event);
 }
 
 /** Adds an event to an input; an input full of unconsumed events drops its oldest. */
-function post(instance: WorkflowInstance, job: string, input: string, event: WorkflowEvent): void {
-  const target = instance.jobs[job]!;
+function post(t: Draft, job: string, input: string, event: WorkflowEvent): void {
+  const target = own(t, job);
   const events = target.inputs[input]!;
   events.push(event);
   if (events.length > limits.workflowEventsPerInputMax) {
@@ -307,14 +319,15 @@ function post(instance: WorkflowInstance, job: string, input: string, event: Wor
  * Queues every job that can run (in definition order, each at most once: a job runs one
  * run at a time), then ends the instance if it is quiescent and not kept open.
  */
-function finish(def: WorkflowDef, t: Transition, now: number, assignId: AssignId, canRun: boolean): Transition {
+function finish(def: WorkflowDef, t: Draft, now: number, assignId: AssignId, canRun: boolean): Transition {
   if (canRun && t.instance.state === "running") {
     for (const job of def.jobs) {
-      const state = t.instance.jobs[job.name]!;
-      if (state.state !== "idle" || state.runCount >= limits.workflowRunsPerJobMax) continue;
+      const seen = t.instance.jobs[job.name]!;
+      if (seen.state !== "idle" || seen.runCount >= limits.workflowRunsPerJobMax) continue;
       const keys = job.inputs.map(inputKey);
       // A job without inputs runs once, at start.
-      if (keys.length === 0 ? state.runCount > 0 : keys.some((k) => state.inputs[k]!.length === 0)) continue;
+      if (keys.length === 0 ? seen.runCount > 0 : keys.some((k) => seen.inputs[k]!.length === 0)) continue;
+      const state = own(t, job.name);
       const consumed = keys.map((input) => ({ input, event: state.inputs[input]!.shift()! }));
       queueRun(t, job, consumed, now, assignId);
     }
@@ -328,13 +341,13 @@ function finish(def: WorkflowDef, t: Transition, now: number, assignId: AssignId
 }
 
 function queueRun(
-  t: Transition,
+  t: Draft,
   job: WorkflowJobDef,
   triggeredBy: JobRun["triggeredBy"],
   now: number,
   assignId: AssignId,
 ): void {
-  const state = t.instance.jobs[job.name]!;
+  const state = own(t, job.name);
   state.runCount++;
   const id = assignId(job.queue);
   state.runs.push({
@@ -361,17 +374,20 @@ function queueRun(
 }
 
 /** Ends the instance: its runs still queued are abandoned. */
-function end(t: Transition, state: Exclude<InstanceState, "running">, now: number): void {
+function end(t: Draft, state: Exclude<InstanceState, "running">, now: number): void {
   t.instance.state = state;
   t.instance.endedAt = now;
-  for (const job of Object.values(t.instance.jobs)) {
+  for (const [name, seen] of Object.entries(t.instance.jobs)) {
+    if (seen.state !== "queued" && !seen.runs.some((r) => r.outcome === "queued")) continue;
+    const job = own(t, name);
     abandonRuns(t, job, now);
     if (job.state === "queued") job.state = "idle";
   }
 }
 
 /** Runs still queued will not count: their queue jobs are cancelled if pending, their outcomes ignored. */
-function abandonRuns(t: Transition, job: InstanceJob, now: number): void {
+/** `job` must be the draft's own (own()). */
+function abandonRuns(t: Draft, job: InstanceJob, now: number): void {
   for (const run of job.runs) {
     if (run.outcome !== "queued") continue;
     run.outcome = "abandoned";

@@ -129,7 +129,8 @@ export class Workflows {
   }): Promise<WorkflowInstance> {
     const now = this.o.clock.now();
     const { instance, jobs } = await this.planStart({ ...p, id: newInstanceId(now), now });
-    await this.store().instanceInsert({ instance, jobs, now });
+    // Its first step (a first run's ACK) then decides on this copy, without reading it back.
+    if (await this.store().instanceInsert({ instance, jobs, now })) this.steps.wrote(instance);
     announceInserted(this.o.broker, jobs);
     return instance;
   }
