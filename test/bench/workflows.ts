@@ -13,7 +13,8 @@
  *
  * Equal settings on both sides: one queue per job, one Worker per queue in this process
  * with --concurrency handlers each and a no-op handler; --starters calls in flight
- * starting instances (runlater StartInstance, BullMQ FlowProducer.add, one per call).
+ * starting instances (runlater: the README's client, client.startInstance; BullMQ
+ * FlowProducer.add; one instance per call).
  *
  * Per round, each system in turn (the order turns every round), on a fresh workflow name
  * or queue prefix:
@@ -36,13 +37,14 @@
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
+import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { createRunlaterClient, Worker as RunlaterWorker } from "@runlater/sdk";
-import { InstanceState } from "@runlater/sdk/gen/workflow_service_pb.js";
+import { InstanceState, WorkflowSchema } from "@runlater/sdk/gen/workflow_service_pb.js";
 import { Worker as BullWorker, FlowProducer } from "bullmq";
 import { redisUrl } from "../../server/test/services.js";
 import { freshRedisDb, type NodeProcess, startNode } from "../cluster/harness.js";
-import { diamondDefinition, JOBS, listInstances, QUEUES, workflowClient } from "../workflow/diamond.js";
+import { diamondDefinition, JOBS, listInstances, QUEUES } from "../workflow/diamond.js";
 import { CpuMeter, storePids } from "./cpu.js";
 
 const { values: args } = parseArgs({
@@ -109,15 +111,15 @@ async function runlaterSystem(name: string, store: string): Promise<System> {
     args: (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean),
   });
   // No default deadline: it would cut the Workers' DequeueStreams (the jobs in flight on a cut stream go back to the queue).
+  // The README's client does everything, StartInstance included (client.startInstance).
   const client = createRunlaterClient(server.url);
-  const wf = workflowClient(server.url, 30_000);
   for (const queue of QUEUES) await client.createQueue(queue);
   return {
     name,
     pids: { server: server.pid, ...(store.startsWith("redis") ? await storePids(store) : {}) },
     async pass(label, count, rate) {
       const workflow = `${label}_${name}`;
-      await wf.applyWorkflow({ workflow: diamondDefinition(workflow) });
+      await client.applyWorkflow(create(WorkflowSchema, diamondDefinition(workflow)));
       const edges: number[] = [];
       let ended = 0;
       let allEnded!: () => void;
@@ -137,22 +139,22 @@ async function runlaterSystem(name: string, store: string): Promise<System> {
           }),
       );
       await Promise.all(workers.map((w) => w.start()));
-      const t0 = await startAll(count, rate, () => wf.startInstance({ workflow }));
+      const t0 = await startAll(count, rate, () => client.startInstance(workflow));
       await done;
       // The last handler ran; its ACK ends the instance a moment later. Asking for one
       // running instance is cheap; listing them all every time would take the server's
       // time from those last ACKs.
-      while ((await wf.listInstances({ workflow, state: InstanceState.RUNNING, limit: 1 })).instances.length > 0) {
+      const running = { workflow, state: InstanceState.RUNNING, limit: 1 };
+      while ((await client.workflows.listInstances(running)).instances.length > 0) {
         await sleep(20);
       }
-      const listed = await listInstances(wf, workflow);
+      const listed = await listInstances(client.workflows, workflow);
       await Promise.all(workers.map((w) => w.stop()));
       const end = Math.max(...listed.map((i) => timestampMs(i.endedAt!)));
       return { flowsPerSec: (count * 1000) / (end - t0), edges };
     },
     async close() {
       client.close();
-      wf.close();
       await server.stop();
     },
   };

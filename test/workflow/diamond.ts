@@ -36,7 +36,7 @@ export function diamondDefinition(name: string, attemptsAllowed = 0) {
 
 export type WorkflowClient = Client<typeof WorkflowService> & { close(): void };
 
-/** A WorkflowService client (the SDKs have no workflow API yet: the generated one, over the SDK's transport). */
+/** A WorkflowService client of its own (its own connection and deadline), over the SDK's transport. */
 export function workflowClient(url: string, timeoutMs = 5_000): WorkflowClient {
   const { transport, close } = openTransport(url, { timeoutMs });
   return Object.assign(createClient(WorkflowService, transport), { close });
@@ -74,7 +74,7 @@ export function diamondViolations(instance: Instance | undefined, name: string):
 }
 
 /** Every instance of `workflow` (ListInstances, all pages), without their jobs. */
-export async function listInstances(wf: WorkflowClient, workflow: string): Promise<Instance[]> {
+export async function listInstances(wf: Pick<WorkflowClient, "listInstances">, workflow: string): Promise<Instance[]> {
   const all: Instance[] = [];
   let pageToken = "";
   do {

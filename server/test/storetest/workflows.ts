@@ -343,6 +343,25 @@ export function exerciseWorkflows(open: OpenStore): void {
       expect(await ws.instanceGet({ id: running.id })).toBeDefined();
     });
 
+    it("goes by an ended instance's latest end: written again with a later one, it stays until then", async () => {
+      const { ws, queue } = await setup();
+      const def = definition(queue);
+      const first = {
+        ...startInstance(def, { id: `x${process.pid}_${++counter}`, now: T0, keepOpen: false, external: [] }, () => "")
+          .instance,
+        state: "succeeded" as const,
+        endedAt: T0 + 10,
+      };
+      await ws.instanceInsert({ instance: first, jobs: [], now: T0 });
+      const later = { ...first, rev: first.rev + 1, endedAt: T0 + 50 };
+      const step = { id: first.id, rev: first.rev, instance: later, jobs: [], cancel: [], now: T0 + 50 };
+      expect(await ws.instanceApply(step)).toEqual({ applied: true });
+      await ws.instanceDeleteEnded({ endedBefore: T0 + 20, limit: 100 });
+      expect(await ws.instanceGet({ id: first.id })).toEqual(later);
+      await ws.instanceDeleteEnded({ endedBefore: T0 + 51, limit: 100 });
+      expect(await ws.instanceGet({ id: first.id })).toBeUndefined();
+    });
+
     it("deletes the oldest end first under a limit, whatever the order the instances were written in", async () => {
       const { ws, queue } = await setup();
       const def = definition(queue);
