@@ -67,6 +67,12 @@ export const limits = {
   workflowRunsKept: 20,
   /** Runs of one job in one instance: a cycle that never stops ends there. */
   workflowRunsPerJobMax: 10_000,
+  /**
+   * An instance's size as stored (its JSON, about), past which its history is trimmed:
+   * first the results of the oldest ended runs' triggering events, then the oldest ended
+   * runs. Every step writes the whole instance, so this bounds what one step encodes.
+   */
+  workflowInstanceBytesMax: 1024 * 1024,
   /** A schedule's cron expression, in characters. */
   scheduleCronMaxLength: 100,
   /** A schedule's IANA time zone name, in characters. */

@@ -36,6 +36,11 @@ export interface JobRun {
   result: Uint8Array;
   queuedAt: number;
   endedAt: number;
+  /**
+   * Its triggering events' results were dropped to keep the instance within
+   * limits.workflowInstanceBytesMax: it can no longer be re-run.
+   */
+  trimmed?: boolean;
 }
 
 /** idle: WAITING (or waiting to be consumed); queued: its queue job exists (RUNNABLE or RUNNING). */
@@ -194,7 +199,11 @@ export function rerun(
   const run = t.instance.jobs[o.job]?.runs.find((r) => r.run === o.run);
   if (!run)
     throw new WorkflowRuleError(
-      `job ${o.job} of instance ${instance.id} has no run ${o.run} (kept: the latest ${limits.workflowRunsKept})`,
+      `job ${o.job} of instance ${instance.id} has no run ${o.run} (kept: the latest ${limits.workflowRunsKept}, within the instance's size bound)`,
+    );
+  if (run.trimmed)
+    throw new WorkflowRuleError(
+      `run ${o.run} of job ${o.job} of instance ${instance.id} no longer holds its triggering events' results (the history was trimmed to the instance's size bound, ${limits.workflowInstanceBytesMax} bytes): it cannot be re-run`,
     );
   for (const { input, event } of run.triggeredBy) post(t, o.job, input, event);
   // A job without inputs has no events to post again: re-running it is one more run.
@@ -336,8 +345,73 @@ function finish(def: WorkflowDef, t: Draft, now: number, assignId: AssignId, can
   if (t.instance.state === "running" && quiescent && !t.instance.keepOpen) {
     end(t, t.instance.failedRuns > 0 ? "failed" : "succeeded", now);
   }
+  keepWithinSize(t);
   t.instance.rev++;
   return t;
+}
+
+/**
+ * Trims the history of an instance grown past limits.workflowInstanceBytesMax: the results
+ * of the oldest ended runs' triggering events first (the runs stay, marked trimmed), then
+ * the oldest ended runs themselves. Each job's newest ended run stays whole (it can be
+ * re-run), and what runs and waits (queued runs, events in inputs) is never touched: those
+ * are bounded by the per-input and per-job limits alone.
+ */
+function keepWithinSize(t: Draft): void {
+  let bytes = instanceBytes(t.instance);
+  if (bytes <= limits.workflowInstanceBytesMax) return;
+  const older = Object.entries(t.instance.jobs)
+    .flatMap(([job, j]) => {
+      const ended = j.runs.filter((r) => r.outcome !== "queued");
+      return ended.slice(0, -1).map((r) => ({ job, run: r.run, at: r.endedAt }));
+    })
+    .sort((a, b) => a.at - b.at);
+  for (const { job, run } of older) {
+    if (bytes <= limits.workflowInstanceBytesMax) return;
+    const r = own(t, job).runs.find((x) => x.run === run)!;
+    if (r.trimmed) continue;
+    for (const { event } of r.triggeredBy) {
+      bytes -= base64Bytes(event.result.length);
+      event.result = new Uint8Array();
+    }
+    r.trimmed = true;
+  }
+  for (const { job, run } of older) {
+    if (bytes <= limits.workflowInstanceBytesMax) return;
+    const runs = own(t, job).runs;
+    const at = runs.findIndex((x) => x.run === run);
+    bytes -= runBytes(runs[at]!);
+    runs.splice(at, 1);
+  }
+}
+
+/** About what an instance takes as workflow-codec.ts encodes it (JSON, byte arrays as base64). */
+export function instanceBytes(instance: WorkflowInstance): number {
+  let bytes = 200 + instance.id.length + instance.workflow.length;
+  for (const name in instance.jobs) {
+    const job = instance.jobs[name]!;
+    bytes += 90 + name.length;
+    for (const input in job.inputs) {
+      bytes += 6 + input.length;
+      for (const event of job.inputs[input]!) bytes += eventBytes(event);
+    }
+    for (const run of job.runs) bytes += runBytes(run);
+  }
+  return bytes;
+}
+
+function runBytes(run: JobRun): number {
+  let bytes = 180 + run.queueJobId.length + run.customStatus.length + base64Bytes(run.result.length);
+  for (const { input, event } of run.triggeredBy) bytes += 30 + input.length + eventBytes(event);
+  return bytes;
+}
+
+function eventBytes(event: WorkflowEvent): number {
+  return 105 + event.id.length + event.customStatus.length + base64Bytes(event.result.length);
+}
+
+function base64Bytes(n: number): number {
+  return Math.ceil(n / 3) * 4;
 }
 
 function queueRun(

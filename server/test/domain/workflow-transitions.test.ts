@@ -2,12 +2,14 @@
 import { describe, expect, it } from "vitest";
 import type { RunlaterError } from "../../src/domain/errors.js";
 import { limits } from "../../src/domain/limits.js";
+import { encodeInstance } from "../../src/domain/workflow-codec.js";
 import { type InputSource, validateWorkflow, type WorkflowDef } from "../../src/domain/workflow-definition.js";
 import {
   cancelInstance,
   closeInstance,
   disableJob,
   enableJob,
+  instanceBytes,
   postExternal,
   rerun,
   runEnded,
@@ -264,6 +266,95 @@ describe("workflow instances", () => {
       t = next;
     }
     expect(t.instance.state).toBe("cancelled");
+  });
+});
+
+describe("an instance's size bound", () => {
+  /** A ring of `n` jobs, each fed by the two before it (seeded), run `rounds` times with `result`-byte outputs. */
+  function ring(n: number, rounds: number, resultBytes: number, ownResultBytes = resultBytes) {
+    const spec = Object.fromEntries(
+      Array.from({ length: n }, (_, i) => [`j${i}`, [`j${(i + n - 1) % n}`, `j${(i + n - 2) % n}`]]),
+    );
+    const base = wf(spec);
+    const def = {
+      ...base,
+      jobs: base.jobs.map((j) => ({ ...j, inputs: j.inputs.map((i) => ({ ...i, seed: true })) })),
+    };
+    // Times as a real clock gives them (13 digits), as an instance stores them.
+    let now = Date.UTC(2026, 10, 27);
+    let t = startInstance(def, { id: "i_big", now, keepOpen: true, external: [] }, assign);
+    for (let r = 0; r < rounds; r++) {
+      for (const [job, state] of Object.entries(t.instance.jobs)) {
+        for (const run of state.runs.filter((x) => x.outcome === "queued")) {
+          const output = {
+            customStatus: "ok",
+            result: new Uint8Array(run.triggeredBy.length ? ownResultBytes : resultBytes).fill(r),
+          };
+          t = runEnded(
+            def,
+            t.instance,
+            { job, run: run.run, outcome: "succeeded", output, postEvents: true, now: ++now },
+            assign,
+          );
+        }
+      }
+    }
+    return { def, t };
+  }
+
+  it("trims the history of a continuous workflow to the bound: the oldest runs' triggering results first, never a queued run's", () => {
+    const { def, t } = ring(10, 25, limits.workflowResultBytesMax);
+    const encoded = encodeInstance(t.instance).length;
+    expect(encoded).toBeLessThanOrEqual(limits.workflowInstanceBytesMax);
+    expect(encoded).toBeGreaterThan(limits.workflowInstanceBytesMax / 2); // it did grow to the bound
+    const runs = Object.values(t.instance.jobs).flatMap((j) => j.runs);
+    const trimmed = runs.filter((r) => r.trimmed);
+    expect(trimmed.length).toBeGreaterThan(0);
+    for (const r of trimmed) for (const e of r.triggeredBy) expect(e.event.result.length).toBe(0);
+    // What still runs keeps everything its queue job was given.
+    const queued = runs.filter((r) => r.outcome === "queued");
+    expect(queued.length).toBeGreaterThan(0);
+    for (const r of queued)
+      for (const e of r.triggeredBy) expect(e.event.result.length).toBe(limits.workflowResultBytesMax);
+    // The newest ended runs are whole; each trimmed run ended before every whole one of its job.
+    for (const j of Object.values(t.instance.jobs)) {
+      const ended = j.runs.filter((r) => r.outcome !== "queued");
+      const lastTrimmed = Math.max(0, ...ended.filter((r) => r.trimmed).map((r) => r.run));
+      expect(ended.filter((r) => !r.trimmed).every((r) => r.run > lastTrimmed)).toBe(true);
+    }
+    // A trimmed run cannot be re-run (its events lost their results); a whole one can.
+    const [job, state] = Object.entries(t.instance.jobs).find(([, j]) => j.runs.some((r) => r.trimmed))!;
+    const old = state.runs.find((r) => r.trimmed)!;
+    expect(() => rerun(def, t.instance, { job, run: old.run, now: NOW }, assign)).toThrow(
+      /trimmed to the instance's size bound/,
+    );
+    const [wholeJob, wholeState] = Object.entries(t.instance.jobs).find(([, j]) =>
+      j.runs.some((r) => r.outcome !== "queued" && !r.trimmed),
+    )!;
+    const whole = wholeState.runs.find((r) => r.outcome !== "queued" && !r.trimmed)!;
+    expect(rerun(def, t.instance, { job: wholeJob, run: whole.run, now: NOW }, assign).changed).toBe(true);
+  });
+
+  it("drops the oldest ended runs when trimming results is not enough", () => {
+    // Small triggering events, large own results: only dropping runs brings it down.
+    const { t } = ring(20, 25, 0, limits.workflowResultBytesMax);
+    expect(encodeInstance(t.instance).length).toBeLessThanOrEqual(limits.workflowInstanceBytesMax);
+    const kept = Object.values(t.instance.jobs).map((j) => j.runs.length);
+    expect(Math.min(...kept)).toBeLessThan(limits.workflowRunsKept);
+    expect(Math.min(...kept)).toBeGreaterThan(0);
+  });
+
+  it("estimates an instance's stored size from above, within a quarter", () => {
+    for (const [n, rounds, bytes] of [
+      [3, 2, 0],
+      [5, 10, 100],
+      [10, 25, limits.workflowResultBytesMax],
+    ] as const) {
+      const { t } = ring(n, rounds, bytes);
+      const actual = encodeInstance(t.instance).length;
+      expect(instanceBytes(t.instance)).toBeGreaterThanOrEqual(actual);
+      expect(instanceBytes(t.instance)).toBeLessThanOrEqual(actual * 1.25);
+    }
   });
 });
 
