@@ -1,6 +1,7 @@
 /**
  * Values by string id, the least recently used dropped first once there are more than
- * `max`: a cache whose entries come and go with every job or step.
+ * `max`, or once their weight (`weigh`, say their bytes) passes `maxWeight`: a cache whose
+ * entries come and go with every job or step.
  *
  * Not a Map, though a Map's insertion order makes an LRU cache in a few lines: one whose
  * entries churn keeps its rebuilt hash tables, and the values they held, alive through
@@ -11,14 +12,26 @@ import { type ArrivalEntry, ArrivalList } from "./arrival-list.js";
 
 interface Slot<V> {
   value: V;
+  weight: number;
   readonly use: ArrivalEntry<string>;
+}
+
+export interface LruWeight<V> {
+  /** What one value weighs (bytes, say). */
+  weigh(value: V): number;
+  /** The weight kept at most; the newest value stays even when it alone weighs more. */
+  maxWeight: number;
 }
 
 export class LruTable<V> {
   private slots: Record<string, Slot<V>> = Object.create(null);
   private readonly uses = new ArrivalList<string>();
+  private weight = 0;
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly weighing?: LruWeight<V>,
+  ) {}
 
   get size(): number {
     return this.uses.size;
@@ -34,14 +47,20 @@ export class LruTable<V> {
 
   /** Keeps `value` for `id` as the most recently used; drops the least recently used past `max`. */
   set(id: string, value: V): void {
+    const weight = this.weighing ? this.weighing.weigh(value) : 0;
     const slot = this.slots[id];
     if (slot) {
+      this.weight += weight - slot.weight;
       slot.value = value;
+      slot.weight = weight;
       this.uses.renew(slot.use);
-      return;
+    } else {
+      this.slots[id] = { value, weight, use: this.uses.add(id) };
+      this.weight += weight;
     }
-    this.slots[id] = { value, use: this.uses.add(id) };
     if (this.uses.size > this.max) this.delete(this.uses.oldest()!);
+    const maxWeight = this.weighing?.maxWeight ?? Number.POSITIVE_INFINITY;
+    while (this.weight > maxWeight && this.uses.size > 1) this.delete(this.uses.oldest()!);
   }
 
   /** The value kept for `id`, no longer kept. */
@@ -60,6 +79,7 @@ export class LruTable<V> {
     const slot = this.slots[id];
     if (!slot) return false;
     this.uses.remove(slot.use);
+    this.weight -= slot.weight;
     delete this.slots[id];
     return true;
   }

@@ -11,10 +11,12 @@
  * dropped, and the step reads the instance again, as it always did.
  */
 import { LruTable } from "../domain/lru-table.js";
-import type { WorkflowInstance } from "../domain/workflow-transitions.js";
+import { instanceBytes, type WorkflowInstance } from "../domain/workflow-transitions.js";
 
 /** Instances whose latest revision this process keeps, the least recently used dropped first. */
 export const INSTANCES_CACHED_MAX = 4096;
+/** ...and their size at most (as stored, about: instanceBytes), however large each one is. */
+export const INSTANCES_CACHED_BYTES_MAX = 64 * 1024 * 1024;
 
 export class InstanceSteps {
   /**
@@ -24,8 +26,8 @@ export class InstanceSteps {
   private readonly lines: Record<string, Promise<unknown>> = Object.create(null);
   private readonly latest: LruTable<WorkflowInstance>;
 
-  constructor(cachedMax = INSTANCES_CACHED_MAX) {
-    this.latest = new LruTable(cachedMax);
+  constructor(cachedMax = INSTANCES_CACHED_MAX, cachedBytesMax = INSTANCES_CACHED_BYTES_MAX) {
+    this.latest = new LruTable(cachedMax, { weigh: instanceBytes, maxWeight: cachedBytesMax });
   }
 
   /** Runs `step` once the steps on instance `id` that came before it have settled. */

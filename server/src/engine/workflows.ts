@@ -51,16 +51,20 @@ import type { QueueCache } from "./queue-cache.js";
 /** How often a change is decided again after losing to a concurrent one before giving up. */
 const CONFLICT_RETRIES = 50;
 /**
- * Workflow versions kept decoded in memory, the least recently used dropped first. A
- * version never changes once stored, so a kept one is never stale.
+ * Workflow versions kept decoded in memory, the least recently used dropped first, and
+ * their bodies' bytes at most (a definition may carry 100 bodies). A version never changes
+ * once stored, so a kept one is never stale.
  */
 const DEFINITIONS_CACHED_MAX = 256;
+const DEFINITIONS_CACHED_BYTES_MAX = 64 * 1024 * 1024;
 /**
  * Workflow runs handed out by this process whose ACK has not come yet, kept with their
  * context, the oldest dropped first: an ACK of one skips the plain ACK step. A run not
  * kept (handed out elsewhere, before a restart, or dropped) takes that step, as before.
  */
 export const RUNS_HANDED_OUT_MAX = 20_000;
+/** ...and their contexts' characters at most (a context carries its triggering events' results). */
+export const RUNS_HANDED_OUT_CHARS_MAX = 64 * 1024 * 1024;
 
 export interface WorkflowsOptions {
   store: Store;
@@ -80,8 +84,14 @@ export interface RunReport {
 export class Workflows {
   /** This process's changes to each instance, in turn, and the instances as they left them. */
   private readonly steps = new InstanceSteps();
-  private readonly definitions = new Map<string, StoredWorkflow>();
-  private readonly runsHandedOut = new LruTable<string>(RUNS_HANDED_OUT_MAX);
+  private readonly definitions = new LruTable<StoredWorkflow>(DEFINITIONS_CACHED_MAX, {
+    weigh: ({ def }) => def.jobs.reduce((bytes, job) => bytes + 500 + job.body.length, 0),
+    maxWeight: DEFINITIONS_CACHED_BYTES_MAX,
+  });
+  private readonly runsHandedOut = new LruTable<string>(RUNS_HANDED_OUT_MAX, {
+    weigh: (context) => context.length,
+    maxWeight: RUNS_HANDED_OUT_CHARS_MAX,
+  });
 
   constructor(private readonly o: WorkflowsOptions) {}
 
@@ -108,11 +118,7 @@ export class Workflows {
     if (kept) return kept;
     const found = await this.store().workflowGet({ name, version: version || undefined });
     if (!found) throw workflowNotFound(name, version);
-    if (key !== undefined) {
-      this.definitions.set(key, found);
-      if (this.definitions.size > DEFINITIONS_CACHED_MAX)
-        this.definitions.delete(this.definitions.keys().next().value!);
-    }
+    if (key !== undefined) this.definitions.set(key, found);
     return found;
   }
 

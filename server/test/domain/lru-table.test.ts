@@ -35,4 +35,25 @@ describe("LruTable", () => {
     expect(table.get("__proto__")).toBe(0);
     expect(table.get("constructor")).toBe(1);
   });
+
+  it("drops the least recently used past its weight too, keeping the newest however heavy, and counts what leaves", () => {
+    const table = new LruTable<string>(100, { weigh: (v) => v.length, maxWeight: 10 });
+    table.set("a", "aaaa");
+    table.set("b", "bbbb");
+    expect(table.get("a")).toBe("aaaa"); // b is now the least recently used
+    table.set("c", "cccc"); // 12 > 10: b goes
+    expect(table.get("b")).toBeUndefined();
+    expect([table.get("a"), table.get("c")]).toEqual(["aaaa", "cccc"]);
+    table.set("a", "a"); // a lighter value for a: 5, room again
+    table.set("d", "dddd"); // 9
+    expect(table.size).toBe(3);
+    expect(table.take("c")).toBe("cccc"); // 5 left
+    table.set("e", "eeeee"); // 10: nothing goes
+    expect(table.size).toBe(3);
+    table.set("big", "x".repeat(50)); // heavier than the bound alone: everything else goes, it stays
+    expect(table.size).toBe(1);
+    expect(table.get("big")).toHaveLength(50);
+    table.set("f", "f"); // the heavy one is now the oldest, and goes
+    expect([table.get("big"), table.get("f")]).toEqual([undefined, "f"]);
+  });
 });

@@ -7,11 +7,11 @@ import { describe, expect, it } from "vitest";
 import { settle } from "../../src/domain/clock.js";
 import type { WorkflowInstance } from "../../src/domain/workflow-transitions.js";
 import { InstanceSteps } from "../../src/engine/instance-steps.js";
-import { RUNS_HANDED_OUT_MAX } from "../../src/engine/workflows.js";
+import { RUNS_HANDED_OUT_CHARS_MAX, RUNS_HANDED_OUT_MAX } from "../../src/engine/workflows.js";
 import { setup } from "./harness.js";
 
-const instance = (id: string, state: WorkflowInstance["state"] = "running") =>
-  ({ id, state, rev: 1 }) as WorkflowInstance;
+const instance = (id: string, state: WorkflowInstance["state"] = "running", jobs: WorkflowInstance["jobs"] = {}) =>
+  ({ id, workflow: "w", state, rev: 1, jobs }) as WorkflowInstance;
 
 describe("InstanceSteps", () => {
   it("runs the steps of one instance one after another, those of others side by side", async () => {
@@ -53,6 +53,22 @@ describe("InstanceSteps", () => {
     expect(steps.cached("a")).toBeUndefined();
     steps.forget("c");
     expect(steps.cached("c")).toBeUndefined();
+  });
+
+  it("keeps at most its bound of bytes of instances, however few they are", () => {
+    const job = (resultBytes: number) => ({
+      state: "idle" as const,
+      inputs: { "external:in": [{ id: "e", postedAt: 1, customStatus: "", result: new Uint8Array(resultBytes) }] },
+      runs: [],
+      runCount: 0,
+      droppedEvents: 0,
+    });
+    const big = (id: string) => instance(id, "running", { a: job(30_000) });
+    const steps = new InstanceSteps(100, 100_000);
+    for (const id of ["a", "b", "c"]) steps.wrote(big(id)); // about 40 KB each
+    expect([steps.cached("a"), steps.cached("b")?.id, steps.cached("c")?.id]).toEqual([undefined, "b", "c"]);
+    steps.wrote(instance("d")); // small: room for it
+    expect([steps.cached("b")?.id, steps.cached("c")?.id, steps.cached("d")?.id]).toEqual(["b", "c", "d"]);
   });
 });
 
@@ -142,5 +158,15 @@ describe("the runs a node keeps for their ACK", () => {
     expect(h.engine.workflows.runHandedOut("run1")).toBe("ctx1");
     expect(h.engine.workflows.runHandedOut(`run${RUNS_HANDED_OUT_MAX}`)).toBe(`ctx${RUNS_HANDED_OUT_MAX}`);
     expect(h.engine.workflows.runHandedOut("run1")).toBeUndefined(); // its ACK came: forgotten
+  });
+
+  it("keeps at most RUNS_HANDED_OUT_CHARS_MAX of their contexts, however few runs that is", async () => {
+    const h = await setup();
+    const context = "x".repeat(1024 * 1024);
+    const count = RUNS_HANDED_OUT_CHARS_MAX / context.length + 5;
+    h.engine.workflows.handedOut(Array.from({ length: count }, (_, i) => ({ id: `big${i}`, workflow: context })));
+    expect(h.engine.workflows.runHandedOut("big4")).toBeUndefined(); // the oldest went
+    expect(h.engine.workflows.runHandedOut("big5")).toBe(context);
+    expect(h.engine.workflows.runHandedOut(`big${count - 1}`)).toBe(context);
   });
 });
