@@ -363,13 +363,13 @@ function keepWithinSize(t: Draft): void {
   const older = Object.entries(t.instance.jobs)
     .flatMap(([job, j]) => {
       const ended = j.runs.filter((r) => r.outcome !== "queued");
-      return ended.slice(0, -1).map((r) => ({ job, run: r.run, at: r.endedAt }));
+      return ended.slice(0, -1).map((r) => ({ job, run: r.run, at: r.endedAt, trimmed: r.trimmed === true }));
     })
     .sort((a, b) => a.at - b.at);
-  for (const { job, run } of older) {
+  for (const { job, run, trimmed } of older) {
     if (bytes <= limits.workflowInstanceBytesMax) return;
+    if (trimmed) continue;
     const r = own(t, job).runs.find((x) => x.run === run)!;
-    if (r.trimmed) continue;
     for (const { event } of r.triggeredBy) {
       bytes -= base64Bytes(event.result.length);
       event.result = new Uint8Array();
@@ -459,8 +459,10 @@ function end(t: Draft, state: Exclude<InstanceState, "running">, now: number): v
   }
 }
 
-/** Runs still queued will not count: their queue jobs are cancelled if pending, their outcomes ignored. */
-/** `job` must be the draft's own (own()). */
+/**
+ * Runs still queued will not count: their queue jobs are cancelled if pending, their
+ * outcomes ignored. `job` must be the draft's own (own()).
+ */
 function abandonRuns(t: Draft, job: InstanceJob, now: number): void {
   for (const run of job.runs) {
     if (run.outcome !== "queued") continue;
