@@ -129,3 +129,15 @@ def test_wait_for_instance_gives_up_with_deadline_exceeded(
             timeout=timedelta(milliseconds=50),
             poll_interval=timedelta(milliseconds=10),
         )
+
+
+def test_a_runs_trimmed_flag_comes_through() -> None:
+    from runlater._gen.v1 import workflow_service_pb2 as wpb
+    from runlater._workflow_convert import instance_from_proto
+
+    message = wpb.Instance(
+        instance_id="i1",
+        jobs=[wpb.InstanceJob(name="a", runs=[wpb.JobRun(run=1, trimmed=True), wpb.JobRun(run=2)])],
+    )
+    runs = instance_from_proto(message).jobs[0].runs
+    assert [(r.run, r.trimmed) for r in runs] == [(1, True), (2, False)]

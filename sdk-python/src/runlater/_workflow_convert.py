@@ -96,6 +96,7 @@ def instance_from_proto(i: wpb.Instance) -> Instance:
                         result=r.result,
                         queued_at=_opt_ts(r, "queued_at"),
                         ended_at=_opt_ts(r, "ended_at"),
+                        trimmed=r.trimmed,
                     )
                     for r in j.runs
                 ),

@@ -132,6 +132,9 @@ class JobRun:
     result: bytes
     queued_at: datetime | None
     ended_at: datetime | None
+    #: Its triggering events' results were dropped to keep the instance within its size
+    #: bound (docs/workflows.md): it can no longer be re-run.
+    trimmed: bool = False
 
 
 @dataclass(frozen=True)

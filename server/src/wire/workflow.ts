@@ -117,6 +117,7 @@ function runToProto(r: JobRun): JobRunMessage {
     result: r.result,
     queuedAt: msToTimestamp(r.queuedAt),
     endedAt: msToTimestamp(r.endedAt),
+    trimmed: r.trimmed === true,
   });
 }
 

@@ -103,12 +103,17 @@ export function InstanceJobDetail({ instanceId, job, queue, running, onChanged }
                           <EventLine event={e} />
                         </div>
                       ))}
+                  {r.trimmed && (
+                    <div class="muted" title="dropped to keep the instance within its size bound">
+                      results trimmed
+                    </div>
+                  )}
                 </td>
                 <td class="status">{output(r.customStatus, r.result)}</td>
                 <td>{dateTime(r.queuedAt)}</td>
                 <td>{dateTime(r.endedAt)}</td>
                 <td>
-                  {running && (
+                  {running && !r.trimmed && (
                     <Allowed action="workflow.rerun">
                       <button type="button" disabled={busy} onClick={() => rerun(r)}>
                         Re-run

@@ -119,7 +119,7 @@ class WorkflowEvent(_message.Message):
     def __init__(self, event_id: _Optional[str] = ..., input: _Optional[str] = ..., from_job: _Optional[str] = ..., from_run: _Optional[int] = ..., custom_status: _Optional[str] = ..., result: _Optional[bytes] = ..., posted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class JobRun(_message.Message):
-    __slots__ = ("run", "job_id", "triggered_by", "outcome", "custom_status", "result", "queued_at", "ended_at")
+    __slots__ = ("run", "job_id", "triggered_by", "outcome", "custom_status", "result", "queued_at", "ended_at", "trimmed")
     RUN_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TRIGGERED_BY_FIELD_NUMBER: _ClassVar[int]
@@ -128,6 +128,7 @@ class JobRun(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     QUEUED_AT_FIELD_NUMBER: _ClassVar[int]
     ENDED_AT_FIELD_NUMBER: _ClassVar[int]
+    TRIMMED_FIELD_NUMBER: _ClassVar[int]
     run: int
     job_id: str
     triggered_by: _containers.RepeatedCompositeFieldContainer[WorkflowEvent]
@@ -136,7 +137,8 @@ class JobRun(_message.Message):
     result: bytes
     queued_at: _timestamp_pb2.Timestamp
     ended_at: _timestamp_pb2.Timestamp
-    def __init__(self, run: _Optional[int] = ..., job_id: _Optional[str] = ..., triggered_by: _Optional[_Iterable[_Union[WorkflowEvent, _Mapping]]] = ..., outcome: _Optional[_Union[RunOutcome, str]] = ..., custom_status: _Optional[str] = ..., result: _Optional[bytes] = ..., queued_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    trimmed: bool
+    def __init__(self, run: _Optional[int] = ..., job_id: _Optional[str] = ..., triggered_by: _Optional[_Iterable[_Union[WorkflowEvent, _Mapping]]] = ..., outcome: _Optional[_Union[RunOutcome, str]] = ..., custom_status: _Optional[str] = ..., result: _Optional[bytes] = ..., queued_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., trimmed: _Optional[bool] = ...) -> None: ...
 
 class InstanceJob(_message.Message):
     __slots__ = ("name", "state", "pending_events", "runs", "run_count", "dropped_events")

@@ -88,6 +88,8 @@ public record Instance(
    * @param result its output's result payload
    * @param queuedAt when it was queued
    * @param endedAt when it ended; null while queued
+   * @param trimmed its triggering events' results were dropped to keep the instance within its size
+   *     bound (docs/workflows.md): it can no longer be re-run
    */
   public record Run(
       int run,
@@ -97,7 +99,8 @@ public record Instance(
       String customStatus,
       byte[] result,
       Instant queuedAt,
-      Instant endedAt) {}
+      Instant endedAt,
+      boolean trimmed) {}
 
   /** runlater.v1.RunOutcome. */
   public enum Outcome {

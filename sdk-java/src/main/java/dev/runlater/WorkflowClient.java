@@ -387,7 +387,8 @@ public final class WorkflowClient {
                                         r.getCustomStatus(),
                                         r.getResult().toByteArray(),
                                         instant(r.hasQueuedAt(), r.getQueuedAt()),
-                                        instant(r.hasEndedAt(), r.getEndedAt())))
+                                        instant(r.hasEndedAt(), r.getEndedAt()),
+                                        r.getTrimmed()))
                             .toList(),
                         j.getRunCount(),
                         j.getDroppedEvents()))

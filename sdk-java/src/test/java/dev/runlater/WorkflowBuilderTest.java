@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.runlater.worker.JobResult;
 import org.junit.jupiter.api.Test;
 
-/** The workflow builder's checks and the 4 KiB bound of a run's result, without a server. */
+/**
+ * The workflow builder's checks, the 4 KiB bound of a run's result and an instance's conversion,
+ * without a server.
+ */
 class WorkflowBuilderTest {
   @Test
   void refusesAnInputFromAJobNotDefinedARepeatedJobAndABadName() {
@@ -47,5 +50,22 @@ class WorkflowBuilderTest {
     assertEquals("JobResult result is 4097 bytes; at most 4096", tooBig.getMessage());
     assertThrows(IllegalArgumentException.class, () -> new ExternalEvent("go", "", new byte[4097]));
     assertTrue(JobResult.success("s", null, true).noEvents());
+  }
+
+  @Test
+  void saysWhichRunsWereTrimmed() {
+    var message =
+        dev.runlater.v1.Instance.newBuilder()
+            .setInstanceId("i1")
+            .addJobs(
+                dev.runlater.v1.InstanceJob.newBuilder()
+                    .setName("a")
+                    .addRuns(dev.runlater.v1.JobRun.newBuilder().setRun(1).setTrimmed(true))
+                    .addRuns(dev.runlater.v1.JobRun.newBuilder().setRun(2)))
+            .build();
+    var runs = WorkflowClient.instance(message).jobs().get(0).runs();
+    assertTrue(runs.get(0).trimmed());
+    assertEquals(2, runs.get(1).run());
+    assertEquals(false, runs.get(1).trimmed());
   }
 }
