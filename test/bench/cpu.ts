@@ -73,6 +73,13 @@ export async function storePids(storeUrl: string): Promise<Record<string, number
   }
 }
 
+/** "server 12.3 µs/job (41 % of a core), …": what CpuMeter.measure gave. */
+export function formatUsage(used: Array<{ name: string; usPerUnit: number; coreShare: number }>, unit: string): string {
+  return used
+    .map((p) => `${p.name} ${p.usPerUnit.toFixed(1)} µs/${unit} (${Math.round(100 * p.coreShare)} % of a core)`)
+    .join(", ");
+}
+
 /** CPU used by each named process between start() and stop(). */
 export class CpuMeter {
   private before = new Map<string, number>();
@@ -87,16 +94,16 @@ export class CpuMeter {
 
   /** "server 12.3 µs/job (41 % of a core), …" for `jobs` jobs (or other `unit`s) over the phase. */
   stop(jobs: number, unit = "job"): string {
+    return formatUsage(this.measure(jobs), unit);
+  }
+
+  /** Each process's CPU since start(): µs per one of `units` (jobs, flows), and its share of a core. */
+  measure(units: number): Array<{ name: string; usPerUnit: number; coreShare: number }> {
     const wallMs = performance.now() - this.startedAt;
-    const after = this.read();
-    const parts: string[] = [];
-    for (const [name, ms] of after) {
+    return [...this.read()].map(([name, ms]) => {
       const used = ms - (this.before.get(name) ?? ms);
-      parts.push(
-        `${name} ${((used * 1000) / jobs).toFixed(1)} µs/${unit} (${Math.round((100 * used) / wallMs)} % of a core)`,
-      );
-    }
-    return parts.join(", ");
+      return { name, usPerUnit: (used * 1000) / units, coreShare: used / wallMs };
+    });
   }
 
   private read(): Map<string, number> {

@@ -23,7 +23,8 @@ import { openRedisStore } from "../../server/src/store/redis/redis-store.js";
 import type { Store } from "../../server/src/store/store.js";
 import { redisUrl } from "../../server/test/services.js";
 import { JOBS, UPSTREAM } from "../workflow/diamond.js";
-import { CpuMeter, storePids } from "./cpu.js";
+import { CpuMeter, formatUsage, storePids } from "./cpu.js";
+import { percentile } from "./server-process.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -80,27 +81,22 @@ async function bench(kind: string): Promise<void> {
     }
   };
   await run(Math.min(flows, 500)); // warm-up
-  const figures: string[] = [];
+  const perRound: Array<Map<string, number>> = [];
   for (let r = 1; r <= rounds; r++) {
     const meter = new CpuMeter(pids);
     meter.start();
     await run(flows);
-    figures.push(meter.stop(flows, "flow"));
-    process.stdout.write(`${kind} round ${r}: ${figures.at(-1)}\n`);
+    const used = meter.measure(flows);
+    perRound.push(new Map(used.map((p) => [p.name, p.usPerUnit])));
+    process.stdout.write(`${kind} round ${r}: ${formatUsage(used, "flow")}\n`);
   }
-  process.stdout.write(`${kind} median: ${medianOf(figures)}\n`);
+  const medians = [...perRound[0]!.keys()].map((name) => {
+    const values = perRound.map((m) => m.get(name)!).sort((a, b) => a - b);
+    return `${name} ${percentile(values, 50).toFixed(0)} µs/flow`;
+  });
+  process.stdout.write(`${kind} median: ${medians.join(", ")}\n`);
   await broker.stop();
   await store.close();
-}
-
-/** Each process's median µs/flow over the rounds' lines ("name 12.3 µs/flow (…)"). */
-function medianOf(lines: string[]): string {
-  const by = new Map<string, number[]>();
-  for (const line of lines)
-    for (const m of line.matchAll(/(\S+) ([\d.]+) µs\/flow/g)) by.set(m[1]!, [...(by.get(m[1]!) ?? []), Number(m[2])]);
-  return [...by]
-    .map(([name, xs]) => `${name} ${xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!.toFixed(0)} µs/flow`)
-    .join(", ");
 }
 
 process.stdout.write(`workflow engine alone: ${flows} diamond flows a round, batches of ${batch}, ${rounds} rounds\n`);

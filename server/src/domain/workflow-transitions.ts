@@ -358,8 +358,16 @@ function finish(def: WorkflowDef, t: Draft, now: number, assignId: AssignId, can
  * are bounded by the per-input and per-job limits alone.
  */
 function keepWithinSize(t: Draft): void {
-  let bytes = instanceBytes(t.instance);
-  if (bytes <= limits.workflowInstanceBytesMax) return;
+  let bytes = measure(t.instance);
+  if (bytes > limits.workflowInstanceBytesMax) {
+    trim(t, bytes);
+    bytes = measure(t.instance); // the trim's own count is close, not exact
+  }
+  measured.set(t.instance, bytes);
+}
+
+/** Trims `t`'s history (keepWithinSize), counting down from its size `bytes`. */
+function trim(t: Draft, bytes: number): void {
   const older = Object.entries(t.instance.jobs)
     .flatMap(([job, j]) => {
       const ended = j.runs.filter((r) => r.outcome !== "queued");
@@ -385,8 +393,19 @@ function keepWithinSize(t: Draft): void {
   }
 }
 
+/**
+ * Sizes measured by the transitions that made their instances: the engine's cache weighs
+ * the instance a step just decided (engine/instance-steps.ts) without walking it again.
+ * An instance is not written to once its transition has returned it.
+ */
+const measured = new WeakMap<WorkflowInstance, number>();
+
 /** About what an instance takes as workflow-codec.ts encodes it (JSON, byte arrays as base64). */
 export function instanceBytes(instance: WorkflowInstance): number {
+  return measured.get(instance) ?? measure(instance);
+}
+
+function measure(instance: WorkflowInstance): number {
   let bytes = 200 + instance.id.length + instance.workflow.length;
   for (const name in instance.jobs) {
     const job = instance.jobs[name]!;
